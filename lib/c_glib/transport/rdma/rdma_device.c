@@ -1,0 +1,38 @@
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <thrift/c_glib/transport/thrift_transport.h>
+
+#include "rdma_device.h"
+
+gint
+rdma_device_probe (GError **error)
+{
+  struct ibv_device **list;
+  int n = 0;
+
+  errno = 0;
+  list = ibv_get_device_list (&n);
+  if (list == NULL) {
+    int err = errno;
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+                 "no RDMA device: ibv_get_device_list failed (%s); the kernel has no "
+                 "RDMA support loaded (ib_uverbs). Load your NIC's driver, or soft-RoCE with "
+                 "'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE', or run "
+                 "under test/softroce/run-in-guest",
+                 g_strerror (err ? err : ENOSYS));
+    return 0;
+  }
+  ibv_free_device_list (list);
+  if (n == 0) {
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+                 "no RDMA device: the kernel supports RDMA but no device is present "
+                 "(ibv_devices lists none). Check the NIC driver, or add a soft-RoCE device "
+                 "with 'rdma link add rxe0 type rxe netdev IFACE'");
+    return 0;
+  }
+  return n;
+}

@@ -1,0 +1,6 @@
+service S {
+  hint: perf_goal = latency;
+  void f()
+  c_hint: polling = busy;
+  void g()
+}

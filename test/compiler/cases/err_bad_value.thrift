@@ -1,0 +1,3 @@
+service S {
+  void f() [ c_hint: perf_goal = fast; ]
+}

@@ -1,0 +1,3 @@
+service S {
+  void f(hint: polling = busy;)
+}

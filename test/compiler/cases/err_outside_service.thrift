@@ -1,0 +1,3 @@
+struct S {
+  hint: polling = busy;
+}

@@ -1,0 +1,4 @@
+service S {
+  hint: perf_goal = latency, speed = fast;
+  void f()
+}

@@ -1,0 +1,3 @@
+service S {
+  void f() [ hint: perf_goal = latency ]
+}

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Grammar, validation and resolution cases of thrift-hatrpc (issue 3).  One TAP line per case.
+#
+# Each cases/NAME.thrift with a cases/NAME.expected is a case.  NAME.expected holds:
+#   exit N            the exit status thrift-hatrpc must have
+#   same-as-stock     (optional) the output must also be byte-identical to the stock compiler's
+#   --
+#   the exact stdout+stderr of `THRIFT_HATRPC_DUMP_HINTS=1 thrift-hatrpc --gen c_glib`: the
+#   resolved hint set of every function and side, or the errors, with @DIR@ for the directory
+#   of the case files.
+# A case that fails must also write nothing; one that succeeds must write the generated files.
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+STOCK_THRIFT=${STOCK_THRIFT:-thrift}
+HATRPC=${HATRPC:-$top_builddir/thrift-compiler-patch/thrift-hatrpc}
+cases=$top_srcdir/test/compiler/cases
+
+if [ ! -x "$HATRPC" ]; then
+  echo "1..0 # SKIP no thrift-hatrpc (run make first)"
+  exit 0
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hatrpc-hints.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+cp "$cases"/*.thrift "$work/"
+dir=$(cd "$work" && pwd -P)
+
+n=$(ls "$cases"/*.expected | wc -l)
+echo "1..$n"
+i=0
+fail=0
+for expected in "$cases"/*.expected; do
+  i=$((i + 1))
+  name=$(basename "$expected" .expected)
+  want_rc=$(sed -n 's/^exit //p' "$expected" | head -n 1)
+  stock=no
+  sed -n '1,/^--$/p' "$expected" | grep -qx same-as-stock && stock=yes
+  sed '1,/^--$/d' "$expected" | sed "s|@DIR@|$dir|g" > "$work/want"
+
+  rm -rf "$work/out" && mkdir "$work/out"
+  got=$(cd "$work" && THRIFT_HATRPC_DUMP_HINTS=1 "$HATRPC" --gen c_glib -out out "$name.thrift" 2>&1)
+  rc=$?
+  printf '%s\n' "$got" > "$work/got"
+
+  why=""
+  if [ "$rc" != "$want_rc" ]; then
+    why="exit status $rc, expected $want_rc"
+  elif ! cmp -s "$work/want" "$work/got"; then
+    why="output differs"
+  elif [ "$rc" -ne 0 ] && [ -n "$(ls -A "$work/out")" ]; then
+    why="failed but wrote files: $(cd "$work/out" && find . -type f | head -n 3 | tr '\n' ' ')"
+  elif [ "$rc" -eq 0 ] && [ -z "$(find "$work/out" -name '*.c')" ]; then
+    why="generated no .c file"
+  elif [ $stock = yes ]; then
+    rm -rf "$work/stock" && mkdir "$work/stock"
+    (cd "$work" && "$STOCK_THRIFT" --gen c_glib -out stock "$name.thrift" > /dev/null 2>&1)
+    diff -r "$work/stock" "$work/out" > "$work/diff" 2>&1 || why="output differs from stock thrift"
+  fi
+
+  if [ -z "$why" ]; then
+    echo "ok $i - $name"
+  else
+    fail=$((fail + 1))
+    echo "not ok $i - $name: $why"
+    diff "$work/want" "$work/got" | head -n 20 | sed 's/^/# /'
+  fi
+done
+[ $fail -eq 0 ]

@@ -1,0 +1,35 @@
+# Tests of thrift-hatrpc and the hint runtime (issue 3).  All host-side.
+AM_TESTS_ENVIRONMENT += STOCK_THRIFT='$(STOCK_THRIFT)'; export STOCK_THRIFT; \
+	BISON='$(BISON)'; export BISON;
+
+# corpus.sh: byte-identity of the output for every .thrift file of the Thrift 0.17.0 source.
+# hints.sh: grammar, validation and resolution cases (cases/NAME.thrift, NAME.expected).
+# grammar.sh: the patched grammar has no LALR conflicts.
+TESTS += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh
+EXTRA_DIST += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh \
+	test/compiler/hinted.thrift test/compiler/cases
+
+# test_hints_runtime: code generated from hinted.thrift, compiled with -Wall -Wextra -Werror
+# and linked against Debian's libthrift_c_glib and our library, hands each function's
+# resolved hints to a recording transport (directly, buffered, framed, multiplexed).
+hinted_gen = \
+	test/compiler/gen/hinted_types.c test/compiler/gen/hinted_types.h \
+	test/compiler/gen/kv.c test/compiler/gen/kv.h \
+	test/compiler/gen/kv_child.c test/compiler/gen/kv_child.h
+test/compiler/gen/stamp: $(srcdir)/test/compiler/hinted.thrift thrift-compiler-patch/thrift-hatrpc
+	$(AM_V_GEN)rm -f $(hinted_gen) && $(MKDIR_P) test/compiler/gen && \
+	  thrift-compiler-patch/thrift-hatrpc --gen c_glib -out test/compiler/gen \
+	    $(srcdir)/test/compiler/hinted.thrift && touch $@
+$(hinted_gen): test/compiler/gen/stamp
+	@test -f $@ || { rm -f test/compiler/gen/stamp; $(MAKE) $(AM_MAKEFLAGS) test/compiler/gen/stamp; }
+
+check_PROGRAMS += test/compiler/test_hints_runtime
+TESTS += test/compiler/test_hints_runtime
+test_compiler_test_hints_runtime_SOURCES = test/compiler/test_hints_runtime.c
+nodist_test_compiler_test_hints_runtime_SOURCES = $(hinted_gen)
+test_compiler_test_hints_runtime_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/compiler/gen
+test_compiler_test_hints_runtime_CFLAGS = -std=gnu11 -Wall -Wextra -Werror
+test_compiler_test_hints_runtime_LDADD = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
+# the generated headers exist before the test's own object is compiled
+test/compiler/test_compiler_test_hints_runtime-test_hints_runtime.$(OBJEXT): test/compiler/gen/stamp
+CLEANFILES += $(hinted_gen) test/compiler/gen/stamp

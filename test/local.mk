@@ -1,0 +1,24 @@
+# Test suite. Host-side tests run directly; RDMA tests run in the soft-RoCE guest
+# (test/softroce/run-in-guest), all of them in one guest boot through test/rdma/rdma.sh.
+EXTRA_DIST += test/tap-run test/softroce/run-in-guest test/softroce/guest-init \
+	test/rdma/run-suite test/rdma/rdma.sh
+
+# Test programs link our library directly and never relink through libtool wrappers, so
+# they run unchanged from the read-only host root inside the guest.
+test_libs = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
+test_link = -no-install
+
+# --- host-side unit tests ---
+check_PROGRAMS += test/unit/test_device
+test_unit_test_device_LDADD = $(test_libs)
+test_unit_test_device_LDFLAGS = $(test_link)
+TESTS += test/unit/test_device
+
+# --- RDMA tests (soft-RoCE guest) ---
+rdma_tests = test/rdma/test_verbs_path
+check_PROGRAMS += $(rdma_tests)
+test_rdma_test_verbs_path_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_verbs_path_LDFLAGS = $(test_link)
+
+TESTS += test/rdma/rdma.sh
+AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS;

@@ -1,0 +1,57 @@
+/* Device discovery: the answer matches what the kernel exposes, and a host without a device
+ * gets an error that says what to do. Runs on the host (no device) and in the guest (two). */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib.h>
+#include <thrift/c_glib/transport/thrift_transport.h>
+#include <thrift/c_glib/transport/thrift_rdma_version.h>
+
+static guint
+kernel_device_count (void)
+{
+  GDir *dir = g_dir_open ("/sys/class/infiniband", 0, NULL);
+  guint n = 0;
+
+  if (dir == NULL)
+    return 0;
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+static void
+test_available_matches_kernel (void)
+{
+  GError *error = NULL;
+  gboolean available = thrift_rdma_device_available (&error);
+
+  if (kernel_device_count () > 0) {
+    g_assert_no_error (error);
+    g_assert_true (available);
+  } else {
+    g_assert_false (available);
+    g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+    g_assert_true (g_str_has_prefix (error->message, "no RDMA device"));
+    /* the message tells the user what to do */
+    g_assert_nonnull (strstr (error->message, "rdma link add"));
+    g_error_free (error);
+  }
+}
+
+static void
+test_version (void)
+{
+  g_assert_cmpstr (thrift_rdma_version_string (), ==, PACKAGE_VERSION);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/device/available_matches_kernel", test_available_matches_kernel);
+  g_test_add_func ("/device/version", test_version);
+  return g_test_run ();
+}
