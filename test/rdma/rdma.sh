@@ -6,4 +6,5 @@ if [ -z "${RDMA_TESTS:-}" ]; then
   echo "1..1"; echo "not ok 1 - RDMA_TESTS is empty: run through make check"; exit 0
 fi
 # shellcheck disable=SC2086
-exec "$top_srcdir/test/softroce/run-in-guest" "$top_srcdir/test/rdma/run-suite" $RDMA_TESTS
+RUN_IN_GUEST_EXPOSE="$top_srcdir${RUN_IN_GUEST_EXPOSE:+:$RUN_IN_GUEST_EXPOSE}" \
+  exec "$top_srcdir/test/softroce/run-in-guest" "$top_srcdir/test/rdma/run-suite" $RDMA_TESTS

@@ -1,0 +1,1 @@
+# lib/c_glib/server: rules for this part of the tree.

@@ -1,0 +1,1 @@
+# test/server: rules for this part of the tree.

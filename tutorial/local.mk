@@ -1,0 +1,1 @@
+# tutorial: rules for this part of the tree.
