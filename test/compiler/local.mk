@@ -31,5 +31,5 @@ test_compiler_test_hints_runtime_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/co
 test_compiler_test_hints_runtime_CFLAGS = -std=gnu11 -Wall -Wextra -Werror
 test_compiler_test_hints_runtime_LDADD = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
 # the generated headers exist before the test's own object is compiled
-test/compiler/test_compiler_test_hints_runtime-test_hints_runtime.$(OBJEXT): test/compiler/gen/stamp
+test/compiler/test_hints_runtime-test_hints_runtime.$(OBJEXT): test/compiler/gen/stamp
 CLEANFILES += $(hinted_gen) test/compiler/gen/stamp

@@ -3,3 +3,71 @@ rdma_tests += test/rdma/test_verbs_path
 check_PROGRAMS += test/rdma/test_verbs_path
 test_rdma_test_verbs_path_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_verbs_path_LDFLAGS = $(test_link)
+
+# ThriftRdma / ThriftServerRdma end to end (transport level, binary protocol).
+rdma_test_util = test/rdma/rdma_test_util.c test/rdma/rdma_test_util.h
+rdma_tests += test/rdma/test_thrift_rdma
+check_PROGRAMS += test/rdma/test_thrift_rdma
+test_rdma_test_thrift_rdma_SOURCES = test/rdma/test_thrift_rdma.c $(rdma_test_util)
+test_rdma_test_thrift_rdma_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_thrift_rdma_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_thrift_rdma_LDFLAGS = $(test_link)
+
+# Host-side tests of the engine (no RDMA device needed).
+check_PROGRAMS += test/unit/test_rdma_engine
+TESTS += test/unit/test_rdma_engine
+test_unit_test_rdma_engine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_unit_test_rdma_engine_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_unit_test_rdma_engine_LDFLAGS = $(test_link)
+
+# Faults: a killed server, bad peers (raw engine connections), idle and vanishing clients.
+rdma_tests += test/rdma/test_rdma_faults
+check_PROGRAMS += test/rdma/test_rdma_faults
+test_rdma_test_rdma_faults_SOURCES = test/rdma/test_rdma_faults.c $(rdma_test_util)
+test_rdma_test_rdma_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_rdma_faults_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_rdma_faults_LDFLAGS = $(test_link)
+
+# The generated path: echo.thrift compiled with thrift-hatrpc, ThriftSimpleServer over RDMA.
+echo_gen = test/rdma/gen/echo.c test/rdma/gen/echo.h \
+	test/rdma/gen/echo_types.c test/rdma/gen/echo_types.h
+test/rdma/gen/stamp: $(srcdir)/test/rdma/echo.thrift thrift-compiler-patch/thrift-hatrpc
+	$(AM_V_GEN)rm -f $(echo_gen) && $(MKDIR_P) test/rdma/gen && \
+	  thrift-compiler-patch/thrift-hatrpc --gen c_glib -out test/rdma/gen \
+	    $(srcdir)/test/rdma/echo.thrift && touch $@
+$(echo_gen): test/rdma/gen/stamp
+	@test -f $@ || { rm -f test/rdma/gen/stamp; $(MAKE) $(AM_MAKEFLAGS) test/rdma/gen/stamp; }
+CLEANFILES += $(echo_gen) test/rdma/gen/stamp
+EXTRA_DIST += test/rdma/echo.thrift
+
+rdma_tests += test/rdma/test_echo_generated
+check_PROGRAMS += test/rdma/test_echo_generated
+test_rdma_test_echo_generated_SOURCES = test/rdma/test_echo_generated.c $(rdma_test_util)
+nodist_test_rdma_test_echo_generated_SOURCES = $(echo_gen)
+test_rdma_test_echo_generated_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -I$(builddir)/test/rdma/gen
+test_rdma_test_echo_generated_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_echo_generated_LDFLAGS = $(test_link)
+test/rdma/test_echo_generated-test_echo_generated.$(OBJEXT): test/rdma/gen/stamp
+
+# ASan/UBSan: the engine and test_thrift_rdma compiled with sanitizers into one program (no
+# libtool library), a short run: echo up to 1 MiB, 500 calls, polling modes, faults of the
+# client.  Any invalid access, undefined behaviour or leak fails it.
+rdma_tests += test/rdma/test_thrift_rdma_asan
+check_PROGRAMS += test/rdma/test_thrift_rdma_asan
+test_rdma_test_thrift_rdma_asan_SOURCES = test/rdma/test_thrift_rdma.c $(rdma_test_util) \
+	$(rdma_engine_sources)
+test_rdma_test_thrift_rdma_asan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DRDMA_TEST_SHORT
+test_rdma_test_thrift_rdma_asan_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_thrift_rdma_asan_LDFLAGS = -fsanitize=address,undefined
+
+# The fault tests under ASan/UBSan too: the error and teardown paths are where leaks hide.
+rdma_tests += test/rdma/test_rdma_faults_asan
+check_PROGRAMS += test/rdma/test_rdma_faults_asan
+test_rdma_test_rdma_faults_asan_SOURCES = test/rdma/test_rdma_faults.c $(rdma_test_util) \
+	$(rdma_engine_sources)
+test_rdma_test_rdma_faults_asan_CPPFLAGS = $(test_rdma_test_thrift_rdma_asan_CPPFLAGS)
+test_rdma_test_rdma_faults_asan_CFLAGS = $(test_rdma_test_thrift_rdma_asan_CFLAGS)
+test_rdma_test_rdma_faults_asan_LDADD = $(test_rdma_test_thrift_rdma_asan_LDADD)
+test_rdma_test_rdma_faults_asan_LDFLAGS = $(test_rdma_test_thrift_rdma_asan_LDFLAGS)

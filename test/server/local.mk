@@ -1,1 +1,31 @@
-# test/server: rules for this part of the tree.
+# test/server: ThriftThreadedServer and transport URIs, host-side (tcp:// on 127.0.0.1).
+EXTRA_DIST += test/server/gate.thrift
+
+# Code generated from gate.thrift by thrift-hatrpc, in the build tree.
+gate_gen = \
+	test/server/gen/gate.c test/server/gen/gate.h \
+	test/server/gen/gate_types.c test/server/gen/gate_types.h
+test/server/gen/stamp: $(srcdir)/test/server/gate.thrift thrift-compiler-patch/thrift-hatrpc
+	$(hatrpc_gen_recipe)
+$(gate_gen): test/server/gen/stamp
+	@test -f $@ || { rm -f test/server/gen/stamp; $(MAKE) $(AM_MAKEFLAGS) test/server/gen/stamp; }
+CLEANFILES += $(gate_gen) test/server/gen/stamp
+
+# Generated code is compiled without -Wmissing-prototypes (its static helpers are fine).
+gen_cflags = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -Werror
+
+check_PROGRAMS += test/server/test_threaded_server
+TESTS += test/server/test_threaded_server
+test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c
+nodist_test_server_test_threaded_server_SOURCES = $(gate_gen)
+test_server_test_threaded_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
+test_server_test_threaded_server_CFLAGS = $(gen_cflags)
+test_server_test_threaded_server_LDADD = $(test_libs)
+test_server_test_threaded_server_LDFLAGS = $(test_link)
+test/server/test_threaded_server-test_threaded_server.$(OBJEXT): test/server/gen/stamp
+
+check_PROGRAMS += test/server/test_transport_uri
+TESTS += test/server/test_transport_uri
+test_server_test_transport_uri_SOURCES = test/server/test_transport_uri.c
+test_server_test_transport_uri_LDADD = $(test_libs)
+test_server_test_transport_uri_LDFLAGS = $(test_link)

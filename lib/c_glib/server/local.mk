@@ -1,1 +1,25 @@
-# lib/c_glib/server: rules for this part of the tree.
+# lib/c_glib/server: servers (ThriftThreadedServer), and choosing transports from URIs.
+# Public headers install under include/thrift/c_glib/server/ beside Debian's thrift_server.h.
+serverincludedir = $(includedir)/thrift/c_glib/server
+serverinclude_HEADERS = lib/c_glib/server/thrift_threaded_server.h
+lib_c_glib_libthrift_c_glib_rdma_la_SOURCES += \
+	lib/c_glib/server/thrift_threaded_server.c \
+	lib/c_glib/server/thrift_server_interrupt.c \
+	lib/c_glib/server/thrift_server_interrupt.h
+
+# thrift_transport_uri: tcp:// and rdma:// URIs to transports (lib/c_glib/transport/).
+transportinclude_HEADERS += lib/c_glib/transport/thrift_transport_uri.h
+lib_c_glib_libthrift_c_glib_rdma_la_SOURCES += lib/c_glib/transport/thrift_transport_uri.c
+
+# Sources include <thrift/c_glib/server/...> as users do after `make install`. Debian's
+# thrift/c_glib/server/ (thrift_server.h, ...) is found through THRIFT_CFLAGS: the staged
+# directory only holds our headers, whose names differ from Debian's.
+BUILT_SOURCES += stage/include/thrift/c_glib/server
+stage/include/thrift/c_glib/server:
+	$(AM_V_GEN)$(MKDIR_P) stage/include/thrift/c_glib && \
+	  ln -sfn $(abs_top_srcdir)/lib/c_glib/server $@
+
+# Recipe of the stamp rules that generate c_glib code with thrift-hatrpc (test/server, tutorial,
+# bench): `DIR/stamp: IDL thrift-compiler-patch/thrift-hatrpc` regenerates DIR from IDL.
+hatrpc_gen_recipe = $(AM_V_GEN)$(MKDIR_P) $(@D) && rm -f $(@D)/*.[ch] && \
+	thrift-compiler-patch/thrift-hatrpc --gen c_glib -out $(@D) $< && touch $@

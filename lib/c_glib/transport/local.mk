@@ -4,12 +4,37 @@ lib_LTLIBRARIES = lib/c_glib/libthrift_c_glib_rdma.la
 transportincludedir = $(includedir)/thrift/c_glib/transport
 transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_rdma_version.h \
-	lib/c_glib/transport/thrift_hints.h
+	lib/c_glib/transport/thrift_hints.h \
+	lib/c_glib/transport/thrift_rdma.h \
+	lib/c_glib/transport/thrift_server_rdma.h
 
-lib_c_glib_libthrift_c_glib_rdma_la_SOURCES = \
+# The engine and transports, also compiled into the ASan test variant (test/rdma/local.mk).
+rdma_engine_sources = \
 	lib/c_glib/transport/thrift_rdma_version.c \
 	lib/c_glib/transport/thrift_hints.c \
 	lib/c_glib/transport/rdma/rdma_device.c \
-	lib/c_glib/transport/rdma/rdma_device.h
+	lib/c_glib/transport/rdma/rdma_device.h \
+	lib/c_glib/transport/thrift_rdma.c \
+	lib/c_glib/transport/thrift_server_rdma.c \
+	lib/c_glib/transport/rdma/rdma_status.c \
+	lib/c_glib/transport/rdma/rdma_status.h \
+	lib/c_glib/transport/rdma/rdma_resources.c \
+	lib/c_glib/transport/rdma/rdma_resources.h \
+	lib/c_glib/transport/rdma/rdma_wire.c \
+	lib/c_glib/transport/rdma/rdma_wire.h \
+	lib/c_glib/transport/rdma/rdma_credit.c \
+	lib/c_glib/transport/rdma/rdma_credit.h \
+	lib/c_glib/transport/rdma/rdma_pool.c \
+	lib/c_glib/transport/rdma/rdma_pool.h \
+	lib/c_glib/transport/rdma/rdma_proto.c \
+	lib/c_glib/transport/rdma/rdma_proto.h \
+	lib/c_glib/transport/rdma/rdma_proto_eager.c \
+	lib/c_glib/transport/rdma/rdma_conn.c \
+	lib/c_glib/transport/rdma/rdma_conn.h \
+	lib/c_glib/transport/rdma/rdma_poll.c \
+	lib/c_glib/transport/rdma/rdma_gobject.c \
+	lib/c_glib/transport/rdma/rdma_gobject.h \
+	lib/c_glib/transport/rdma/rdma_transport.h
+lib_c_glib_libthrift_c_glib_rdma_la_SOURCES = $(rdma_engine_sources)
 lib_c_glib_libthrift_c_glib_rdma_la_LIBADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 lib_c_glib_libthrift_c_glib_rdma_la_LDFLAGS = -version-info 0:0:0 -no-undefined

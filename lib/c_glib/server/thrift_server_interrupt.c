@@ -1,0 +1,57 @@
+/*
+ * Waking blocked accepts and reads from another thread (see thrift_server_interrupt.h).
+ *
+ * ThriftServerSocket and ThriftSocket: shutdown (2) of the descriptor wakes accept (EINVAL)
+ * and recv (end of file) at once, and leaves the descriptor to its owner to close, so a
+ * descriptor number is never reused under a thread that still uses it. close (2) would not
+ * wake a thread blocked in accept on Linux.
+ *
+ * ThriftServerRdma: thrift_server_rdma_interrupt () (an eventfd its accept polls).
+ * ThriftRdma: no interrupt yet; closing it under a waiting thread would free verbs resources
+ * in use, so it is left alone and its peek returns at the latest after its call-timeout.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_server_socket.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+
+#include "thrift_server_interrupt.h"
+
+gboolean
+thrift_server_interrupt_accept (ThriftServerTransport *listener)
+{
+  if (THRIFT_IS_SERVER_SOCKET (listener))
+  {
+    ThriftServerSocket *s = THRIFT_SERVER_SOCKET (listener);
+    if (s->sd != THRIFT_INVALID_SOCKET)
+      shutdown (s->sd, SHUT_RDWR);
+    return FALSE;
+  }
+  if (THRIFT_IS_SERVER_RDMA (listener))
+  {
+    thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (listener));
+    return FALSE;
+  }
+  thrift_server_transport_close (listener, NULL);
+  return TRUE;
+}
+
+void
+thrift_server_interrupt_connection (ThriftTransport *connection)
+{
+  if (THRIFT_IS_SOCKET (connection))
+  {
+    ThriftSocket *s = THRIFT_SOCKET (connection);
+    if (s->sd != THRIFT_INVALID_SOCKET)
+      shutdown (s->sd, SHUT_RDWR);
+    return;
+  }
+  if (THRIFT_IS_RDMA (connection))
+    return;
+  thrift_transport_close (connection, NULL);
+}

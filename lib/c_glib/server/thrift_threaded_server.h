@@ -1,0 +1,80 @@
+/*
+ * ThriftThreadedServer: a ThriftServer that serves many connections at once, one worker
+ * thread per connection, over any ThriftServerTransport (ThriftServerSocket,
+ * ThriftServerRdma, ...).
+ *
+ * Connections are bounded by the "max-connections" property: when that many are being
+ * served, the server stops accepting and further clients wait in the listen backlog of the
+ * server transport until a connection ends (they are neither refused nor dropped; a client
+ * with a connect timeout may give up meanwhile).
+ *
+ * thrift_server_serve () listens, accepts and serves until thrift_server_stop () is called
+ * (from any thread, or from a signal registered with
+ * thrift_threaded_server_stop_on_signal ()). Stopping wakes the accepting thread, shuts
+ * down every connection (a worker in the middle of a handler call finishes that call
+ * first), joins every worker, closes the server transport, and then serve returns TRUE.
+ * serve returns FALSE with an error when listening fails or accepting keeps failing.
+ * The same server can serve again after it stopped.
+ */
+#ifndef _THRIFT_THREADED_SERVER_H
+#define _THRIFT_THREADED_SERVER_H
+
+#include <glib-object.h>
+
+#include <thrift/c_glib/server/thrift_server.h>
+
+G_BEGIN_DECLS
+
+#define THRIFT_TYPE_THREADED_SERVER (thrift_threaded_server_get_type ())
+#define THRIFT_THREADED_SERVER(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServer))
+#define THRIFT_IS_THREADED_SERVER(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_THREADED_SERVER))
+#define THRIFT_THREADED_SERVER_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
+#define THRIFT_IS_THREADED_SERVER_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_THREADED_SERVER))
+#define THRIFT_THREADED_SERVER_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
+
+typedef struct _ThriftThreadedServer ThriftThreadedServer;
+typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
+
+/* Properties (besides ThriftServer's processor, server_transport and factories):
+ *   "max-connections"       guint, 1 to 65535, default 64: connections served at once
+ *   "active-connections"    guint, read-only: connections being served now
+ *   "connections-accepted"  guint64, read-only: connections accepted since construction
+ *   "listening"             gboolean, read-only: TRUE from a successful listen until serve
+ *                           returns; "notify::listening" is emitted in the serving thread
+ *                           (a program can print "ready" there)
+ *
+ * Transport and protocol factories that are not set default to passing the connection
+ * through unchanged (ThriftTransportFactory) and to ThriftBinaryProtocolFactory. */
+struct _ThriftThreadedServer
+{
+  ThriftServer parent;
+};
+
+struct _ThriftThreadedServerClass
+{
+  ThriftServerClass parent;
+};
+
+GType thrift_threaded_server_get_type (void);
+
+#define THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS 64
+
+typedef enum
+{
+  THRIFT_THREADED_SERVER_ERROR_BUSY,    /* serve called while the server is serving */
+  THRIFT_THREADED_SERVER_ERROR_SIGNAL   /* a signal that cannot stop the server */
+} ThriftThreadedServerError;
+
+#define THRIFT_THREADED_SERVER_ERROR (thrift_threaded_server_error_quark ())
+GQuark thrift_threaded_server_error_quark (void);
+
+/* Makes signal SIGNUM (SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2) stop the server while
+ * it serves: the signal is handled by GLib's unix signal sources, so the process is not
+ * interrupted in a handler and the stop runs in the serving thread. Returns FALSE with
+ * THRIFT_THREADED_SERVER_ERROR_SIGNAL for other signals. Can be called before or during serve. */
+gboolean thrift_threaded_server_stop_on_signal (ThriftThreadedServer *server, gint signum,
+                                                GError **error);
+
+G_END_DECLS
+
+#endif /* _THRIFT_THREADED_SERVER_H */

@@ -1,0 +1,728 @@
+/*
+ * rdma_conn.c: connection set-up (client connect, server accept, the hello handshake),
+ * teardown, the state machine, posting, and dispatching completions and CM events.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include <thrift/c_glib/transport/thrift_rdma_version.h>
+
+#include "rdma_conn.h"
+#include "rdma_resources.h"
+#include "rdma_status.h"
+
+#define RDMA_DEFAULT_SLOT_SIZE 4096
+#define RDMA_DEFAULT_CREDITS 32
+#define RDMA_DEFAULT_SPIN_US 50
+#define RDMA_RNR_RETRY_INFINITE 7
+
+static const gchar *const state_names[] = {
+  [RDMA_CONN_IDLE] = "idle",
+  [RDMA_CONN_RESOLVING] = "resolving",
+  [RDMA_CONN_CONNECTING] = "connecting",
+  [RDMA_CONN_ACCEPTING] = "accepting",
+  [RDMA_CONN_CONNECTED] = "connected",
+  [RDMA_CONN_DISCONNECTED] = "disconnected",
+  [RDMA_CONN_FAILED] = "failed",
+  [RDMA_CONN_CLOSED] = "closed",
+};
+
+const gchar *
+rdma_conn_state_name (RdmaConnState state)
+{
+  return (guint) state < G_N_ELEMENTS (state_names) ? state_names[state] : "?";
+}
+
+gboolean
+rdma_conn_state_allowed (RdmaConnState from, RdmaConnState to)
+{
+  if (to == RDMA_CONN_CLOSED)
+    return TRUE;
+  if (to == RDMA_CONN_FAILED)
+    return from != RDMA_CONN_CLOSED;
+  switch (from) {
+  case RDMA_CONN_IDLE:
+    return to == RDMA_CONN_RESOLVING || to == RDMA_CONN_ACCEPTING;
+  case RDMA_CONN_RESOLVING:
+    return to == RDMA_CONN_CONNECTING;
+  case RDMA_CONN_CONNECTING:
+  case RDMA_CONN_ACCEPTING:
+    return to == RDMA_CONN_CONNECTED;
+  case RDMA_CONN_CONNECTED:
+    return to == RDMA_CONN_DISCONNECTED;
+  default:
+    return FALSE;
+  }
+}
+
+static void
+set_state (RdmaConn *conn, RdmaConnState to)
+{
+  if (!rdma_conn_state_allowed (conn->state, to)) {
+    g_critical ("RdmaConn: transition %s -> %s is not allowed", rdma_conn_state_name (conn->state),
+                rdma_conn_state_name (to));
+    return;
+  }
+  conn->state = to;
+}
+
+void
+rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPolling polling)
+{
+  s->slot_size = RDMA_DEFAULT_SLOT_SIZE;
+  s->credits = RDMA_DEFAULT_CREDITS;
+  s->max_message = max_message;
+  s->polling = polling;
+  s->spin_us = RDMA_DEFAULT_SPIN_US;
+  s->wire_version = THRIFT_RDMA_WIRE_VERSION;
+}
+
+void
+rdma_conn_fail (RdmaConn *conn, const GError *cause)
+{
+  if (conn->state == RDMA_CONN_FAILED || conn->state == RDMA_CONN_CLOSED)
+    return;
+  conn->failure = g_error_copy (cause);
+  set_state (conn, RDMA_CONN_FAILED);
+}
+
+gboolean
+rdma_conn_check_usable (RdmaConn *conn, GError **error)
+{
+  switch (conn->state) {
+  case RDMA_CONN_CONNECTED:
+    return TRUE;
+  case RDMA_CONN_FAILED:
+    if (error != NULL)
+      *error = g_error_copy (conn->failure);
+    return FALSE;
+  case RDMA_CONN_DISCONNECTED:
+    rdma_status_set_error (error, RDMA_ERR_PEER_GONE, NULL, 0, -1, "connection closed");
+    return FALSE;
+  default:
+    rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "connection %s",
+                           rdma_conn_state_name (conn->state));
+    return FALSE;
+  }
+}
+
+static RdmaConn *
+conn_new (const RdmaConnSettings *settings, gboolean is_client)
+{
+  RdmaConn *conn = g_new0 (RdmaConn, 1);
+  conn->settings = *settings;
+  conn->polling = settings->polling;
+  conn->is_client = is_client;
+  conn->state = RDMA_CONN_IDLE;
+  g_queue_init (&conn->received);
+  conn->tx_proto = &rdma_proto_eager_ops;
+  return conn;
+}
+
+/* ---- posting ---- */
+
+gboolean
+rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, GError **error)
+{
+  struct ibv_sge sge = {
+    .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
+    .length = len,
+    .lkey = conn->send_pool.mr->lkey,
+  };
+  struct ibv_send_wr wr = {
+    .wr_id = RDMA_WRID_SEND (proto, slot),
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = IBV_WR_SEND,
+    .send_flags = IBV_SEND_SIGNALED,
+  };
+  struct ibv_send_wr *bad = NULL;
+  int rc = ibv_post_send (conn->id->qp, &wr, &bad);
+
+  conn->stats.post_send_calls++;
+  if (rc != 0) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1,
+                           "SEND of %u bytes", len);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    rdma_pool_put (&conn->send_pool, slot);
+    return FALSE;
+  }
+  conn->stats.wr_posted++;
+  return TRUE;
+}
+
+static gboolean
+post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
+{
+  struct ibv_sge sge[n];
+  struct ibv_recv_wr wr[n];
+  struct ibv_recv_wr *bad = NULL;
+  int rc;
+
+  for (guint i = 0; i < n; i++) {
+    sge[i] = (struct ibv_sge) {
+      .addr = (uintptr_t) rdma_pool_slot (&conn->recv_pool, slots[i]),
+      .length = conn->recv_pool.slot_size,
+      .lkey = conn->recv_pool.mr->lkey,
+    };
+    wr[i] = (struct ibv_recv_wr) {
+      .wr_id = RDMA_WRID_RECV | slots[i],
+      .sg_list = &sge[i],
+      .num_sge = 1,
+      .next = i + 1 < n ? &wr[i + 1] : NULL,
+    };
+  }
+  rc = ibv_post_recv (conn->id->qp, wr, &bad);
+  conn->stats.post_recv_calls++;
+  if (rc != 0) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_recv", rc, -1, NULL);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    return FALSE;
+  }
+  conn->stats.wr_posted += n;
+  return TRUE;
+}
+
+gboolean
+rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error)
+{
+  if (!post_recv_list (conn, &slot, 1, error))
+    return FALSE;
+  if (data_slot)
+    rdma_credit_slot_freed (&conn->credits);
+  return TRUE;
+}
+
+gboolean
+rdma_conn_return_credits (RdmaConn *conn, GError **error)
+{
+  guint32 slot;
+
+  if (conn->state != RDMA_CONN_CONNECTED || !rdma_credit_need_explicit (&conn->credits))
+    return TRUE;
+  if (!rdma_pool_get (&conn->send_pool, &slot))
+    return TRUE; /* deferred: tried again after the next completion */
+  rdma_wire_header_write (rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,
+                          RDMA_WIRE_CREDIT, 0, rdma_credit_piggyback (&conn->credits), 0, 0);
+  conn->stats.credit_messages++;
+  return rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE, error);
+}
+
+void
+rdma_conn_deliver (RdmaConn *conn, guint8 *data, gsize len, gint64 slot, gboolean owned)
+{
+  RdmaMessage *msg = g_new (RdmaMessage, 1);
+  msg->data = data;
+  msg->len = len;
+  msg->slot = slot;
+  msg->owned = owned;
+  g_queue_push_tail (&conn->received, msg);
+  conn->stats.messages_received++;
+  if (conn->is_client && conn->last_was_send)
+    conn->stats.round_trips++;
+  conn->last_was_send = FALSE;
+}
+
+/* ---- completions and CM events ---- */
+
+static gboolean
+fail_with (RdmaConn *conn, GError *e, GError **error)
+{
+  rdma_conn_fail (conn, e);
+  g_propagate_error (error, e);
+  return FALSE;
+}
+
+gboolean
+rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
+{
+  GError *e = NULL;
+  gboolean is_recv = (wc->wr_id & RDMA_WRID_RECV) != 0;
+  guint32 slot = RDMA_WRID_SLOT (wc->wr_id);
+
+  conn->stats.completions++;
+  if (wc->status != IBV_WC_SUCCESS) {
+    if (!is_recv && slot < conn->send_pool.count)
+      rdma_pool_put (&conn->send_pool, slot);
+    /* Flushed work requests after the peer left are expected, not a new failure. */
+    if (wc->status == IBV_WC_WR_FLUSH_ERR
+        && (conn->state == RDMA_CONN_DISCONNECTED || conn->state == RDMA_CONN_FAILED))
+      return TRUE;
+    rdma_status_set_error (&e, rdma_status_from_wc (wc->status), "ibv_poll_cq", 0, wc->status,
+                           "%s completion failed (vendor error 0x%x)%s",
+                           is_recv ? "receive" : "send", wc->vendor_err,
+                           wc->status == IBV_WC_RETRY_EXC_ERR
+                             ? "; the peer stopped answering: its process died or its "
+                               "host or link went down"
+                             : "");
+    return fail_with (conn, e, error);
+  }
+
+  if (!is_recv) {
+    const RdmaProtoOps *ops = rdma_proto_by_id (RDMA_WRID_PROTO (wc->wr_id));
+    rdma_pool_put (&conn->send_pool, slot);
+    if (ops != NULL)
+      ops->on_send_complete (conn, wc->wr_id);
+    return TRUE;
+  }
+
+  {
+    RdmaWireHeader hdr;
+    const guint8 *buf = rdma_pool_slot (&conn->recv_pool, slot);
+    const RdmaProtoOps *ops;
+
+    if (!rdma_wire_header_parse (buf, wc->byte_len, conn->settings.max_message, &hdr, &e))
+      return fail_with (conn, e, error);
+    if (!rdma_credit_grant (&conn->credits, hdr.credits)) {
+      rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: the peer returns %u credits, only %u are "
+                             "outstanding", hdr.credits, conn->credits.in_flight);
+      return fail_with (conn, e, error);
+    }
+    if (hdr.type == RDMA_WIRE_CREDIT)
+      return rdma_conn_repost (conn, slot, FALSE, error);
+    ops = rdma_proto_by_id (hdr.proto);
+    if (ops == NULL) {
+      rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: unknown protocol id %u", hdr.proto);
+      return fail_with (conn, e, error);
+    }
+    if (!ops->on_receive (conn, slot, &hdr, buf + RDMA_WIRE_HEADER_SIZE, &e))
+      return fail_with (conn, e, error);
+    return TRUE;
+  }
+}
+
+gint
+rdma_conn_handle_cm_events (RdmaConn *conn, GError **error)
+{
+  struct rdma_cm_event *ev;
+  gint n = 0;
+
+  while (rdma_get_cm_event (conn->cm_channel, &ev) == 0) {
+    enum rdma_cm_event_type type = ev->event;
+    rdma_ack_cm_event (ev);
+    n++;
+    if (type == RDMA_CM_EVENT_DISCONNECTED && conn->state == RDMA_CONN_CONNECTED) {
+      set_state (conn, RDMA_CONN_DISCONNECTED);
+    } else if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+      GError *e = NULL;
+      rdma_status_set_error (&e, RDMA_ERR_NO_DEVICE, "rdma_get_cm_event", 0, -1,
+                             "the RDMA device was removed");
+      rdma_conn_fail (conn, e);
+      g_error_free (e);
+    }
+  }
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, NULL);
+    return -1;
+  }
+  return n;
+}
+
+/* Waits for one CM event on the connection's channel during set-up.  Returns it (the caller
+ * acks it) if it is @expected; any other outcome is an error that names the cause. */
+static struct rdma_cm_event *
+wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *what,
+               gint64 deadline_us, GError **error)
+{
+  for (;;) {
+    struct rdma_cm_event *ev = NULL;
+    struct pollfd pfd = { .fd = conn->cm_channel->fd, .events = POLLIN };
+    gint64 left = deadline_us - g_get_monotonic_time ();
+    int r;
+
+    if (rdma_get_cm_event (conn->cm_channel, &ev) == 0) {
+      if (ev->event == expected)
+        return ev;
+      {
+        enum rdma_cm_event_type type = ev->event;
+        int status = ev->status;
+        RdmaStatus st;
+        const gchar *hint = "";
+        RdmaWireHello peer;
+        GError *ignored = NULL;
+
+        switch (type) {
+        case RDMA_CM_EVENT_ADDR_ERROR:
+        case RDMA_CM_EVENT_ROUTE_ERROR:
+          st = RDMA_ERR_RESOLVE;
+          break;
+        case RDMA_CM_EVENT_REJECTED:
+          if (ev->param.conn.private_data != NULL
+              && !rdma_wire_hello_parse (ev->param.conn.private_data,
+                                         ev->param.conn.private_data_len, &peer, &ignored)
+              && peer.magic == RDMA_WIRE_HELLO_MAGIC) {
+            rdma_ack_cm_event (ev);
+            rdma_status_set_error (error, RDMA_ERR_VERSION, "rdma_connect", 0, -1,
+                                   "%s: the server refused the connection: %s", what,
+                                   ignored->message);
+            g_error_free (ignored);
+            return NULL;
+          }
+          g_clear_error (&ignored);
+          st = RDMA_ERR_REFUSED;
+          hint = " (no listener on that port, or the server refused the connection)";
+          break;
+        case RDMA_CM_EVENT_UNREACHABLE:
+        case RDMA_CM_EVENT_CONNECT_ERROR:
+          st = RDMA_ERR_UNREACHABLE;
+          break;
+        case RDMA_CM_EVENT_DISCONNECTED:
+          st = RDMA_ERR_PEER_GONE;
+          break;
+        default:
+          st = RDMA_ERR_PROTOCOL;
+          break;
+        }
+        rdma_ack_cm_event (ev);
+        rdma_status_set_error (error, st, "rdma_get_cm_event", status < 0 ? -status : 0, -1,
+                               "%s: got %s (status %d) instead of %s%s", what,
+                               rdma_event_str (type), status, rdma_event_str (expected), hint);
+        return NULL;
+      }
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "%s", what);
+      return NULL;
+    }
+    if (left <= 0) {
+      rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, NULL, 0, -1,
+                             "%s: no %s within the connect timeout", what,
+                             rdma_event_str (expected));
+      return NULL;
+    }
+    r = poll (&pfd, 1, (int) ((left + 999) / 1000));
+    if (r < 0 && errno != EINTR) {
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1, "%s", what);
+      return NULL;
+    }
+  }
+}
+
+/* The verbs resources of a connection whose id has a device: PD, CQ with its channel, QP,
+ * the two slot pools, the posted receives and each protocol's own set-up.  Fills @hello. */
+static gboolean
+setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
+{
+  guint32 n_recv = conn->settings.credits + RDMA_CREDIT_CONTROL_SLOTS;
+  guint32 n_send = conn->settings.credits + RDMA_CREDIT_CONTROL_SLOTS;
+  guint32 *slots;
+  gboolean ok;
+
+  conn->pd = rdma_res_pd_alloc (conn->id->verbs, error);
+  if (conn->pd == NULL)
+    return FALSE;
+  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + n_send), &conn->comp_channel,
+                           &conn->cq, error))
+    return FALSE;
+  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, n_send, n_recv, error))
+    return FALSE;
+  if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
+                       IBV_ACCESS_LOCAL_WRITE, error))
+    return FALSE;
+  if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, conn->settings.slot_size, 0, error))
+    return FALSE;
+  conn->stats.pinned_bytes = (guint64) (n_recv + n_send) * conn->settings.slot_size;
+
+  slots = g_new (guint32, n_recv);
+  for (guint32 i = 0; i < n_recv; i++)
+    slots[i] = i;
+  conn->recv_pool.n_free = 0; /* all posted */
+  ok = post_recv_list (conn, slots, n_recv, error);
+  g_free (slots);
+  if (!ok)
+    return FALSE;
+
+  rdma_wire_hello_init (hello, conn->settings.wire_version);
+  hello->credits = GUINT32_TO_LE (conn->settings.credits);
+  hello->slot_size = GUINT32_TO_LE (conn->settings.slot_size);
+  hello->max_message = GUINT32_TO_LE (conn->settings.max_message);
+  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++) {
+    hello->protocols |= GUINT16_TO_LE ((guint16) (1u << (*p)->id));
+    if (!(*p)->setup (conn, hello, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
+{
+  if (!rdma_wire_hello_parse (data, len, &conn->peer, error))
+    return FALSE;
+  if (conn->peer.slot_size != conn->settings.slot_size) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "handshake", 0, -1,
+                           "the peer uses %u-byte slots, this side %u", conn->peer.slot_size,
+                           conn->settings.slot_size);
+    return FALSE;
+  }
+  rdma_credit_init (&conn->credits, conn->settings.credits, conn->peer.credits);
+  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
+    if (!(*p)->peer_hello (conn, &conn->peer, error))
+      return FALSE;
+  return TRUE;
+}
+
+static struct rdma_addrinfo *
+resolve (const gchar *host, guint port, gboolean passive, GError **error)
+{
+  struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+  struct rdma_addrinfo *res = NULL;
+  gchar service[16];
+  int rc;
+
+  if (passive)
+    hints.ai_flags = RAI_PASSIVE;
+  g_snprintf (service, sizeof service, "%u", port);
+  rc = rdma_getaddrinfo (host, port ? service : NULL, &hints, &res);
+  if (rc != 0 || res == NULL || (res->ai_dst_addr == NULL && !passive)) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_getaddrinfo", rc == 0 ? 0 : err, -1,
+                           "cannot resolve '%s' port %u", host ? host : "(any)", port);
+    if (res != NULL)
+      rdma_freeaddrinfo (res);
+    return NULL;
+  }
+  return res;
+}
+
+RdmaConn *
+rdma_conn_connect (const gchar *host, guint port, const gchar *source,
+                   const RdmaConnSettings *settings, gint64 deadline_us, GError **error)
+{
+  RdmaConn *conn = conn_new (settings, TRUE);
+  struct rdma_addrinfo *dst = NULL, *src = NULL;
+  struct rdma_cm_event *ev;
+  struct rdma_conn_param param = { 0 };
+  RdmaWireHello hello;
+  gchar *what = g_strdup_printf ("connecting to %s:%u", host, port);
+  int rc, timeout_ms;
+
+  conn->cm_channel = rdma_res_channel_create (error);
+  if (conn->cm_channel == NULL)
+    goto fail;
+  conn->id = rdma_res_id_create (conn->cm_channel, conn, error);
+  if (conn->id == NULL)
+    goto fail;
+  set_state (conn, RDMA_CONN_RESOLVING);
+
+  dst = resolve (host, port, FALSE, error);
+  if (dst == NULL)
+    goto fail;
+  if (source != NULL && (src = resolve (source, 0, TRUE, error)) == NULL)
+    goto fail;
+  timeout_ms = (int) CLAMP ((deadline_us - g_get_monotonic_time ()) / 1000, 1, 60000);
+  if (rdma_resolve_addr (conn->id, src ? src->ai_src_addr : NULL, dst->ai_dst_addr,
+                         timeout_ms) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, err == ENODEV ? RDMA_ERR_NO_DEVICE : RDMA_ERR_RESOLVE,
+                           "rdma_resolve_addr", err, -1, "%s", what);
+    goto fail;
+  }
+  if ((ev = wait_cm_event (conn, RDMA_CM_EVENT_ADDR_RESOLVED, what, deadline_us, error)) == NULL)
+    goto fail;
+  rdma_ack_cm_event (ev);
+  timeout_ms = (int) CLAMP ((deadline_us - g_get_monotonic_time ()) / 1000, 1, 60000);
+  if (rdma_resolve_route (conn->id, timeout_ms) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_resolve_route", err, -1, "%s", what);
+    goto fail;
+  }
+  if ((ev = wait_cm_event (conn, RDMA_CM_EVENT_ROUTE_RESOLVED, what, deadline_us, error)) == NULL)
+    goto fail;
+  rdma_ack_cm_event (ev);
+
+  if (!setup_resources (conn, &hello, error))
+    goto fail;
+  set_state (conn, RDMA_CONN_CONNECTING);
+  param.private_data = &hello;
+  param.private_data_len = sizeof hello;
+  param.responder_resources = 1;
+  param.initiator_depth = 1;
+  param.retry_count = 7;
+  param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
+  rc = rdma_connect (conn->id, &param);
+  if (rc != 0) {
+    int err = errno;
+    rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_connect", err, -1, "%s",
+                           what);
+    goto fail;
+  }
+  if ((ev = wait_cm_event (conn, RDMA_CM_EVENT_ESTABLISHED, what, deadline_us, error)) == NULL)
+    goto fail;
+  {
+    gboolean ok = take_peer_hello (conn, ev->param.conn.private_data,
+                                   ev->param.conn.private_data_len, error);
+    rdma_ack_cm_event (ev);
+    if (!ok)
+      goto fail;
+  }
+  set_state (conn, RDMA_CONN_CONNECTED);
+  if (src)
+    rdma_freeaddrinfo (src);
+  rdma_freeaddrinfo (dst);
+  g_free (what);
+  return conn;
+
+fail:
+  if (src)
+    rdma_freeaddrinfo (src);
+  if (dst)
+    rdma_freeaddrinfo (dst);
+  g_free (what);
+  rdma_conn_free (conn);
+  return NULL;
+}
+
+RdmaConn *
+rdma_conn_accept (struct rdma_cm_id *id, const void *private_data, gsize len,
+                  const RdmaConnSettings *settings, gint64 deadline_us, GError **error)
+{
+  RdmaConn *conn = conn_new (settings, FALSE);
+  struct rdma_conn_param param = { 0 };
+  struct rdma_cm_event *ev;
+  RdmaWireHello hello;
+
+  conn->id = id;
+  rdma_res_id_adopt (id);
+  id->context = conn;
+  set_state (conn, RDMA_CONN_ACCEPTING);
+  conn->cm_channel = rdma_res_channel_create (error);
+  if (conn->cm_channel == NULL)
+    goto reject;
+  if (rdma_migrate_id (id, conn->cm_channel) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
+    goto reject;
+  }
+  if (!setup_resources (conn, &hello, error))
+    goto reject;
+  if (!take_peer_hello (conn, private_data, len, error))
+    goto reject;
+  param.private_data = &hello;
+  param.private_data_len = sizeof hello;
+  param.responder_resources = 1;
+  param.initiator_depth = 1;
+  param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
+  if (rdma_accept (id, &param) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_accept", err, -1, NULL);
+    goto fail;
+  }
+  ev = wait_cm_event (conn, RDMA_CM_EVENT_ESTABLISHED, "accepting a connection", deadline_us,
+                      error);
+  if (ev == NULL)
+    goto fail;
+  rdma_ack_cm_event (ev);
+  set_state (conn, RDMA_CONN_CONNECTED);
+  return conn;
+
+reject:
+  /* Tell the client why: our hello carries our version. */
+  rdma_wire_hello_init (&hello, conn->settings.wire_version);
+  rdma_reject (id, &hello, sizeof hello);
+fail:
+  rdma_conn_free (conn);
+  return NULL;
+}
+
+void
+rdma_conn_free (RdmaConn *conn)
+{
+  RdmaMessage *msg;
+
+  if (conn == NULL)
+    return;
+  if (conn->id != NULL && (conn->state == RDMA_CONN_CONNECTED
+                           || conn->state == RDMA_CONN_DISCONNECTED
+                           || conn->state == RDMA_CONN_FAILED))
+    rdma_disconnect (conn->id);
+  while ((msg = g_queue_pop_head (&conn->received)) != NULL) {
+    if (msg->owned)
+      g_free (msg->data);
+    g_free (msg);
+  }
+  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
+    (*p)->teardown (conn);
+  rdma_res_qp_destroy (conn->id);
+  rdma_pool_clear (&conn->send_pool);
+  rdma_pool_clear (&conn->recv_pool);
+  rdma_res_cq_destroy (&conn->cq, &conn->comp_channel, &conn->unacked_events);
+  rdma_res_pd_destroy (&conn->pd);
+  rdma_res_id_destroy (&conn->id);
+  rdma_res_channel_destroy (&conn->cm_channel);
+  conn->state = RDMA_CONN_CLOSED;
+  g_clear_error (&conn->failure);
+  g_free (conn);
+}
+
+/* ---- messages ---- */
+
+gboolean
+rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
+                GError **error)
+{
+  if (!rdma_conn_check_usable (conn, error))
+    return FALSE;
+  if (len > conn->peer.max_message) {
+    rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
+                           "a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u",
+                           len, conn->peer.max_message);
+    return FALSE;
+  }
+  if (!conn->tx_proto->send_message (conn, buf, len, deadline_us, error))
+    return FALSE;
+  conn->stats.messages_sent++;
+  if (!conn->is_client && !conn->last_was_send)
+    conn->stats.round_trips++;
+  conn->last_was_send = TRUE;
+  return TRUE;
+}
+
+RdmaMessage *
+rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  for (;;) {
+    if (!g_queue_is_empty (&conn->received))
+      return g_queue_peek_head (&conn->received);
+    if (conn->state == RDMA_CONN_DISCONNECTED) {
+      /* The peer may have sent before it left: look at the CQ until it is empty. */
+      if (rdma_conn_progress (conn, -1, NULL))
+        continue;
+      rdma_status_set_error (error, RDMA_ERR_PEER_GONE, "receive", 0, -1,
+                             "the peer closed the connection");
+      return NULL;
+    }
+    if (!rdma_conn_check_usable (conn, error))
+      return NULL;
+    if (!rdma_conn_progress (conn, deadline_us, error))
+      return NULL;
+  }
+}
+
+gboolean
+rdma_conn_release_message (RdmaConn *conn, GError **error)
+{
+  RdmaMessage *msg = g_queue_pop_head (&conn->received);
+  gboolean ok = TRUE;
+
+  if (msg == NULL)
+    return TRUE;
+  if (msg->owned)
+    g_free (msg->data);
+  else if (conn->state == RDMA_CONN_CONNECTED)
+    ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
+  g_free (msg);
+  return ok && rdma_conn_return_credits (conn, error);
+}

@@ -1,0 +1,67 @@
+/* rdma_gobject.c: the message-size properties shared by the two GObject classes. */
+#include "config.h"
+
+#include "rdma_gobject.h"
+
+enum { SIZE_CONFIGURATION, SIZE_REMAINING, SIZE_KNOW };
+
+void
+rdma_size_props_install (GObjectClass *cls, guint first)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+
+  g_object_class_install_property (cls, first + SIZE_CONFIGURATION,
+    g_param_spec_object ("configuration", "configuration",
+                         "Thrift configuration (max message size)", THRIFT_TYPE_CONFIGURATION,
+                         rw | G_PARAM_CONSTRUCT_ONLY));
+  g_object_class_install_property (cls, first + SIZE_REMAINING,
+    g_param_spec_long ("remainingmessagesize", "remainingmessagesize",
+                       "Bytes that may still be read of the message", 0, G_MAXINT32,
+                       DEFAULT_MAX_MESSAGE_SIZE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (cls, first + SIZE_KNOW,
+    g_param_spec_long ("knowmessagesize", "knowmessagesize", "Known message size", 0,
+                       G_MAXINT32, DEFAULT_MAX_MESSAGE_SIZE, rw | G_PARAM_CONSTRUCT));
+}
+
+gboolean
+rdma_size_props_get (guint property_id, guint first, ThriftConfiguration *configuration,
+                     glong remaining, glong know, GValue *value)
+{
+  switch (property_id - first) {
+  case SIZE_CONFIGURATION:
+    g_value_set_object (value, configuration);
+    return TRUE;
+  case SIZE_REMAINING:
+    g_value_set_long (value, remaining);
+    return TRUE;
+  case SIZE_KNOW:
+    g_value_set_long (value, know);
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}
+
+gboolean
+rdma_size_props_set (guint property_id, guint first, ThriftConfiguration **configuration,
+                     glong *remaining, glong *know, const GValue *value)
+{
+  switch (property_id - first) {
+  case SIZE_CONFIGURATION:
+    g_clear_object (configuration);
+    *configuration = g_value_dup_object (value);
+    if (*configuration != NULL) {
+      *remaining = (*configuration)->maxMessageSize_;
+      *know = (*configuration)->maxMessageSize_;
+    }
+    return TRUE;
+  case SIZE_REMAINING:
+    *remaining = g_value_get_long (value);
+    return TRUE;
+  case SIZE_KNOW:
+    *know = g_value_get_long (value);
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}

@@ -1,0 +1,26 @@
+/*
+ * rdma_gobject.h: the "configuration", "remainingmessagesize" and "knowmessagesize"
+ * properties that ThriftRdma and ThriftServerRdma share (their parents, ThriftTransport and
+ * ThriftServerTransport, have the same three fields but no properties for them).  A class
+ * numbers them consecutively from @first.
+ */
+#ifndef _RDMA_GOBJECT_H
+#define _RDMA_GOBJECT_H
+
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift_configuration.h>
+
+G_BEGIN_DECLS
+
+void rdma_size_props_install (GObjectClass *cls, guint first);
+/* FALSE if @property_id is not one of the three. */
+gboolean rdma_size_props_get (guint property_id, guint first, ThriftConfiguration *configuration,
+                              glong remaining, glong know, GValue *value);
+gboolean rdma_size_props_set (guint property_id, guint first,
+                              ThriftConfiguration **configuration, glong *remaining,
+                              glong *know, const GValue *value);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * rdma_poll.c: waiting for completions, by the connection's polling mode.
+ *
+ *   BUSY:   spin on ibv_poll_cq until something completes or the deadline passes; every
+ *           RDMA_POLL_CM_EVERY spins, look at the CM channel (non-blocking) for a disconnect.
+ *   EVENT:  poll the CQ; arm it (ibv_req_notify_cq); poll again (a completion that arrived
+ *           before the arm raises no event); only then block in poll(2) on the completion
+ *           channel and the CM channel together, so a peer's DISCONNECTED wakes us too.
+ *   HYBRID: spin as BUSY for settings.spin_us, then block as EVENT.
+ *
+ * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
+ * time left.  CQ events are acknowledged in batches and before the CQ is destroyed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+
+#include "rdma_conn.h"
+#include "rdma_status.h"
+
+#define RDMA_POLL_BATCH 16
+#define RDMA_POLL_CM_EVERY 1024
+#define RDMA_POLL_ACK_BATCH 32
+
+/* Polls one batch; returns the number of completions handled, or -1 with @error. */
+static gint
+drain (RdmaConn *conn, GError **error)
+{
+  struct ibv_wc wc[RDMA_POLL_BATCH];
+  int n = ibv_poll_cq (conn->cq, RDMA_POLL_BATCH, wc);
+
+  if (n < 0) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_poll_cq", -n, -1, NULL);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    return -1;
+  }
+  for (int i = 0; i < n; i++)
+    if (!rdma_conn_handle_wc (conn, &wc[i], error))
+      return -1;
+  return n;
+}
+
+static gboolean
+arm (RdmaConn *conn, GError **error)
+{
+  int rc = ibv_req_notify_cq (conn->cq, 0);
+  if (rc != 0) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_req_notify_cq", rc, -1, NULL);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    return FALSE;
+  }
+  conn->armed = TRUE;
+  return TRUE;
+}
+
+static gboolean
+take_cq_event (RdmaConn *conn, GError **error)
+{
+  struct ibv_cq *cq;
+  void *ctx;
+
+  if (ibv_get_cq_event (conn->comp_channel, &cq, &ctx) != 0) {
+    if (errno == EAGAIN || errno == EINTR)
+      return TRUE;
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_get_cq_event", err, -1, NULL);
+    return FALSE;
+  }
+  conn->armed = FALSE;
+  conn->stats.cq_events++;
+  if (++conn->unacked_events >= RDMA_POLL_ACK_BATCH) {
+    ibv_ack_cq_events (conn->cq, conn->unacked_events);
+    conn->unacked_events = 0;
+  }
+  return TRUE;
+}
+
+/* Something happened: completions or CM events.  Give credits back if they piled up. */
+static gboolean
+progressed (RdmaConn *conn, GError **error)
+{
+  if (conn->state == RDMA_CONN_CONNECTED && !rdma_conn_return_credits (conn, error))
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaConnState before = conn->state;
+  gint64 spin_until;
+  guint spins = 0;
+
+  if (conn->cq == NULL) {
+    rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
+    return FALSE;
+  }
+  switch (conn->polling) {
+  case THRIFT_RDMA_POLLING_BUSY:
+    spin_until = G_MAXINT64;
+    break;
+  case THRIFT_RDMA_POLLING_HYBRID:
+    spin_until = g_get_monotonic_time () + conn->settings.spin_us;
+    break;
+  default:
+    spin_until = 0;
+    break;
+  }
+
+  for (;;) {
+    gint n = drain (conn, error);
+    gint64 now;
+
+    if (n < 0)
+      return FALSE;
+    if (n > 0)
+      return progressed (conn, error);
+    if (deadline_us < 0) {
+      /* one look only */
+      n = rdma_conn_handle_cm_events (conn, error);
+      return n > 0 && progressed (conn, error);
+    }
+    if (++spins % RDMA_POLL_CM_EVERY == 0 || spin_until == 0) {
+      n = rdma_conn_handle_cm_events (conn, error);
+      if (n < 0)
+        return FALSE;
+      if (conn->state != before)
+        return TRUE;
+    }
+    now = g_get_monotonic_time ();
+    if (deadline_us > 0 && now >= deadline_us) {
+      rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
+                             "no message within the call timeout");
+      return FALSE;
+    }
+    if (now < spin_until)
+      continue;
+
+    /* poll, arm, poll again, then block */
+    if (!conn->armed) {
+      if (!arm (conn, error))
+        return FALSE;
+      continue;
+    }
+    {
+      struct pollfd pfd[2] = {
+        { .fd = conn->comp_channel->fd, .events = POLLIN },
+        { .fd = conn->cm_channel->fd, .events = POLLIN },
+      };
+      int timeout = deadline_us > 0 ? (int) MIN ((deadline_us - now + 999) / 1000, G_MAXINT)
+                                    : -1;
+      int r = poll (pfd, 2, timeout);
+
+      if (r < 0) {
+        if (errno == EINTR)
+          continue;
+        int err = errno;
+        rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1,
+                               "waiting on the completion channel");
+        return FALSE;
+      }
+      if (pfd[0].revents & POLLIN && !take_cq_event (conn, error))
+        return FALSE;
+      if (pfd[1].revents & POLLIN) {
+        n = rdma_conn_handle_cm_events (conn, error);
+        if (n < 0)
+          return FALSE;
+        if (conn->state != before) {
+          /* drain what arrived before the disconnect */
+          if (drain (conn, error) < 0)
+            return FALSE;
+          return TRUE;
+        }
+      }
+    }
+  }
+}

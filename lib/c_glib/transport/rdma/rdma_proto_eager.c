@@ -1,0 +1,156 @@
+/*
+ * rdma_proto_eager.c: Eager-SendRecv.  A message is copied into send slots and SENT into the
+ * peer's pre-posted receive slots, one slot per fragment (slot size minus the header), each
+ * SEND taking one credit (rdma_credit.h).  A one-slot message is read in place from its
+ * receive slot and the slot is reposted when the reader is done with it; a longer one is
+ * reassembled into memory of its announced length (at most the max message size) and each
+ * slot is reposted as soon as its fragment is copied, so credits flow back while the sender
+ * is still sending.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "rdma_conn.h"
+#include "rdma_status.h"
+
+typedef struct
+{
+  guint8 *buf;      /* message being reassembled, or NULL */
+  guint32 len;      /* its announced length */
+  guint32 filled;   /* bytes received so far */
+} EagerState;
+
+static gboolean
+eager_setup (RdmaConn *conn, RdmaWireHello *hello, GError **error)
+{
+  conn->proto_state[RDMA_PROTO_EAGER] = g_new0 (EagerState, 1);
+  return TRUE;
+}
+
+static gboolean
+eager_peer_hello (RdmaConn *conn, const RdmaWireHello *peer, GError **error)
+{
+  if ((peer->protocols & (1u << RDMA_PROTO_EAGER)) == 0) {
+    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
+                           "the peer does not receive Eager-SendRecv messages");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void
+eager_teardown (RdmaConn *conn)
+{
+  EagerState *st = conn->proto_state[RDMA_PROTO_EAGER];
+
+  if (st == NULL)
+    return;
+  g_free (st->buf);
+  g_free (st);
+  conn->proto_state[RDMA_PROTO_EAGER] = NULL;
+}
+
+static gboolean
+eager_send_message (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
+                    GError **error)
+{
+  guint32 room = conn->settings.slot_size - RDMA_WIRE_HEADER_SIZE;
+  gsize off = 0;
+
+  do {
+    guint32 frag = (guint32) MIN (len - off, room);
+    guint8 flags = (off == 0 ? RDMA_WIRE_FIRST : 0) | (off + frag == len ? RDMA_WIRE_LAST : 0);
+    guint32 slot;
+    guint8 *dst;
+
+    while (conn->credits.send == 0 || conn->send_pool.n_free == 0) {
+      if (!rdma_conn_check_usable (conn, error) || !rdma_conn_progress (conn, deadline_us, error))
+        return FALSE;
+    }
+    if (!rdma_conn_check_usable (conn, error))
+      return FALSE;
+    rdma_credit_take (&conn->credits);
+    rdma_pool_get (&conn->send_pool, &slot);
+    dst = rdma_pool_slot (&conn->send_pool, slot);
+    rdma_wire_header_write (dst, RDMA_PROTO_EAGER, RDMA_WIRE_DATA, flags,
+                            rdma_credit_piggyback (&conn->credits), frag, (guint32) len);
+    memcpy (dst + RDMA_WIRE_HEADER_SIZE, buf + off, frag);
+    conn->stats.bytes_copied += frag;
+    if (!rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE + frag, error))
+      return FALSE;
+    off += frag;
+  } while (off < len);
+  return TRUE;
+}
+
+static gboolean
+eager_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
+                  const guint8 *payload, GError **error)
+{
+  EagerState *st = conn->proto_state[RDMA_PROTO_EAGER];
+  gboolean first = (hdr->flags & RDMA_WIRE_FIRST) != 0;
+  gboolean last = (hdr->flags & RDMA_WIRE_LAST) != 0;
+
+  if (first && last && st->buf == NULL) {
+    rdma_conn_deliver (conn, (guint8 *) payload, hdr->frag_len, slot, FALSE);
+    return TRUE;
+  }
+  if (first) {
+    if (st->buf != NULL) {
+      rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: a new message began after %u of %u bytes of "
+                             "the previous one", st->filled, st->len);
+      return FALSE;
+    }
+    st->buf = g_try_malloc (MAX (hdr->msg_len, 1));
+    if (st->buf == NULL) {
+      rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_malloc", 0, -1,
+                             "reassembling a %u-byte message", hdr->msg_len);
+      return FALSE;
+    }
+    st->len = hdr->msg_len;
+    st->filled = 0;
+  } else if (st->buf == NULL) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: a continuation fragment without a first one");
+    return FALSE;
+  }
+  if (hdr->msg_len != st->len || hdr->frag_len > st->len - st->filled
+      || (last && st->filled + hdr->frag_len != st->len)
+      || (!last && (hdr->frag_len == 0 || st->filled + hdr->frag_len == st->len))) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "truncated or garbled message: fragment of %u bytes%s at %u of a "
+                           "%u-byte message (now announced as %u)", hdr->frag_len,
+                           last ? " (last)" : "", st->filled, st->len, hdr->msg_len);
+    return FALSE;
+  }
+  memcpy (st->buf + st->filled, payload, hdr->frag_len);
+  conn->stats.bytes_copied += hdr->frag_len;
+  st->filled += hdr->frag_len;
+  if (!rdma_conn_repost (conn, slot, TRUE, error))
+    return FALSE;
+  if (last) {
+    rdma_conn_deliver (conn, st->buf, st->len, -1, TRUE);
+    st->buf = NULL;
+    st->len = st->filled = 0;
+  }
+  return TRUE;
+}
+
+static void
+eager_on_send_complete (RdmaConn *conn, guint64 wr_id)
+{
+}
+
+const RdmaProtoOps rdma_proto_eager_ops = {
+  .name = "eager",
+  .id = RDMA_PROTO_EAGER,
+  .hint = THRIFT_HINT_PROTO_EAGER,
+  .setup = eager_setup,
+  .peer_hello = eager_peer_hello,
+  .teardown = eager_teardown,
+  .send_message = eager_send_message,
+  .on_receive = eager_on_receive,
+  .on_send_complete = eager_on_send_complete,
+};

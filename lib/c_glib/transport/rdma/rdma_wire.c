@@ -1,0 +1,147 @@
+/* rdma_wire.c: encoding and validation of the handshake and the message header. */
+#include "config.h"
+
+#include <string.h>
+
+#include <thrift/c_glib/transport/thrift_rdma_version.h>
+
+#include "rdma_status.h"
+#include "rdma_wire.h"
+
+void
+rdma_wire_hello_init (RdmaWireHello *hello, guint16 version)
+{
+  memset (hello, 0, sizeof *hello);
+  hello->magic = GUINT32_TO_LE (RDMA_WIRE_HELLO_MAGIC);
+  hello->version = GUINT16_TO_LE (version);
+}
+
+gboolean
+rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError **error)
+{
+  RdmaWireHello h;
+
+  /* RDMA CM pads private data with zeros: the buffer may be longer than ours. */
+  if (data == NULL || len < sizeof h) {
+    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
+                           "the peer sent %" G_GSIZE_FORMAT " bytes of private data, not a "
+                           "ThriftRdma hello (%" G_GSIZE_FORMAT " bytes): is it a ThriftRdma "
+                           "peer?", data ? len : 0, sizeof h);
+    return FALSE;
+  }
+  memcpy (&h, data, sizeof h);
+  if (GUINT32_FROM_LE (h.magic) != RDMA_WIRE_HELLO_MAGIC) {
+    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
+                           "the peer's private data is not a ThriftRdma hello (magic 0x%08x)",
+                           GUINT32_FROM_LE (h.magic));
+    return FALSE;
+  }
+  out->magic = RDMA_WIRE_HELLO_MAGIC;
+  out->version = GUINT16_FROM_LE (h.version);
+  out->protocols = GUINT16_FROM_LE (h.protocols);
+  out->credits = GUINT32_FROM_LE (h.credits);
+  out->slot_size = GUINT32_FROM_LE (h.slot_size);
+  out->max_message = GUINT32_FROM_LE (h.max_message);
+  out->rkey = GUINT32_FROM_LE (h.rkey);
+  out->addr = GUINT64_FROM_LE (h.addr);
+  out->buf_len = GUINT32_FROM_LE (h.buf_len);
+  if (out->version != THRIFT_RDMA_WIRE_VERSION) {
+    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
+                           "the peer speaks ThriftRdma wire version %u, this library version "
+                           "%u: upgrade one side", out->version, THRIFT_RDMA_WIRE_VERSION);
+    return FALSE;
+  }
+  if (out->credits == 0 || out->slot_size <= RDMA_WIRE_HEADER_SIZE) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "handshake", 0, -1,
+                           "the peer offers %u credits of %u-byte slots", out->credits,
+                           out->slot_size);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void
+rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags, guint32 credits,
+                        guint32 frag_len, guint32 msg_len)
+{
+  RdmaWireHeader h = {
+    .magic = RDMA_WIRE_MAGIC,
+    .version = THRIFT_RDMA_WIRE_VERSION,
+    .proto = proto,
+    .type = type,
+    .flags = flags,
+    .credits = GUINT32_TO_LE (credits),
+    .frag_len = GUINT32_TO_LE (frag_len),
+    .msg_len = GUINT32_TO_LE (msg_len),
+  };
+  memcpy (slot, &h, sizeof h);
+}
+
+gboolean
+rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
+                        RdmaWireHeader *out, GError **error)
+{
+  RdmaWireHeader h;
+
+  if (byte_len < RDMA_WIRE_HEADER_SIZE) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "truncated message: %u bytes, shorter than the %u-byte header",
+                           byte_len, RDMA_WIRE_HEADER_SIZE);
+    return FALSE;
+  }
+  memcpy (&h, slot, sizeof h);
+  if (h.magic != RDMA_WIRE_MAGIC || h.version != THRIFT_RDMA_WIRE_VERSION) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: header magic 0x%02x version %u (expected 0x%02x "
+                           "version %u)", h.magic, h.version, RDMA_WIRE_MAGIC,
+                           THRIFT_RDMA_WIRE_VERSION);
+    return FALSE;
+  }
+  out->magic = h.magic;
+  out->version = h.version;
+  out->proto = h.proto;
+  out->type = h.type;
+  out->flags = h.flags;
+  out->credits = GUINT32_FROM_LE (h.credits);
+  out->frag_len = GUINT32_FROM_LE (h.frag_len);
+  out->msg_len = GUINT32_FROM_LE (h.msg_len);
+
+  if (out->frag_len != byte_len - RDMA_WIRE_HEADER_SIZE) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "truncated message: the header announces %u payload bytes, %u "
+                           "arrived", out->frag_len, byte_len - RDMA_WIRE_HEADER_SIZE);
+    return FALSE;
+  }
+  switch (out->type) {
+  case RDMA_WIRE_CREDIT:
+    if (out->frag_len != 0 || out->msg_len != 0) {
+      rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: a credit message with %u payload bytes",
+                             out->frag_len);
+      return FALSE;
+    }
+    return TRUE;
+  case RDMA_WIRE_DATA:
+    break;
+  default:
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: unknown message type %u", out->type);
+    return FALSE;
+  }
+  if (out->msg_len > max_message) {
+    rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
+                           "the peer sends a %u-byte message, the max message size is %u",
+                           out->msg_len, max_message);
+    return FALSE;
+  }
+  if (out->frag_len > out->msg_len
+      || (out->flags & ~(RDMA_WIRE_FIRST | RDMA_WIRE_LAST)) != 0
+      || ((out->flags & RDMA_WIRE_FIRST) && (out->flags & RDMA_WIRE_LAST)
+          && out->frag_len != out->msg_len)) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: fragment of %u bytes, flags 0x%x, message of %u",
+                           out->frag_len, out->flags, out->msg_len);
+    return FALSE;
+  }
+  return TRUE;
+}

@@ -1,0 +1,82 @@
+/*
+ * rdma_wire.h: what crosses the wire.  Both structures are little-endian and packed; both carry
+ * THRIFT_RDMA_WIRE_VERSION, and a peer with another version is refused.
+ */
+#ifndef _RDMA_WIRE_H
+#define _RDMA_WIRE_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * RdmaWireHello: the connection's private data, sent by the client in rdma_connect and by the
+ * server in rdma_accept (and in rdma_reject, so the client can say which version the server
+ * speaks).  It must fit the 56 bytes RDMA CM allows in a connect request.
+ */
+#define RDMA_WIRE_HELLO_MAGIC 0x4d445254u /* "TRDM" */
+typedef struct __attribute__ ((packed))
+{
+  guint32 magic;        /* RDMA_WIRE_HELLO_MAGIC */
+  guint16 version;      /* THRIFT_RDMA_WIRE_VERSION */
+  guint16 protocols;    /* bit (1 << RdmaProtoId) for each protocol the sender receives */
+  guint32 credits;      /* data receive slots the sender posted for its peer */
+  guint32 slot_size;    /* bytes per receive slot, message header included */
+  guint32 max_message;  /* largest message the sender accepts (its max message size) */
+  guint32 rkey;         /* key of the sender's reserved remote buffer (0: none) */
+  guint64 addr;         /* its address (for WRITE based protocols; 0: none) */
+  guint32 buf_len;      /* its length */
+} RdmaWireHello;
+G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
+
+void rdma_wire_hello_init (RdmaWireHello *hello, guint16 version);
+/* Checks length, magic and version of a peer's hello; @out gets it in host order. */
+gboolean rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out,
+                                GError **error);
+
+/*
+ * RdmaWireHeader: the first 20 bytes of every SEND (one fragment of a message, or a control
+ * message).  A message longer than a slot goes as fragments, each in its own slot: the first
+ * has RDMA_WIRE_FIRST, the last RDMA_WIRE_LAST (a one-slot message has both); every fragment
+ * repeats the message's total length.
+ */
+#define RDMA_WIRE_MAGIC 0xa7
+typedef enum
+{
+  RDMA_WIRE_DATA = 1,    /* a fragment of a Thrift message */
+  RDMA_WIRE_CREDIT = 2   /* only returns credits; no payload */
+} RdmaWireType;
+
+#define RDMA_WIRE_FIRST 0x1
+#define RDMA_WIRE_LAST 0x2
+
+typedef struct __attribute__ ((packed))
+{
+  guint8 magic;      /* RDMA_WIRE_MAGIC */
+  guint8 version;    /* THRIFT_RDMA_WIRE_VERSION */
+  guint8 proto;      /* RdmaProtoId of the protocol that handles it */
+  guint8 type;       /* RdmaWireType */
+  guint8 flags;      /* RDMA_WIRE_FIRST | RDMA_WIRE_LAST for DATA */
+  guint8 reserved[3];
+  guint32 credits;   /* receive slots the sender freed since its last report */
+  guint32 frag_len;  /* payload bytes following the header in this SEND */
+  guint32 msg_len;   /* the whole message's length */
+} RdmaWireHeader;
+G_STATIC_ASSERT (sizeof (RdmaWireHeader) == 20);
+
+#define RDMA_WIRE_HEADER_SIZE ((guint32) sizeof (RdmaWireHeader))
+
+void rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags,
+                             guint32 credits, guint32 frag_len, guint32 msg_len);
+
+/*
+ * Validates a received SEND of @byte_len bytes and decodes its header into @out: garbage,
+ * truncation, lengths that disagree and messages over @max_message are errors (in
+ * THRIFT_TRANSPORT_ERROR, saying which) and never crash.
+ */
+gboolean rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
+                                 RdmaWireHeader *out, GError **error);
+
+G_END_DECLS
+
+#endif

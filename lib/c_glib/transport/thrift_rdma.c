@@ -1,0 +1,595 @@
+/*
+ * thrift_rdma.c: ThriftRdma, the GObject shell over one RdmaConn (see thrift_rdma.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <thrift/c_glib/thrift_configuration.h>
+#include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+#include "rdma/rdma_conn.h"
+#include "rdma/rdma_device.h"
+#include "rdma/rdma_gobject.h"
+#include "rdma/rdma_status.h"
+#include "rdma/rdma_transport.h"
+
+enum
+{
+  PROP_0,
+  PROP_HOSTNAME,
+  PROP_PORT,
+  PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
+  PROP_REMAINING_MESSAGE_SIZE,
+  PROP_KNOW_MESSAGE_SIZE,
+  PROP_HINTS,
+  PROP_POLLING,
+  PROP_CONNECT_TIMEOUT,
+  PROP_CALL_TIMEOUT,
+  PROP_SOURCE_ADDRESS
+};
+
+typedef struct
+{
+  gchar *hostname;
+  guint port;
+  gchar *source_address;
+  const ThriftHintSet *hints;         /* default hints (property) */
+  ThriftRdmaPolling polling;
+  guint connect_timeout_ms;
+  guint call_timeout_ms;
+
+  RdmaConn *conn;
+  GByteArray *wbuf;                   /* the message being written */
+  gsize rpos;                         /* read position in the head received message */
+  gboolean reading;                   /* the head message is being read */
+  const ThriftHintSet *msg_hints;     /* set_hints of the message being written */
+  const ThriftHintSet *wait_hints;    /* hints of the last message sent (its reply's wait) */
+  ThriftRdmaPolling effective;
+  ThriftRdmaPolling last_wait;         /* the mode of the last wait */
+  const gchar *proto_name;
+  ThriftRdmaStats saved;              /* counters of the last closed connection */
+  gboolean warned_busy;
+} ThriftRdmaPrivate;
+
+static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
+
+G_DEFINE_TYPE_WITH_CODE (ThriftRdma, thrift_rdma, THRIFT_TYPE_TRANSPORT,
+                         G_ADD_PRIVATE (ThriftRdma)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
+                                                thrift_rdma_hint_receiver_init))
+
+#define PRIV(obj) ((ThriftRdmaPrivate *) thrift_rdma_get_instance_private (THRIFT_RDMA (obj)))
+
+GType
+thrift_rdma_polling_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { THRIFT_RDMA_POLLING_BUSY, "THRIFT_RDMA_POLLING_BUSY", "busy" },
+    { THRIFT_RDMA_POLLING_EVENT, "THRIFT_RDMA_POLLING_EVENT", "event" },
+    { THRIFT_RDMA_POLLING_HYBRID, "THRIFT_RDMA_POLLING_HYBRID", "hybrid" },
+    { 0, NULL, NULL }
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("ThriftRdmaPolling", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static gint64
+deadline_after (guint ms)
+{
+  return ms == 0 ? 0 : g_get_monotonic_time () + (gint64) ms * 1000;
+}
+
+static guint32
+max_message_of (ThriftConfiguration *configuration)
+{
+  if (configuration != NULL && configuration->maxMessageSize_ > 0)
+    return (guint32) configuration->maxMessageSize_;
+  return DEFAULT_MAX_MESSAGE_SIZE;
+}
+
+void
+thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,
+                          RdmaConnSettings *out)
+{
+  rdma_conn_settings_init (out, max_message_of (configuration), polling);
+}
+
+/* The polling mode for a wait: a hint set's polling, else its perf_goal (paper Sec. 4.3:
+ * latency prefers busy polling, throughput and res_util event polling), else the property. */
+static ThriftRdmaPolling
+polling_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
+{
+  if (h != NULL && (h->set & THRIFT_HINT_HAS_POLLING)) {
+    switch (h->polling) {
+    case THRIFT_HINT_POLLING_BUSY:
+      return THRIFT_RDMA_POLLING_BUSY;
+    case THRIFT_HINT_POLLING_EVENT:
+      return THRIFT_RDMA_POLLING_EVENT;
+    case THRIFT_HINT_POLLING_HYBRID:
+      return THRIFT_RDMA_POLLING_HYBRID;
+    default:
+      break;
+    }
+  }
+  if (h != NULL && (h->set & THRIFT_HINT_HAS_PERF_GOAL)) {
+    switch (h->perf_goal) {
+    case THRIFT_HINT_PERF_GOAL_LATENCY:
+      /* busy polling collapses when cores are oversubscribed (paper Fig. 5) */
+      if ((h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > g_get_num_processors ())
+        return THRIFT_RDMA_POLLING_HYBRID;
+      return THRIFT_RDMA_POLLING_BUSY;
+    case THRIFT_HINT_PERF_GOAL_THROUGHPUT:
+    case THRIFT_HINT_PERF_GOAL_RES_UTIL:
+      return THRIFT_RDMA_POLLING_EVENT;
+    default:
+      break;
+    }
+  }
+  return priv->polling;
+}
+
+static void
+use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
+{
+  priv->effective = polling_for (priv, h != NULL ? h : priv->hints);
+  if (priv->effective == THRIFT_RDMA_POLLING_BUSY && h != NULL
+      && (h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > g_get_num_processors ()
+      && !priv->warned_busy) {
+    g_message ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
+               "throughput collapses when spinning threads outnumber cores",
+               h->function ? h->function : "a function", h->concurrency,
+               g_get_num_processors ());
+    priv->warned_busy = TRUE;
+  }
+  if (priv->conn != NULL)
+    priv->conn->polling = priv->effective;
+}
+
+static void
+not_open (GError **error)
+{
+  rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "ThriftRdma");
+}
+
+/* Gives the message being read back (its slot to the peer). */
+static gboolean
+release_current (ThriftRdmaPrivate *priv, GError **error)
+{
+  gboolean ok = TRUE;
+
+  if (priv->conn != NULL && priv->reading)
+    ok = rdma_conn_release_message (priv->conn, error);
+  priv->reading = FALSE;
+  priv->rpos = 0;
+  return ok;
+}
+
+/* implements thrift_transport_is_open */
+static gboolean
+thrift_rdma_is_open (ThriftTransport *transport)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  return priv->conn != NULL && (priv->conn->state == RDMA_CONN_CONNECTED
+                                || !g_queue_is_empty (&priv->conn->received));
+}
+
+/* implements thrift_transport_open */
+static gboolean
+thrift_rdma_open (ThriftTransport *transport, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  RdmaConnSettings settings;
+
+  if (priv->conn != NULL) {
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+                 "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
+    return FALSE;
+  }
+  if (rdma_device_probe (error) == 0)
+    return FALSE;
+  use_hints (priv, NULL);
+  thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
+  priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
+                                  deadline_after (priv->connect_timeout_ms), error);
+  if (priv->conn == NULL)
+    return FALSE;
+  priv->rpos = 0;
+  priv->reading = FALSE;
+  g_byte_array_set_size (priv->wbuf, 0);
+  return TRUE;
+}
+
+/* implements thrift_transport_close */
+static gboolean
+thrift_rdma_close (ThriftTransport *transport, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+
+  if (priv->conn != NULL) {
+    priv->saved = priv->conn->stats;
+    priv->saved.pinned_bytes = 0;
+    rdma_conn_free (priv->conn);
+    priv->conn = NULL;
+  }
+  priv->rpos = 0;
+  priv->reading = FALSE;
+  g_byte_array_set_size (priv->wbuf, 0);
+  return TRUE;
+}
+
+/* implements thrift_transport_peek */
+static gboolean
+thrift_rdma_peek (ThriftTransport *transport, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  RdmaMessage *msg;
+  GError *e = NULL;
+
+  if (priv->conn == NULL)
+    return FALSE;
+  if (priv->reading) {
+    msg = g_queue_peek_head (&priv->conn->received);
+    if (msg != NULL && priv->rpos < msg->len)
+      return TRUE;
+    /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
+    if (!release_current (priv, error))
+      return FALSE;
+  }
+  priv->conn->polling = priv->effective;
+  priv->last_wait = priv->effective;
+  msg = rdma_conn_wait_message (priv->conn, deadline_after (priv->call_timeout_ms), &e);
+  if (msg != NULL)
+    return TRUE;
+  /* the peer closed the connection: no more data, not an error */
+  if (priv->conn->state == RDMA_CONN_DISCONNECTED)
+    g_error_free (e);
+  else
+    g_propagate_error (error, e);
+  return FALSE;
+}
+
+/* implements thrift_transport_read */
+static gint32
+thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  RdmaMessage *msg;
+  guint32 n;
+
+  if (priv->conn == NULL) {
+    not_open (error);
+    return -1;
+  }
+  if (len == 0)
+    return 0;
+  msg = g_queue_peek_head (&priv->conn->received);
+  if (priv->reading && msg != NULL && priv->rpos >= msg->len
+      && !release_current (priv, error))
+    return -1;
+  priv->conn->polling = priv->effective;
+  priv->last_wait = priv->effective;
+  msg = rdma_conn_wait_message (priv->conn, deadline_after (priv->call_timeout_ms), error);
+  if (msg == NULL)
+    return -1;
+  if (!priv->reading) {
+    priv->reading = TRUE;
+    priv->rpos = 0;
+  }
+  n = (guint32) MIN ((gsize) len, msg->len - priv->rpos);
+  memcpy (buf, msg->data + priv->rpos, n);
+  priv->rpos += n;
+  priv->conn->stats.bytes_copied += n;
+  return (gint32) n;
+}
+
+/* implements thrift_transport_read_all */
+static gint32
+thrift_rdma_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+{
+  guint32 have = 0;
+
+  while (have < len) {
+    gint32 r = thrift_rdma_read (transport, (guint8 *) buf + have, len - have, error);
+    if (r < 0)
+      return -1;
+    have += (guint32) r;
+  }
+  return (gint32) have;
+}
+
+/* implements thrift_transport_read_end */
+static gboolean
+thrift_rdma_read_end (ThriftTransport *transport, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  gboolean ok = release_current (priv, error);
+
+  priv->wait_hints = NULL;
+  use_hints (priv, NULL);
+  return ok;
+}
+
+/* implements thrift_transport_write */
+static gboolean
+thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32 len,
+                   GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+
+  if (priv->conn == NULL) {
+    not_open (error);
+    return FALSE;
+  }
+  if (priv->wbuf->len + (gsize) len > max_message_of (transport->configuration)) {
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
+                 "ThriftRdma: the message being written exceeds the max message size %u",
+                 max_message_of (transport->configuration));
+    return FALSE;
+  }
+  g_byte_array_append (priv->wbuf, buf, len);
+  priv->conn->stats.bytes_copied += len;
+  return TRUE;
+}
+
+/* implements thrift_transport_write_end */
+static gboolean
+thrift_rdma_write_end (ThriftTransport *transport, GError **error)
+{
+  return TRUE;
+}
+
+/* implements thrift_transport_flush */
+static gboolean
+thrift_rdma_flush (ThriftTransport *transport, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
+  gboolean ok;
+
+  if (priv->conn == NULL) {
+    not_open (error);
+    return FALSE;
+  }
+  if (priv->wbuf->len == 0)
+    return TRUE;
+  use_hints (priv, h);
+  priv->conn->tx_proto = rdma_proto_for_hint (h != NULL && (h->set & THRIFT_HINT_HAS_PROTO)
+                                              ? h->proto : THRIFT_HINT_PROTO_EAGER);
+  priv->proto_name = priv->conn->tx_proto->name;
+  ok = rdma_conn_send (priv->conn, priv->wbuf->data, priv->wbuf->len,
+                       deadline_after (priv->call_timeout_ms), error);
+  g_byte_array_set_size (priv->wbuf, 0);
+  priv->wait_hints = priv->msg_hints;
+  priv->msg_hints = NULL;
+  return ok;
+}
+
+static void
+thrift_rdma_set_hints (ThriftHintReceiver *receiver, const ThriftHintSet *hints)
+{
+  ThriftRdmaPrivate *priv = PRIV (receiver);
+  priv->msg_hints = hints;
+}
+
+static void
+thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface)
+{
+  iface->set_hints = thrift_rdma_set_hints;
+}
+
+static void
+thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GParamSpec *pspec)
+{
+  ThriftRdmaPrivate *priv = PRIV (object);
+  ThriftTransport *tt = THRIFT_TRANSPORT (object);
+
+  switch (property_id) {
+  case PROP_HOSTNAME:
+    g_value_set_string (value, priv->hostname);
+    break;
+  case PROP_PORT:
+    g_value_set_uint (value, priv->port);
+    break;
+  case PROP_HINTS:
+    g_value_set_pointer (value, (gpointer) priv->hints);
+    break;
+  case PROP_POLLING:
+    g_value_set_enum (value, priv->polling);
+    break;
+  case PROP_CONNECT_TIMEOUT:
+    g_value_set_uint (value, priv->connect_timeout_ms);
+    break;
+  case PROP_CALL_TIMEOUT:
+    g_value_set_uint (value, priv->call_timeout_ms);
+    break;
+  case PROP_SOURCE_ADDRESS:
+    g_value_set_string (value, priv->source_address);
+    break;
+  default:
+    if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
+                              tt->remainingMessageSize_, tt->knowMessageSize_, value))
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
+    break;
+  }
+}
+
+static void
+thrift_rdma_set_property (GObject *object, guint property_id, const GValue *value,
+                          GParamSpec *pspec)
+{
+  ThriftRdmaPrivate *priv = PRIV (object);
+  ThriftTransport *tt = THRIFT_TRANSPORT (object);
+
+  switch (property_id) {
+  case PROP_HOSTNAME:
+    g_free (priv->hostname);
+    priv->hostname = g_value_dup_string (value);
+    break;
+  case PROP_PORT:
+    priv->port = g_value_get_uint (value);
+    break;
+  case PROP_HINTS:
+    priv->hints = g_value_get_pointer (value);
+    break;
+  case PROP_POLLING:
+    priv->polling = g_value_get_enum (value);
+    priv->effective = priv->polling;
+    priv->last_wait = priv->polling;
+    break;
+  case PROP_CONNECT_TIMEOUT:
+    priv->connect_timeout_ms = g_value_get_uint (value);
+    break;
+  case PROP_CALL_TIMEOUT:
+    priv->call_timeout_ms = g_value_get_uint (value);
+    break;
+  case PROP_SOURCE_ADDRESS:
+    g_free (priv->source_address);
+    priv->source_address = g_value_dup_string (value);
+    break;
+  default:
+    if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
+                              &tt->remainingMessageSize_, &tt->knowMessageSize_, value))
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
+    break;
+  }
+}
+
+static void
+thrift_rdma_finalize (GObject *object)
+{
+  ThriftRdmaPrivate *priv = PRIV (object);
+  ThriftTransport *tt = THRIFT_TRANSPORT (object);
+
+  rdma_conn_free (priv->conn);
+  priv->conn = NULL;
+  g_free (priv->hostname);
+  g_free (priv->source_address);
+  g_byte_array_unref (priv->wbuf);
+  g_clear_object (&tt->configuration);
+  G_OBJECT_CLASS (thrift_rdma_parent_class)->finalize (object);
+}
+
+static void
+thrift_rdma_class_init (ThriftRdmaClass *cls)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (cls);
+  ThriftTransportClass *ttc = THRIFT_TRANSPORT_CLASS (cls);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->get_property = thrift_rdma_get_property;
+  gobject_class->set_property = thrift_rdma_set_property;
+  gobject_class->finalize = thrift_rdma_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_HOSTNAME,
+    g_param_spec_string ("hostname", "hostname", "Server address or name", "localhost",
+                         rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_PORT,
+    g_param_spec_uint ("port", "port", "Server port", 1, 65535, 9090, rw | G_PARAM_CONSTRUCT));
+  rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
+  g_object_class_install_property (gobject_class, PROP_HINTS,
+    g_param_spec_pointer ("hints", "hints",
+                          "Default hint set (const ThriftHintSet *) or NULL", rw));
+  g_object_class_install_property (gobject_class, PROP_POLLING,
+    g_param_spec_enum ("polling", "polling", "How completions are waited for",
+                       THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
+                       rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
+    g_param_spec_uint ("connect-timeout", "connect-timeout",
+                       "Milliseconds to resolve and connect", 1, G_MAXUINT,
+                       THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
+    g_param_spec_uint ("call-timeout", "call-timeout",
+                       "Milliseconds a read waits for a message (0: forever)", 0, G_MAXUINT,
+                       THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_SOURCE_ADDRESS,
+    g_param_spec_string ("source-address", "source-address",
+                         "Local address to connect from (NULL: chosen by the route)", NULL,
+                         rw | G_PARAM_CONSTRUCT));
+
+  ttc->is_open = thrift_rdma_is_open;
+  ttc->peek = thrift_rdma_peek;
+  ttc->open = thrift_rdma_open;
+  ttc->close = thrift_rdma_close;
+  ttc->read = thrift_rdma_read;
+  ttc->read_end = thrift_rdma_read_end;
+  ttc->write = thrift_rdma_write;
+  ttc->write_end = thrift_rdma_write_end;
+  ttc->flush = thrift_rdma_flush;
+  ttc->read_all = thrift_rdma_read_all;
+}
+
+static void
+thrift_rdma_init (ThriftRdma *self)
+{
+  ThriftRdmaPrivate *priv = PRIV (self);
+
+  priv->wbuf = g_byte_array_new ();
+  priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
+  priv->effective = priv->polling;
+  priv->proto_name = rdma_proto_eager_ops.name;
+}
+
+ThriftTransport *
+thrift_rdma_new (const gchar *hostname, guint port)
+{
+  return g_object_new (THRIFT_TYPE_RDMA, "hostname", hostname, "port", port, NULL);
+}
+
+ThriftRdma *
+thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gpointer hints,
+                          ThriftRdmaPolling polling, guint call_timeout_ms)
+{
+  ThriftRdma *self = g_object_new (THRIFT_TYPE_RDMA, "configuration", configuration, "hints",
+                                   hints, "polling", polling, "call-timeout", call_timeout_ms,
+                                   NULL);
+  ThriftRdmaPrivate *priv = PRIV (self);
+
+  priv->conn = conn;
+  conn->polling = priv->effective;
+  return self;
+}
+
+void
+thrift_rdma_get_stats (ThriftRdma *self, ThriftRdmaStats *out)
+{
+  ThriftRdmaPrivate *priv;
+
+  g_return_if_fail (THRIFT_IS_RDMA (self) && out != NULL);
+  priv = PRIV (self);
+  *out = priv->conn != NULL ? priv->conn->stats : priv->saved;
+}
+
+void
+thrift_rdma_reset_stats (ThriftRdma *self)
+{
+  ThriftRdmaPrivate *priv;
+  ThriftRdmaStats *s;
+  guint64 pinned;
+
+  g_return_if_fail (THRIFT_IS_RDMA (self));
+  priv = PRIV (self);
+  s = priv->conn != NULL ? &priv->conn->stats : &priv->saved;
+  pinned = s->pinned_bytes;
+  memset (s, 0, sizeof *s);
+  s->pinned_bytes = pinned;
+}
+
+const gchar *
+thrift_rdma_get_protocol_name (ThriftRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
+  return PRIV (self)->proto_name;
+}
+
+ThriftRdmaPolling
+thrift_rdma_get_effective_polling (ThriftRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_RDMA (self), THRIFT_RDMA_DEFAULT_POLLING);
+  return PRIV (self)->last_wait;
+}

@@ -1,0 +1,370 @@
+/*
+ * thrift_server_rdma.c: ThriftServerRdma, listening with librdmacm (see thrift_server_rdma.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <thrift/c_glib/thrift_configuration.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+
+#include "rdma/rdma_conn.h"
+#include "rdma/rdma_device.h"
+#include "rdma/rdma_gobject.h"
+#include "rdma/rdma_resources.h"
+#include "rdma/rdma_status.h"
+#include "rdma/rdma_transport.h"
+
+enum
+{
+  PROP_0,
+  PROP_HOSTNAME,
+  PROP_PORT,
+  PROP_BACKLOG,
+  PROP_HINTS,
+  PROP_POLLING,
+  PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
+  PROP_REMAINING_MESSAGE_SIZE,
+  PROP_KNOW_MESSAGE_SIZE,
+  PROP_CALL_TIMEOUT
+};
+
+/* How long an accepted connection may take to be established. */
+#define ACCEPT_ESTABLISH_MS 5000
+
+typedef struct
+{
+  gchar *hostname;
+  guint port;            /* as set; the bound port after listen */
+  gint backlog;
+  gpointer hints;
+  ThriftRdmaPolling polling;
+  guint call_timeout_ms;
+
+  struct rdma_event_channel *channel;
+  struct rdma_cm_id *listener;
+  int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
+} ThriftServerRdmaPrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT)
+
+#define PRIV(obj) \
+  ((ThriftServerRdmaPrivate *) thrift_server_rdma_get_instance_private (THRIFT_SERVER_RDMA (obj)))
+
+static void
+close_listener (ThriftServerRdmaPrivate *priv)
+{
+  rdma_res_id_destroy (&priv->listener);
+  rdma_res_channel_destroy (&priv->channel);
+  if (priv->wake_fd >= 0) {
+    close (priv->wake_fd);
+    priv->wake_fd = -1;
+  }
+}
+
+/* implements thrift_server_transport_listen */
+static gboolean
+thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+  struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+  struct rdma_addrinfo *res = NULL;
+  struct sockaddr_in any = { .sin_family = AF_INET };
+  struct sockaddr *addr = (struct sockaddr *) &any;
+  gchar service[16];
+
+  if (priv->listener != NULL) {
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+                 "ThriftServerRdma is already listening on port %u", priv->port);
+    return FALSE;
+  }
+  if (rdma_device_probe (error) == 0)
+    return FALSE;
+  priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (priv->wake_fd < 0) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "eventfd", err, -1, NULL);
+    return FALSE;
+  }
+  priv->channel = rdma_res_channel_create (error);
+  if (priv->channel == NULL)
+    goto fail;
+  priv->listener = rdma_res_id_create (priv->channel, transport, error);
+  if (priv->listener == NULL)
+    goto fail;
+  g_snprintf (service, sizeof service, "%u", priv->port);
+  if (priv->hostname != NULL) {
+    if (rdma_getaddrinfo (priv->hostname, service, &hints, &res) != 0 || res == NULL) {
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_getaddrinfo", err, -1,
+                             "cannot resolve the bind address '%s'", priv->hostname);
+      goto fail;
+    }
+    addr = res->ai_src_addr;
+  } else {
+    any.sin_port = htons ((guint16) priv->port);
+  }
+  if (rdma_bind_addr (priv->listener, addr) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_bind_addr", err, -1,
+                           "binding %s port %u%s", priv->hostname ? priv->hostname : "(any)",
+                           priv->port,
+                           err == EADDRNOTAVAIL ? " (is the address on an RDMA interface?)"
+                                                : err == EADDRINUSE ? " (port in use)" : "");
+    goto fail;
+  }
+  if (res != NULL) {
+    rdma_freeaddrinfo (res);
+    res = NULL;
+  }
+  if (rdma_listen (priv->listener, priv->backlog) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_listen", err, -1, NULL);
+    goto fail;
+  }
+  priv->port = ntohs (rdma_get_src_port (priv->listener));
+  return TRUE;
+
+fail:
+  if (res != NULL)
+    rdma_freeaddrinfo (res);
+  close_listener (priv);
+  return FALSE;
+}
+
+/* Sets up one connection request; NULL with @error if it failed (the server goes on). */
+static ThriftTransport *
+accept_request (ThriftServerTransport *transport, struct rdma_cm_event *ev, GError **error)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+  struct rdma_cm_id *id = ev->id;
+  guint8 pdata[256];
+  gsize len = MIN (ev->param.conn.private_data_len, sizeof pdata);
+  RdmaConnSettings settings;
+  RdmaConn *conn;
+
+  if (ev->param.conn.private_data != NULL)
+    memcpy (pdata, ev->param.conn.private_data, len);
+  else
+    len = 0;
+  /* the event must be acked before the id can move to its own channel */
+  rdma_ack_cm_event (ev);
+  thrift_rdma_settings_for (transport->configuration, priv->polling, &settings);
+  conn = rdma_conn_accept (id, pdata, len, &settings,
+                           g_get_monotonic_time () + ACCEPT_ESTABLISH_MS * 1000, error);
+  if (conn == NULL)
+    return NULL;
+  return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
+                                                     priv->hints, priv->polling,
+                                                     priv->call_timeout_ms));
+}
+
+/* implements thrift_server_transport_accept */
+static ThriftTransport *
+thrift_server_rdma_accept (ThriftServerTransport *transport, GError **error)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+
+  if (priv->listener == NULL) {
+    rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, "accept", 0, -1,
+                           "ThriftServerRdma is not listening");
+    return NULL;
+  }
+  for (;;) {
+    struct pollfd pfd[2] = {
+      { .fd = priv->channel->fd, .events = POLLIN },
+      { .fd = priv->wake_fd, .events = POLLIN },
+    };
+    struct rdma_cm_event *ev = NULL;
+
+    if (poll (pfd, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1, "accept");
+      return NULL;
+    }
+    if (pfd[1].revents & POLLIN) {
+      rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", 0, -1,
+                             "thrift_server_rdma_interrupt was called");
+      return NULL;
+    }
+    while (rdma_get_cm_event (priv->channel, &ev) == 0) {
+      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+        GError *e = NULL;
+        ThriftTransport *t = accept_request (transport, ev, &e);
+        if (t != NULL)
+          return t;
+        /* one bad client must not stop the server */
+        g_message ("ThriftServerRdma: a connection request failed: %s", e->message);
+        g_error_free (e);
+      } else {
+        rdma_ack_cm_event (ev);
+      }
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
+      return NULL;
+    }
+  }
+}
+
+/* implements thrift_server_transport_close */
+static gboolean
+thrift_server_rdma_close (ThriftServerTransport *transport, GError **error)
+{
+  close_listener (PRIV (transport));
+  return TRUE;
+}
+
+void
+thrift_server_rdma_interrupt (ThriftServerRdma *self)
+{
+  ThriftServerRdmaPrivate *priv;
+  guint64 one = 1;
+
+  g_return_if_fail (THRIFT_IS_SERVER_RDMA (self));
+  priv = PRIV (self);
+  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
+    /* EAGAIN: the counter is already non-zero, accept wakes anyway */
+  }
+}
+
+guint
+thrift_server_rdma_get_port (ThriftServerRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_SERVER_RDMA (self), 0);
+  return PRIV (self)->listener != NULL ? PRIV (self)->port : 0;
+}
+
+static void
+thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *value,
+                                 GParamSpec *pspec)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (object);
+  ThriftServerTransport *st = THRIFT_SERVER_TRANSPORT (object);
+
+  switch (property_id) {
+  case PROP_HOSTNAME:
+    g_value_set_string (value, priv->hostname);
+    break;
+  case PROP_PORT:
+    g_value_set_uint (value, priv->port);
+    break;
+  case PROP_BACKLOG:
+    g_value_set_int (value, priv->backlog);
+    break;
+  case PROP_HINTS:
+    g_value_set_pointer (value, priv->hints);
+    break;
+  case PROP_POLLING:
+    g_value_set_enum (value, priv->polling);
+    break;
+  case PROP_CALL_TIMEOUT:
+    g_value_set_uint (value, priv->call_timeout_ms);
+    break;
+  default:
+    if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
+                              st->remainingMessageSize_, st->knowMessageSize_, value))
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
+    break;
+  }
+}
+
+static void
+thrift_server_rdma_set_property (GObject *object, guint property_id, const GValue *value,
+                                 GParamSpec *pspec)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (object);
+  ThriftServerTransport *st = THRIFT_SERVER_TRANSPORT (object);
+
+  switch (property_id) {
+  case PROP_HOSTNAME:
+    g_free (priv->hostname);
+    priv->hostname = g_value_dup_string (value);
+    break;
+  case PROP_PORT:
+    priv->port = g_value_get_uint (value);
+    break;
+  case PROP_BACKLOG:
+    priv->backlog = g_value_get_int (value);
+    break;
+  case PROP_HINTS:
+    priv->hints = g_value_get_pointer (value);
+    break;
+  case PROP_POLLING:
+    priv->polling = g_value_get_enum (value);
+    break;
+  case PROP_CALL_TIMEOUT:
+    priv->call_timeout_ms = g_value_get_uint (value);
+    break;
+  default:
+    if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
+                              &st->remainingMessageSize_, &st->knowMessageSize_, value))
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
+    break;
+  }
+}
+
+static void
+thrift_server_rdma_finalize (GObject *object)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (object);
+
+  close_listener (priv);
+  g_free (priv->hostname);
+  g_clear_object (&THRIFT_SERVER_TRANSPORT (object)->configuration);
+  G_OBJECT_CLASS (thrift_server_rdma_parent_class)->finalize (object);
+}
+
+static void
+thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (cls);
+  ThriftServerTransportClass *stc = THRIFT_SERVER_TRANSPORT_CLASS (cls);
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
+
+  gobject_class->get_property = thrift_server_rdma_get_property;
+  gobject_class->set_property = thrift_server_rdma_set_property;
+  gobject_class->finalize = thrift_server_rdma_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_HOSTNAME,
+    g_param_spec_string ("hostname", "hostname", "Address to bind (NULL: any)", NULL,
+                         rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_PORT,
+    g_param_spec_uint ("port", "port", "Port to bind (0: any; the bound one after listen)",
+                       0, 65535, 9090, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BACKLOG,
+    g_param_spec_int ("backlog", "backlog", "Listen backlog", 1, G_MAXINT,
+                      THRIFT_SERVER_RDMA_DEFAULT_BACKLOG, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_HINTS,
+    g_param_spec_pointer ("hints", "hints",
+                          "Default hint set of accepted connections, or NULL", rw));
+  g_object_class_install_property (gobject_class, PROP_POLLING,
+    g_param_spec_enum ("polling", "polling", "Polling mode of accepted connections",
+                       THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
+                       rw | G_PARAM_CONSTRUCT));
+  rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
+  g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
+    g_param_spec_uint ("call-timeout", "call-timeout",
+                       "Milliseconds an accepted connection waits for a request (0: forever)",
+                       0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
+
+  stc->listen = thrift_server_rdma_listen;
+  stc->accept = thrift_server_rdma_accept;
+  stc->close = thrift_server_rdma_close;
+}
+
+static void
+thrift_server_rdma_init (ThriftServerRdma *self)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (self);
+  priv->wake_fd = -1;
+  priv->backlog = THRIFT_SERVER_RDMA_DEFAULT_BACKLOG;
+  priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
+}

@@ -1,0 +1,401 @@
+/*
+ * Transports from URIs: tcp://HOST:PORT and rdma://HOST:PORT, with a few options
+ * (see thrift_transport_uri.h for the syntax).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_server_socket.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
+
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+G_DEFINE_QUARK (thrift-transport-uri-error-quark, thrift_transport_uri_error)
+
+#define URI_ERROR(error, code, ...) \
+  g_set_error ((error), THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_##code, __VA_ARGS__)
+
+static const gchar *const polling_names[] = { "default", "busy", "event", "hybrid" };
+static const gchar *const framing_names[] = { "framed", "buffered", "none" };
+
+void
+thrift_transport_uri_free (ThriftTransportUri *uri)
+{
+  if (uri == NULL)
+    return;
+  g_free (uri->host);
+  g_free (uri);
+}
+
+/* A decimal number in [MIN, MAX], the whole of TEXT. */
+static gboolean
+parse_number (const gchar *text, gint64 min, gint64 max, gint64 *out)
+{
+  gchar *end;
+  gint64 v;
+
+  if (text[0] < '0' || text[0] > '9')
+    return FALSE;
+  errno = 0;
+  v = g_ascii_strtoll (text, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max)
+    return FALSE;
+  *out = v;
+  return TRUE;
+}
+
+static gint
+lookup_name (const gchar *value, const gchar *const *names, gint n, gint first)
+{
+  gint i;
+  for (i = first; i < n; i++)
+    if (g_strcmp0 (value, names[i]) == 0)
+      return i;
+  return -1;
+}
+
+static gboolean
+parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
+              const gchar *name, const gchar *value, GError **error)
+{
+  const gchar *scheme = u->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma";
+  gboolean tcp = u->scheme == THRIFT_TRANSPORT_URI_TCP;
+  gint64 n;
+  gint i;
+
+  if (value == NULL)
+  {
+    URI_ERROR (error, OPTION, "%s: option '%s' has no value (write %s=VALUE)", uri, name, name);
+    return FALSE;
+  }
+  if (strcmp (name, "framing") == 0)
+  {
+    if (!tcp)
+      goto wrong_scheme;
+    if ((i = lookup_name (value, framing_names, G_N_ELEMENTS (framing_names), 0)) < 0)
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'framing'; allowed: framed | buffered | none",
+                 uri, value);
+      return FALSE;
+    }
+    u->framing = (ThriftTransportUriFraming) i;
+  }
+  else if (strcmp (name, "polling") == 0)
+  {
+    if (tcp)
+      goto wrong_scheme;
+    if ((i = lookup_name (value, polling_names, G_N_ELEMENTS (polling_names), 1)) < 0)
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'polling'; allowed: busy | event | hybrid",
+                 uri, value);
+      return FALSE;
+    }
+    u->polling = (ThriftTransportUriPolling) i;
+  }
+  else if (strcmp (name, "connect-timeout") == 0 || strcmp (name, "call-timeout") == 0)
+  {
+    if (tcp)
+      goto wrong_scheme;
+    if (for_server)
+      goto wrong_side;
+    if (!parse_number (value, 0, G_MAXINT, &n))
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: milliseconds, 0 to %d",
+                 uri, value, name, G_MAXINT);
+      return FALSE;
+    }
+    if (name[1] == 'o')
+      u->connect_timeout_ms = (gint) n;
+    else
+      u->call_timeout_ms = (gint) n;
+  }
+  else if (strcmp (name, "backlog") == 0)
+  {
+    if (!for_server)
+      goto wrong_side;
+    if (!parse_number (value, 1, 4096, &n))
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'backlog'; allowed: 1 to 4096",
+                 uri, value);
+      return FALSE;
+    }
+    u->backlog = (gint) n;
+  }
+  else
+  {
+    URI_ERROR (error, OPTION,
+               "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
+               "call-timeout (rdma), backlog (servers)", uri, name);
+    return FALSE;
+  }
+  return TRUE;
+
+wrong_scheme:
+  URI_ERROR (error, OPTION, "%s: option '%s' does not apply to %s:// transports", uri, name, scheme);
+  return FALSE;
+wrong_side:
+  URI_ERROR (error, OPTION, "%s: option '%s' does not apply to a %s", uri, name,
+             for_server ? "server" : "client");
+  return FALSE;
+}
+
+ThriftTransportUri *
+thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **error)
+{
+  g_autoptr (ThriftTransportUri) u = NULL;
+  const gchar *sep, *rest, *port_text, *query;
+  g_autofree gchar *authority = NULL;
+  gint64 port;
+
+  if (uri == NULL || *uri == '\0')
+  {
+    URI_ERROR (error, SYNTAX, "empty transport URI; expected tcp://HOST:PORT or rdma://HOST:PORT");
+    return NULL;
+  }
+  u = g_new0 (ThriftTransportUri, 1);
+  u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
+
+  sep = strstr (uri, "://");
+  if (sep == NULL)
+  {
+    URI_ERROR (error, SYNTAX, "%s: not a transport URI; expected tcp://HOST:PORT or rdma://HOST:PORT",
+               uri);
+    return NULL;
+  }
+  if (sep - uri == 3 && g_ascii_strncasecmp (uri, "tcp", 3) == 0)
+    u->scheme = THRIFT_TRANSPORT_URI_TCP;
+  else if (sep - uri == 4 && g_ascii_strncasecmp (uri, "rdma", 4) == 0)
+    u->scheme = THRIFT_TRANSPORT_URI_RDMA;
+  else
+  {
+    URI_ERROR (error, SCHEME, "%s: unknown scheme '%.*s'; allowed: tcp, rdma", uri,
+               (int) (sep - uri), uri);
+    return NULL;
+  }
+
+  rest = sep + 3;
+  query = strchr (rest, '?');
+  authority = query != NULL ? g_strndup (rest, query - rest) : g_strdup (rest);
+  if (strchr (authority, '/') != NULL)
+  {
+    URI_ERROR (error, SYNTAX, "%s: a transport URI has no path; expected SCHEME://HOST:PORT", uri);
+    return NULL;
+  }
+
+  if (authority[0] == '[')
+  {
+    const gchar *close = strchr (authority, ']');
+    if (close == NULL || close == authority + 1)
+    {
+      URI_ERROR (error, HOST, "%s: bad IPv6 address; write it in brackets, as [::1]:9090", uri);
+      return NULL;
+    }
+    u->host = g_strndup (authority + 1, close - authority - 1);
+    if (strspn (u->host, "0123456789abcdefABCDEF:.") != strlen (u->host))
+    {
+      URI_ERROR (error, HOST, "%s: '%s' is not an IPv6 address", uri, u->host);
+      return NULL;
+    }
+    if (close[1] != ':')
+    {
+      URI_ERROR (error, PORT, "%s: missing port; expected [%s]:PORT", uri, u->host);
+      return NULL;
+    }
+    port_text = close + 2;
+  }
+  else
+  {
+    const gchar *colon = strrchr (authority, ':');
+    if (colon == NULL)
+    {
+      URI_ERROR (error, PORT, "%s: missing port; expected %s://HOST:PORT", uri,
+                 u->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma");
+      return NULL;
+    }
+    u->host = g_strndup (authority, colon - authority);
+    if (strchr (u->host, ':') != NULL)
+    {
+      URI_ERROR (error, HOST, "%s: an IPv6 address must be in brackets, as [::1]:9090", uri);
+      return NULL;
+    }
+    port_text = colon + 1;
+  }
+  if (*port_text == '\0')
+  {
+    URI_ERROR (error, PORT, "%s: missing port after ':'", uri);
+    return NULL;
+  }
+  if (!parse_number (port_text, 1, 65535, &port))
+  {
+    URI_ERROR (error, PORT, "%s: bad port '%s'; allowed: 1 to 65535", uri, port_text);
+    return NULL;
+  }
+  u->port = (guint) port;
+  if (u->host[0] == '\0' && !for_server)
+  {
+    URI_ERROR (error, HOST, "%s: missing host; a client needs the server's address", uri);
+    return NULL;
+  }
+
+  if (query != NULL)
+  {
+    g_auto (GStrv) pairs = g_strsplit (query + 1, "&", -1);
+    gchar **p;
+    for (p = pairs; *p != NULL; p++)
+    {
+      gchar *eq;
+      if (**p == '\0')
+        continue;
+      eq = strchr (*p, '=');
+      if (eq != NULL)
+        *eq++ = '\0';
+      if (!parse_option (u, uri, for_server, *p, eq, error))
+        return NULL;
+    }
+  }
+  return g_steal_pointer (&u);
+}
+
+gchar *
+thrift_transport_uri_describe (const ThriftTransportUri *uri)
+{
+  GString *s = g_string_new (NULL);
+  gboolean v6 = strchr (uri->host, ':') != NULL;
+
+  g_string_append_printf (s, "%s %s%s%s:%u (",
+                          uri->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma",
+                          v6 ? "[" : "", uri->host[0] ? uri->host : "*", v6 ? "]" : "",
+                          uri->port);
+  if (uri->scheme == THRIFT_TRANSPORT_URI_TCP)
+  {
+    static const gchar *const wrappers[] = {
+      "ThriftSocket + ThriftFramedTransport", "ThriftSocket + ThriftBufferedTransport",
+      "ThriftSocket"
+    };
+    g_string_append (s, wrappers[uri->framing]);
+  }
+  else
+  {
+    g_string_append (s, "ThriftRdma");
+    if (uri->polling != THRIFT_TRANSPORT_URI_POLLING_DEFAULT)
+      g_string_append_printf (s, ", polling=%s", polling_names[uri->polling]);
+    if (uri->connect_timeout_ms >= 0)
+      g_string_append_printf (s, ", connect-timeout=%d ms", uri->connect_timeout_ms);
+    if (uri->call_timeout_ms >= 0)
+      g_string_append_printf (s, ", call-timeout=%d ms", uri->call_timeout_ms);
+  }
+  if (uri->backlog >= 0)
+    g_string_append_printf (s, ", backlog=%d", uri->backlog);
+  g_string_append_c (s, ')');
+  return g_string_free (s, FALSE);
+}
+
+static ThriftRdmaPolling
+rdma_polling (ThriftTransportUriPolling p)
+{
+  switch (p)
+  {
+    case THRIFT_TRANSPORT_URI_POLLING_BUSY:
+      return THRIFT_RDMA_POLLING_BUSY;
+    case THRIFT_TRANSPORT_URI_POLLING_EVENT:
+      return THRIFT_RDMA_POLLING_EVENT;
+    case THRIFT_TRANSPORT_URI_POLLING_HYBRID:
+      return THRIFT_RDMA_POLLING_HYBRID;
+    default:
+      return THRIFT_RDMA_DEFAULT_POLLING;
+  }
+}
+
+/* The wrapper does not own what it wraps (c_glib's framed and buffered transports only
+ * borrow it): tie the socket's life to the wrapper's. */
+static void
+drop_inner (gpointer inner, GObject *wrapper_gone)
+{
+  g_object_unref (inner);
+}
+
+ThriftTransport *
+thrift_transport_new_for_uri (const gchar *uri, GError **error)
+{
+  g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (uri, FALSE, error);
+  ThriftTransport *inner, *outer;
+
+  if (u == NULL)
+    return NULL;
+
+  if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
+  {
+    ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", u->host, "port", u->port,
+                                       "polling", rdma_polling (u->polling),
+                                       "connect-timeout",
+                                       (guint) (u->connect_timeout_ms >= 0 ? u->connect_timeout_ms
+                                                : THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS),
+                                       "call-timeout",
+                                       (guint) (u->call_timeout_ms >= 0 ? u->call_timeout_ms
+                                                : THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS),
+                                       NULL);
+    return t;
+  }
+
+  inner = g_object_new (THRIFT_TYPE_SOCKET, "hostname", u->host, "port", u->port, NULL);
+  switch (u->framing)
+  {
+    case THRIFT_TRANSPORT_URI_FRAMED:
+      outer = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", inner, NULL);
+      break;
+    case THRIFT_TRANSPORT_URI_BUFFERED:
+      outer = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner, NULL);
+      break;
+    default:
+      return inner;
+  }
+  g_object_weak_ref (G_OBJECT (outer), drop_inner, inner);
+  return outer;
+}
+
+ThriftServerTransport *
+thrift_server_transport_new_for_uri (const gchar *uri,
+                                     ThriftTransportFactory **input_factory,
+                                     ThriftTransportFactory **output_factory,
+                                     GError **error)
+{
+  g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (uri, TRUE, error);
+  ThriftServerTransport *st;
+  GType factory_type = THRIFT_TYPE_TRANSPORT_FACTORY;
+
+  if (u == NULL)
+    return NULL;
+
+  if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
+  {
+    st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", u->host[0] ? u->host : NULL,
+                       "port", u->port, "polling", rdma_polling (u->polling),
+                       "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
+                       NULL);
+  }
+  else
+  {
+    /* ThriftServerSocket's default backlog is 1024 */
+    st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", u->port,
+                       "backlog", (guint) (u->backlog >= 0 ? u->backlog : 1024), NULL);
+    if (u->framing == THRIFT_TRANSPORT_URI_FRAMED)
+      factory_type = THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY;
+    else if (u->framing == THRIFT_TRANSPORT_URI_BUFFERED)
+      factory_type = THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY;
+  }
+  if (input_factory != NULL)
+    *input_factory = g_object_new (factory_type, NULL);
+  if (output_factory != NULL)
+    *output_factory = g_object_new (factory_type, NULL);
+  return st;
+}

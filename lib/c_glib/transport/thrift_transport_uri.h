@@ -1,0 +1,103 @@
+/*
+ * Choosing the transport at startup from a string.
+ *
+ *   tcp://HOST:PORT[?OPTIONS]     ThriftSocket in ThriftFramedTransport (server: ThriftServerSocket
+ *                                 with framed transport factories)
+ *   rdma://HOST:PORT[?OPTIONS]    ThriftRdma alone, message-oriented (server: ThriftServerRdma)
+ *
+ * HOST is a name, an IPv4 address or an IPv6 address in brackets ([::1]). For servers, HOST is
+ * the address to listen on and may be left empty (tcp://:9090) for every address; a tcp server
+ * always listens on every IPv4 address (ThriftServerSocket has no bind address). PORT is 1 to
+ * 65535. OPTIONS are NAME=VALUE pairs separated by '&':
+ *
+ *   framing=framed|buffered|none   tcp only; default framed (one write per message)
+ *   polling=busy|event|hybrid      rdma only; default: from the hints, else the transport's
+ *   connect-timeout=MS             rdma client only; connect timeout in milliseconds
+ *   call-timeout=MS                rdma client only; per-call timeout in milliseconds
+ *   backlog=N                      servers only; listen backlog (1 to 65535)
+ *
+ * Errors are in THRIFT_TRANSPORT_URI_ERROR and name what is wrong and what is allowed.
+ */
+#ifndef _THRIFT_TRANSPORT_URI_H
+#define _THRIFT_TRANSPORT_URI_H
+
+#include <glib.h>
+
+#include <thrift/c_glib/transport/thrift_transport.h>
+#include <thrift/c_glib/transport/thrift_server_transport.h>
+#include <thrift/c_glib/transport/thrift_transport_factory.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  THRIFT_TRANSPORT_URI_TCP,
+  THRIFT_TRANSPORT_URI_RDMA
+} ThriftTransportUriScheme;
+
+typedef enum
+{
+  THRIFT_TRANSPORT_URI_FRAMED,
+  THRIFT_TRANSPORT_URI_BUFFERED,
+  THRIFT_TRANSPORT_URI_UNFRAMED
+} ThriftTransportUriFraming;
+
+typedef enum
+{
+  THRIFT_TRANSPORT_URI_POLLING_DEFAULT,
+  THRIFT_TRANSPORT_URI_POLLING_BUSY,
+  THRIFT_TRANSPORT_URI_POLLING_EVENT,
+  THRIFT_TRANSPORT_URI_POLLING_HYBRID
+} ThriftTransportUriPolling;
+
+/* A parsed URI. Numbers that were not given are -1. */
+typedef struct
+{
+  ThriftTransportUriScheme scheme;
+  gchar *host;                        /* without brackets; "" when not given */
+  guint port;
+  ThriftTransportUriFraming framing;  /* tcp */
+  ThriftTransportUriPolling polling;  /* rdma */
+  gint connect_timeout_ms;            /* rdma client */
+  gint call_timeout_ms;               /* rdma client */
+  gint backlog;                       /* servers */
+} ThriftTransportUri;
+
+typedef enum
+{
+  THRIFT_TRANSPORT_URI_ERROR_SYNTAX,    /* not SCHEME://HOST:PORT[?OPTIONS] */
+  THRIFT_TRANSPORT_URI_ERROR_SCHEME,    /* a scheme other than tcp or rdma */
+  THRIFT_TRANSPORT_URI_ERROR_HOST,      /* missing or malformed host */
+  THRIFT_TRANSPORT_URI_ERROR_PORT,      /* missing port, not a number, or out of range */
+  THRIFT_TRANSPORT_URI_ERROR_OPTION     /* unknown option, bad value, or wrong scheme/side */
+} ThriftTransportUriError;
+
+#define THRIFT_TRANSPORT_URI_ERROR (thrift_transport_uri_error_quark ())
+GQuark thrift_transport_uri_error_quark (void);
+
+/* Parses URI for a client (FOR_SERVER FALSE: host required, client options) or a server.
+ * Returns NULL with an error if it is not valid. */
+ThriftTransportUri *thrift_transport_uri_parse (const gchar *uri, gboolean for_server,
+                                                GError **error);
+void thrift_transport_uri_free (ThriftTransportUri *uri);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ThriftTransportUri, thrift_transport_uri_free)
+
+/* One line for people: "rdma 10.77.0.1:9090 (ThriftRdma, polling=busy)". */
+gchar *thrift_transport_uri_describe (const ThriftTransportUri *uri);
+
+/* The client transport stack for URI, ready for a protocol and not yet open: open it with
+ * thrift_transport_open. NULL with an error if URI is not valid. The returned transport owns
+ * what it wraps. */
+ThriftTransport *thrift_transport_new_for_uri (const gchar *uri, GError **error);
+
+/* The server transport for URI (not yet listening) and, if the pointers are not NULL, new
+ * references to the transport factories the server must use for each connection (framed
+ * for tcp by default, pass-through for rdma). NULL with an error if URI is not valid. */
+ThriftServerTransport *thrift_server_transport_new_for_uri (const gchar *uri,
+                                                            ThriftTransportFactory **input_factory,
+                                                            ThriftTransportFactory **output_factory,
+                                                            GError **error);
+
+G_END_DECLS
+
+#endif /* _THRIFT_TRANSPORT_URI_H */

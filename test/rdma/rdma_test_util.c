@@ -1,0 +1,183 @@
+/* rdma_test_util.c: see rdma_test_util.h. */
+#include "config.h"
+
+#include <string.h>
+
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/thrift_configuration.h>
+
+#include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "rdma_test_util.h"
+
+static const gchar *
+env_or (const gchar *name, const gchar *fallback)
+{
+  const gchar *v = g_getenv (name);
+  return v != NULL && *v ? v : fallback;
+}
+
+const gchar *
+rt_server_addr (void)
+{
+  return env_or ("THRIFT_RDMA_TEST_SERVER_ADDR", "10.77.0.1");
+}
+
+const gchar *
+rt_client_addr (void)
+{
+  return env_or ("THRIFT_RDMA_TEST_CLIENT_ADDR", "10.77.0.2");
+}
+
+gint
+rt_live_resources (void)
+{
+  RdmaResCounts c;
+  rdma_res_counts (&c);
+  return c.qps + c.cqs + c.mrs;
+}
+
+gboolean
+rt_resources_at_baseline (gint baseline)
+{
+  if (rt_live_resources () == baseline)
+    return TRUE;
+  g_printerr ("live verbs resources at the end: %d, baseline %d\n", rt_live_resources (),
+              baseline);
+  return FALSE;
+}
+
+struct _RtEchoServer
+{
+  ThriftServerTransport *server;
+  GThread *thread;
+  volatile gint stop;
+  volatile guint served;
+  volatile guint failed;
+};
+
+static gboolean
+serve_one (ThriftTransport *t, GError **error)
+{
+  ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  gboolean ok = TRUE;
+
+  while (ok && thrift_transport_peek (t, error)) {
+    gpointer buf = NULL;
+    guint32 len = 0;
+    ok = thrift_protocol_read_binary (p, &buf, &len, error) >= 0
+         && thrift_transport_read_end (t, error)
+         && thrift_protocol_write_binary (p, buf, len, error) >= 0
+         && thrift_transport_flush (t, error);
+    g_free (buf);
+  }
+  g_object_unref (p);
+  return ok && (error == NULL || *error == NULL);
+}
+
+static gpointer
+echo_thread (gpointer data)
+{
+  RtEchoServer *srv = data;
+
+  while (!g_atomic_int_get (&srv->stop)) {
+    GError *error = NULL;
+    ThriftTransport *t = thrift_server_transport_accept (srv->server, &error);
+    if (t == NULL) {
+      g_clear_error (&error);
+      continue;
+    }
+    if (!serve_one (t, &error)) {
+      g_test_message ("echo server: connection ended: %s", error ? error->message : "?");
+      g_atomic_int_inc ((gint *) &srv->failed);
+    }
+    g_clear_error (&error);
+    thrift_transport_close (t, NULL);
+    g_object_unref (t);
+    g_atomic_int_inc ((gint *) &srv->served);
+  }
+  return NULL;
+}
+
+RtEchoServer *
+rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint call_timeout_ms)
+{
+  RtEchoServer *srv = g_new0 (RtEchoServer, 1);
+  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
+                                            (gint) max_message, NULL);
+  GError *error = NULL;
+
+  srv->server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
+                              "polling", polling, "configuration", conf, "call-timeout",
+                              call_timeout_ms, NULL);
+  g_object_unref (conf);
+  g_assert_true (thrift_server_transport_listen (srv->server, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (rt_echo_server_port (srv), >, 0);
+  srv->thread = g_thread_new ("echo", echo_thread, srv);
+  return srv;
+}
+
+guint
+rt_echo_server_port (RtEchoServer *srv)
+{
+  return thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (srv->server));
+}
+
+guint
+rt_echo_server_served (RtEchoServer *srv)
+{
+  return g_atomic_int_get ((gint *) &srv->served);
+}
+
+guint
+rt_echo_server_failed (RtEchoServer *srv)
+{
+  return g_atomic_int_get ((gint *) &srv->failed);
+}
+
+void
+rt_echo_server_stop (RtEchoServer *srv)
+{
+  g_atomic_int_set (&srv->stop, 1);
+  thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (srv->server));
+  g_thread_join (srv->thread);
+  thrift_server_transport_close (srv->server, NULL);
+  g_object_unref (srv->server);
+  g_free (srv);
+}
+
+ThriftTransport *
+rt_client_new (guint port, ThriftRdmaPolling polling)
+{
+  return g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                       "polling", polling, "call-timeout", 20000, NULL);
+}
+
+gboolean
+rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error)
+{
+  ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  guint8 *out = g_malloc (MAX (len, 1));
+  gpointer in = NULL;
+  guint32 in_len = 0;
+  gboolean ok;
+
+  for (gsize i = 0; i < len; i++)
+    out[i] = rt_pattern (seed, i);
+  ok = thrift_protocol_write_binary (p, out, (guint32) len, error) >= 0
+       && thrift_transport_flush (t, error)
+       && thrift_transport_write_end (t, error)
+       && thrift_protocol_read_binary (p, &in, &in_len, error) >= 0
+       && thrift_transport_read_end (t, error);
+  if (ok) {
+    g_assert_cmpuint (in_len, ==, len);
+    for (gsize i = 0; i < len; i++)
+      if (((guint8 *) in)[i] != rt_pattern (seed, i))
+        g_error ("echo of %" G_GSIZE_FORMAT " bytes: byte %" G_GSIZE_FORMAT " is 0x%02x, "
+                 "expected 0x%02x", len, i, ((guint8 *) in)[i], rt_pattern (seed, i));
+  }
+  g_free (in);
+  g_free (out);
+  g_object_unref (p);
+  return ok;
+}

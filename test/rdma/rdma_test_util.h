@@ -1,0 +1,41 @@
+/* Shared helpers of the ThriftRdma tests: addresses, an echo server thread, patterns. */
+#ifndef _RDMA_TEST_UTIL_H
+#define _RDMA_TEST_UTIL_H
+
+#include <glib.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+
+const gchar *rt_server_addr (void);
+const gchar *rt_client_addr (void);
+
+/* Byte i of a payload of seed @seed: differs per offset and per call. */
+static inline guint8
+rt_pattern (guint seed, gsize i)
+{
+  return (guint8) ((i * 131u + seed * 17u + (i >> 8) + (i >> 16)) & 0xff);
+}
+
+/* An echo server in a thread: every message is a binary field that is sent back.  Serves
+ * connections one after the other until rt_echo_server_stop. */
+typedef struct _RtEchoServer RtEchoServer;
+/* @call_timeout_ms: how long the server waits for a request (0: forever). */
+RtEchoServer *rt_echo_server_start (ThriftRdmaPolling polling, guint max_message,
+                                    guint call_timeout_ms);
+guint rt_echo_server_port (RtEchoServer *srv);
+/* Connections served so far, and how many ended with an error. */
+guint rt_echo_server_served (RtEchoServer *srv);
+guint rt_echo_server_failed (RtEchoServer *srv);
+void rt_echo_server_stop (RtEchoServer *srv);
+
+/* A client transport to the server. */
+ThriftTransport *rt_client_new (guint port, ThriftRdmaPolling polling);
+/* One echo of @len patterned bytes over @t, checking every byte; returns FALSE with @error. */
+gboolean rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error);
+
+/* Live QPs + CQs + MRs of the process. */
+gint rt_live_resources (void);
+/* TRUE if they are back at @baseline; says what is left otherwise. */
+gboolean rt_resources_at_baseline (gint baseline);
+
+#endif

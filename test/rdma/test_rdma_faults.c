@@ -1,0 +1,301 @@
+/*
+ * Faults, each a test: a server killed in the middle of a call; bad peers (garbage framing, a
+ * message over the max message size, a truncated message, a client that disconnects in the
+ * middle of a message, a client that connects and never sends).  After each, the server has
+ * freed the connection (live QP/CQ/MR counters) and serves the next client.
+ *
+ * The bad peers are raw engine connections (rdma_conn_connect) that post hand-made SENDs,
+ * bypassing ThriftRdma's framing and credits.  The killed server is this program started
+ * again with --hang-server: it accepts, reads one request and never answers.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/thrift_configuration.h>
+#include <thrift/c_glib/transport/thrift_transport.h>
+
+#include "lib/c_glib/transport/rdma/rdma_conn.h"
+#include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "rdma_test_util.h"
+
+#define SERVER_MAX (256u * 1024u)
+#define RAW_CONN_RESOURCES 4 /* QP, CQ, two MRs */
+
+static RtEchoServer *server;
+static gint baseline;
+static const gchar *self_path;
+
+/* ---- the server that hangs, in a child process ---- */
+
+static int
+hang_server_main (void)
+{
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
+                                           rt_server_addr (), "port", 0, NULL);
+  GError *error = NULL;
+  ThriftTransport *t;
+  guint8 b;
+
+  if (!thrift_server_transport_listen (s, &error)) {
+    g_printerr ("hang server: %s\n", error->message);
+    return 1;
+  }
+  printf ("%u\n", thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s)));
+  fflush (stdout);
+  t = thrift_server_transport_accept (s, &error);
+  if (t == NULL)
+    return 1;
+  if (thrift_transport_read (t, &b, 1, &error) != 1)
+    return 1;
+  for (;;)
+    pause (); /* never answers */
+}
+
+static void
+test_server_killed (void)
+{
+  const gchar *argv[] = { self_path, "--hang-server", NULL };
+  GPid pid;
+  gint out_fd;
+  GError *error = NULL;
+  gchar buf[32] = { 0 };
+  ssize_t n;
+  guint port;
+  ThriftTransport *t;
+  ThriftProtocol *p;
+  gpointer in = NULL;
+  guint32 in_len = 0;
+  gint64 t0;
+  int status;
+
+  g_assert_true (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, &pid, NULL, &out_fd, NULL, &error));
+  g_assert_no_error (error);
+  n = read (out_fd, buf, sizeof buf - 1);
+  close (out_fd);
+  g_assert_cmpint (n, >, 0);
+  port = (guint) g_ascii_strtoull (buf, NULL, 10);
+  g_assert_cmpuint (port, >, 0);
+
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                    "call-timeout", 8000, NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  g_assert_cmpint (thrift_protocol_write_binary (p, "hello", 5, &error), >, 0);
+  g_assert_true (thrift_transport_flush (t, &error));
+  g_usleep (300 * 1000); /* the server has the request and waits */
+  kill (pid, SIGKILL);
+  t0 = g_get_monotonic_time ();
+  g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), <, 0);
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_test_message ("server killed: %s (after %.0f ms)", error->message,
+                  (g_get_monotonic_time () - t0) / 1000.0);
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 9 * G_USEC_PER_SEC);
+  g_clear_error (&error);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_object_unref (p);
+
+  /* close, and reopen to another server */
+  g_assert_true (thrift_transport_close (t, NULL));
+  g_object_set (t, "port", rt_echo_server_port (server), NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  g_assert_true (rt_echo (t, 3000, 1, &error));
+  g_assert_no_error (error);
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+}
+
+/* ---- bad peers ---- */
+
+static RdmaConn *
+raw_connect (void)
+{
+  RdmaConnSettings s;
+  GError *error = NULL;
+  RdmaConn *c;
+
+  rdma_conn_settings_init (&s, 100u << 20, THRIFT_RDMA_POLLING_EVENT);
+  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (server), NULL, &s,
+                         g_get_monotonic_time () + 5 * G_USEC_PER_SEC, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (c);
+  return c;
+}
+
+/* Posts @len bytes of @bytes as one SEND, outside framing and credits. */
+static void
+raw_send (RdmaConn *c, const void *bytes, guint32 len)
+{
+  GError *error = NULL;
+  guint32 slot;
+
+  g_assert_true (rdma_pool_get (&c->send_pool, &slot));
+  memcpy (rdma_pool_slot (&c->send_pool, slot), bytes, len);
+  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, len, &error));
+  g_assert_no_error (error);
+}
+
+static void
+raw_header (guint8 *buf, guint8 flags, guint32 frag, guint32 msg)
+{
+  rdma_wire_header_write (buf, RDMA_PROTO_EAGER, RDMA_WIRE_DATA, flags, 0, frag, msg);
+  for (guint32 i = 0; i < frag; i++)
+    buf[RDMA_WIRE_HEADER_SIZE + i] = (guint8) i;
+}
+
+/* Waits until the server has ended @n connections with an error and only @extra verbs
+ * resources beyond the baseline are alive. */
+static void
+wait_server (guint failed, gint extra)
+{
+  gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while ((rt_echo_server_failed (server) < failed || rt_live_resources () != baseline + extra)
+         && g_get_monotonic_time () < until)
+    g_usleep (20 * 1000);
+  g_assert_cmpuint (rt_echo_server_failed (server), ==, failed);
+  g_assert_cmpint (rt_live_resources (), ==, baseline + extra);
+}
+
+/* The server still serves a good client. */
+static void
+good_client (void)
+{
+  ThriftTransport *t = rt_client_new (rt_echo_server_port (server), THRIFT_RDMA_POLLING_HYBRID);
+  GError *error = NULL;
+
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_true (rt_echo (t, 10000, 3, &error));
+  g_assert_no_error (error);
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+}
+
+typedef enum
+{
+  BAD_GARBAGE,
+  BAD_TOO_LARGE,
+  BAD_TRUNCATED,
+  BAD_BAD_CONTINUATION,
+  BAD_DISCONNECT_MID_MESSAGE
+} BadKind;
+
+static void
+test_bad_peer (gconstpointer data)
+{
+  BadKind kind = GPOINTER_TO_INT (data);
+  guint failed = rt_echo_server_failed (server);
+  RdmaConn *c = raw_connect ();
+  guint8 buf[4096];
+
+  switch (kind) {
+  case BAD_GARBAGE:
+    for (guint i = 0; i < 100; i++)
+      buf[i] = (guint8) (i * 37 + 11);
+    raw_send (c, buf, 100);
+    break;
+  case BAD_TOO_LARGE:
+    raw_header (buf, RDMA_WIRE_FIRST, 1000, SERVER_MAX + 1);
+    raw_send (c, buf, RDMA_WIRE_HEADER_SIZE + 1000);
+    break;
+  case BAD_TRUNCATED:
+    raw_header (buf, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 100, 100);
+    raw_send (c, buf, RDMA_WIRE_HEADER_SIZE + 50);
+    break;
+  case BAD_BAD_CONTINUATION:
+    raw_header (buf, RDMA_WIRE_FIRST, 1000, 3000);
+    raw_send (c, buf, RDMA_WIRE_HEADER_SIZE + 1000);
+    raw_header (buf, RDMA_WIRE_LAST, 1000, 3000); /* 1000 bytes missing */
+    raw_send (c, buf, RDMA_WIRE_HEADER_SIZE + 1000);
+    break;
+  case BAD_DISCONNECT_MID_MESSAGE:
+    raw_header (buf, RDMA_WIRE_FIRST, 1000, 3000);
+    raw_send (c, buf, RDMA_WIRE_HEADER_SIZE + 1000);
+    g_usleep (100 * 1000);
+    rdma_conn_free (c);
+    c = NULL;
+    /* a peer that leaves is not the server's error: it just frees the connection */
+    wait_server (failed, 0);
+    good_client ();
+    return;
+  }
+  /* the server drops us while we are still connected */
+  wait_server (failed + 1, RAW_CONN_RESOURCES);
+  rdma_conn_free (c);
+  good_client ();
+  wait_server (failed + 1, 0);
+}
+
+/* A client over the server's max message size learns it before sending (from the hello). */
+static void
+test_too_large_from_thrift_client (void)
+{
+  ThriftTransport *t = rt_client_new (rt_echo_server_port (server), THRIFT_RDMA_POLLING_HYBRID);
+  GError *error = NULL;
+
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_false (rt_echo (t, SERVER_MAX + 10, 1, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED);
+  g_test_message ("too large: %s", error->message);
+  g_clear_error (&error);
+  /* nothing was sent: the connection still works */
+  g_assert_true (rt_echo (t, 1000, 2, &error));
+  g_assert_no_error (error);
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+}
+
+/* A client that connects and never sends: the server (call-timeout 1 s) drops it. */
+static void
+test_never_sends (void)
+{
+  guint failed = rt_echo_server_failed (server);
+  RdmaConn *c = raw_connect ();
+
+  wait_server (failed + 1, RAW_CONN_RESOURCES);
+  rdma_conn_free (c);
+  good_client ();
+  wait_server (failed + 1, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  if (argc > 1 && strcmp (argv[1], "--hang-server") == 0)
+    return hang_server_main ();
+  self_path = argv[0];
+  g_test_init (&argc, &argv, NULL);
+  baseline = rt_live_resources ();
+  server = rt_echo_server_start (THRIFT_RDMA_POLLING_EVENT, SERVER_MAX, 1000);
+
+  g_test_add_func ("/thrift_rdma/fault/server_killed", test_server_killed);
+  g_test_add_data_func ("/thrift_rdma/fault/garbage_framing", GINT_TO_POINTER (BAD_GARBAGE),
+                        test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/over_max_message_size",
+                        GINT_TO_POINTER (BAD_TOO_LARGE), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/truncated", GINT_TO_POINTER (BAD_TRUNCATED),
+                        test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/bad_continuation",
+                        GINT_TO_POINTER (BAD_BAD_CONTINUATION), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/disconnect_mid_message",
+                        GINT_TO_POINTER (BAD_DISCONNECT_MID_MESSAGE), test_bad_peer);
+  g_test_add_func ("/thrift_rdma/fault/too_large_from_client", test_too_large_from_thrift_client);
+  g_test_add_func ("/thrift_rdma/fault/never_sends", test_never_sends);
+  rc = g_test_run ();
+  rt_echo_server_stop (server);
+  if (!rt_resources_at_baseline (baseline))
+    rc = 1;
+  return rc;
+}

@@ -1,0 +1,579 @@
+/*
+ * ThriftThreadedServer over ThriftServerSocket on 127.0.0.1, with code generated from
+ * gate.thrift: concurrency, the connection bound, stopping (idle, with clients, by SIGINT)
+ * without leaked threads or descriptors, and a listen failure.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+#include "gate.h"
+
+/* ---- the handler: gather(n, timeout) waits until n calls are inside at once ---- */
+
+static GMutex gather_lock;
+static GCond gather_cond;
+static gint gather_inside;
+static gint gather_peak;
+
+typedef struct { GateHandler parent; } TestGate;
+typedef struct { GateHandlerClass parent; } TestGateClass;
+static GType test_gate_get_type (void);
+G_DEFINE_TYPE (TestGate, test_gate, TYPE_GATE_HANDLER)
+
+static gboolean
+test_gate_gather (GateIf *iface, gint32 *ret, const gint32 n, const gint32 timeout_ms,
+                  GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  gint seen;
+
+  g_mutex_lock (&gather_lock);
+  gather_inside++;
+  gather_peak = MAX (gather_peak, gather_inside);
+  seen = gather_inside;
+  g_cond_broadcast (&gather_cond);
+  while (gather_inside < n && g_get_monotonic_time () < deadline)
+  {
+    g_cond_wait_until (&gather_cond, &gather_lock, deadline);
+    seen = MAX (seen, gather_inside);
+  }
+  seen = MAX (seen, gather_inside);
+  g_mutex_unlock (&gather_lock);
+
+  /* leave only once every caller has seen the crowd, so the counts agree */
+  g_usleep (50 * 1000);
+  g_mutex_lock (&gather_lock);
+  gather_inside--;
+  g_mutex_unlock (&gather_lock);
+  *ret = seen;
+  return TRUE;
+}
+
+static gboolean
+test_gate_echo (GateIf *iface, GByteArray **ret, const GByteArray *data, GError **error)
+{
+  if (*ret != NULL)
+    g_byte_array_unref (*ret);
+  *ret = g_byte_array_ref ((GByteArray *) data);
+  return TRUE;
+}
+
+static gboolean
+test_gate_ping (GateIf *iface, gint32 *ret, const gint32 x, GError **error)
+{
+  *ret = x + 1;
+  return TRUE;
+}
+
+static void
+test_gate_class_init (TestGateClass *klass)
+{
+  GateHandlerClass *h = GATE_HANDLER_CLASS (klass);
+  h->gather = test_gate_gather;
+  h->echo = test_gate_echo;
+  h->ping = test_gate_ping;
+}
+
+static void
+test_gate_init (TestGate *self)
+{
+}
+
+/* ---- helpers ---- */
+
+static guint
+count_entries (const gchar *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+  g_assert_nonnull (d);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+static guint count_threads (void) { return count_entries ("/proc/self/task"); }
+static guint count_fds (void) { return count_entries ("/proc/self/fd"); }
+
+static guint
+free_port (void)
+{
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof a;
+  int s = socket (AF_INET, SOCK_STREAM, 0);
+  guint port;
+
+  g_assert_cmpint (s, >=, 0);
+  g_assert_cmpint (bind (s, (struct sockaddr *) &a, sizeof a), ==, 0);
+  g_assert_cmpint (getsockname (s, (struct sockaddr *) &a, &len), ==, 0);
+  port = ntohs (a.sin_port);
+  close (s);
+  return port;
+}
+
+typedef struct
+{
+  ThriftServer *server;
+  GThread *thread;
+  guint port;
+  gboolean returned;
+  gboolean result;
+  GError *error;
+  GMutex lock;
+  GCond cond;
+} Fixture;
+
+static gpointer
+serve_main (gpointer data)
+{
+  Fixture *f = data;
+  gboolean r = thrift_server_serve (f->server, &f->error);
+  g_mutex_lock (&f->lock);
+  f->result = r;
+  f->returned = TRUE;
+  g_cond_broadcast (&f->cond);
+  g_mutex_unlock (&f->lock);
+  return NULL;
+}
+
+/* Makes a server for tcp://:PORT (framing as in OPTIONS) without serving yet. */
+static void
+fixture_make (Fixture *f, guint max_connections, const gchar *options)
+{
+  g_autofree gchar *uri = NULL;
+  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+  ThriftServerTransport *st;
+  ThriftProtocolFactory *pf;
+  GObject *handler, *processor;
+  GError *error = NULL;
+
+  memset (f, 0, sizeof *f);
+  g_mutex_init (&f->lock);
+  g_cond_init (&f->cond);
+  f->port = free_port ();
+  uri = g_strdup_printf ("tcp://:%u%s", f->port, options ? options : "");
+  st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
+  g_assert_no_error (error);
+  handler = g_object_new (test_gate_get_type (), NULL);
+  processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
+  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
+                            "processor", processor, "server_transport", st,
+                            "input_transport_factory", in_f, "output_transport_factory", out_f,
+                            "input_protocol_factory", pf, "output_protocol_factory", pf,
+                            "max-connections", max_connections, NULL);
+  g_object_unref (handler);
+  g_object_unref (processor);
+  g_object_unref (st);
+  g_object_unref (in_f);
+  g_object_unref (out_f);
+  g_object_unref (pf);
+}
+
+static void
+fixture_start (Fixture *f)
+{
+  f->returned = FALSE;
+  f->thread = g_thread_new ("serve", serve_main, f);
+}
+
+/* Waits for serve to return (at most 10 s) and joins its thread. */
+static gboolean
+fixture_wait (Fixture *f)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  gboolean returned;
+
+  g_mutex_lock (&f->lock);
+  while (!f->returned && g_get_monotonic_time () < deadline)
+    g_cond_wait_until (&f->cond, &f->lock, deadline);
+  returned = f->returned;
+  g_mutex_unlock (&f->lock);
+  g_assert_true (returned);   /* serve did not return in time: the stop hung */
+  g_thread_join (f->thread);
+  f->thread = NULL;
+  return f->result;
+}
+
+static void
+fixture_free (Fixture *f)
+{
+  g_clear_object (&f->server);
+  g_clear_error (&f->error);
+  g_mutex_clear (&f->lock);
+  g_cond_clear (&f->cond);
+}
+
+typedef struct
+{
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  GateIf *client;
+} Client;
+
+/* Connects to the fixture, retrying while the server is not listening yet (2 s). */
+static gboolean
+client_open (Client *c, guint port, const gchar *options, GError **error)
+{
+  g_autofree gchar *uri = g_strdup_printf ("tcp://127.0.0.1:%u%s", port, options ? options : "");
+  gint tries;
+
+  c->transport = thrift_transport_new_for_uri (uri, error);
+  g_assert_nonnull (c->transport);
+  for (tries = 0; ; tries++)
+  {
+    GError *e = NULL;
+    if (thrift_transport_open (c->transport, &e))
+      break;
+    if (tries == 200)
+    {
+      g_propagate_error (error, e);
+      g_clear_object (&c->transport);
+      return FALSE;
+    }
+    g_clear_error (&e);
+    g_usleep (10 * 1000);
+  }
+  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
+  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
+                            "output_protocol", c->protocol, NULL);
+  return TRUE;
+}
+
+static void
+client_close (Client *c)
+{
+  if (c->transport != NULL && thrift_transport_is_open (c->transport))
+    thrift_transport_close (c->transport, NULL);
+  g_clear_object (&c->client);
+  g_clear_object (&c->protocol);
+  g_clear_object (&c->transport);
+}
+
+/* ---- tests ---- */
+
+typedef struct
+{
+  guint port;
+  gint n;
+  gint timeout_ms;
+  gint result;
+  gboolean ok;
+} GatherJob;
+
+static gpointer
+gather_client (gpointer data)
+{
+  GatherJob *job = data;
+  Client c = { 0 };
+  GError *error = NULL;
+
+  job->ok = client_open (&c, job->port, NULL, &error)
+            && gate_if_gather (c.client, &job->result, job->n, job->timeout_ms, &error);
+  if (error != NULL)
+    g_printerr ("# gather client: %s\n", error->message);
+  g_clear_error (&error);
+  client_close (&c);
+  return NULL;
+}
+
+/* 8 clients at once: each call returns only when all 8 are inside the handler together. */
+static void
+test_concurrent (void)
+{
+  Fixture f;
+  GatherJob jobs[8];
+  GThread *threads[8];
+  guint i;
+
+  fixture_make (&f, 16, NULL);
+  fixture_start (&f);
+  gather_peak = 0;
+  for (i = 0; i < 8; i++)
+  {
+    jobs[i] = (GatherJob) { .port = f.port, .n = 8, .timeout_ms = 5000 };
+    threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
+  }
+  for (i = 0; i < 8; i++)
+    g_thread_join (threads[i]);
+  for (i = 0; i < 8; i++)
+  {
+    g_assert_true (jobs[i].ok);
+    g_assert_cmpint (jobs[i].result, ==, 8);
+  }
+  g_assert_cmpint (gather_peak, ==, 8);
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.error);
+  fixture_free (&f);
+}
+
+/* max-connections=2 and 3 clients: never more than 2 served at once, and the third is
+ * served (not refused) once one of the first two leaves. */
+static void
+test_bound (void)
+{
+  Fixture f;
+  GatherJob jobs[3];
+  GThread *threads[3];
+  guint64 accepted = 0;
+  guint i;
+
+  fixture_make (&f, 2, NULL);
+  fixture_start (&f);
+  gather_peak = 0;
+  for (i = 0; i < 3; i++)
+  {
+    jobs[i] = (GatherJob) { .port = f.port, .n = 3, .timeout_ms = 1500 };
+    threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
+  }
+  for (i = 0; i < 3; i++)
+    g_thread_join (threads[i]);
+  for (i = 0; i < 3; i++)
+  {
+    g_assert_true (jobs[i].ok);
+    g_assert_cmpint (jobs[i].result, <=, 2);
+  }
+  g_assert_cmpint (gather_peak, ==, 2);
+  g_object_get (f.server, "connections-accepted", &accepted, NULL);
+  g_assert_cmpuint (accepted, ==, 3);
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  fixture_free (&f);
+}
+
+/* Stop while 4 clients are connected and idle between calls: serve returns, every worker
+ * is joined, every server-side descriptor closed; the clients see the connection end. */
+static void
+test_stop_connected (void)
+{
+  Fixture f;
+  Client c[4] = { { 0 } };
+  guint threads0, fds0, active = 0;
+  GError *error = NULL;
+  gint32 r = 0;
+  guint i;
+
+  threads0 = count_threads ();
+  fds0 = count_fds ();
+  fixture_make (&f, 8, NULL);
+  fixture_start (&f);
+  for (i = 0; i < 4; i++)
+  {
+    g_assert_true (client_open (&c[i], f.port, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_true (gate_if_ping (c[i].client, &r, (gint32) i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, (gint32) i + 1);
+  }
+  g_object_get (f.server, "active-connections", &active, NULL);
+  g_assert_cmpuint (active, ==, 4);
+  {
+    gboolean listening = FALSE;
+    g_object_get (f.server, "listening", &listening, NULL);
+    g_assert_true (listening);
+  }
+  g_assert_cmpuint (count_threads (), ==, threads0 + 2 + 4);  /* serve, acceptor, workers */
+
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.error);
+  g_assert_cmpuint (count_threads (), ==, threads0);
+  g_object_get (f.server, "active-connections", &active, NULL);
+  g_assert_cmpuint (active, ==, 0);
+
+  for (i = 0; i < 4; i++)
+  {
+    g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
+    g_assert_nonnull (error);
+    g_clear_error (&error);
+    client_close (&c[i]);
+  }
+  fixture_free (&f);
+  g_assert_cmpuint (count_fds (), ==, fds0);
+}
+
+/* Stop while idle, twice on the same server: no thread or descriptor left behind. */
+static void
+test_stop_idle (void)
+{
+  Fixture f;
+  guint threads0, fds0;
+  Client c = { 0 };
+  GError *error = NULL;
+  gint32 r = 0;
+  gint round;
+
+  threads0 = count_threads ();
+  fds0 = count_fds ();
+  fixture_make (&f, 4, NULL);
+  for (round = 0; round < 2; round++)
+  {
+    fixture_start (&f);
+    /* a served call proves the server was up before it is stopped */
+    g_assert_true (client_open (&c, f.port, NULL, &error));
+    g_assert_true (gate_if_ping (c.client, &r, 41, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, 42);
+    client_close (&c);
+    thrift_server_stop (f.server);
+    g_assert_true (fixture_wait (&f));
+    g_assert_no_error (f.error);
+    g_assert_cmpuint (count_threads (), ==, threads0);
+  }
+  fixture_free (&f);
+  g_assert_cmpuint (count_fds (), ==, fds0);
+}
+
+/* A stop asked before serve runs makes serve return at once. */
+static void
+test_stop_before_serve (void)
+{
+  Fixture f;
+
+  fixture_make (&f, 4, NULL);
+  thrift_server_stop (f.server);
+  fixture_start (&f);
+  g_assert_true (fixture_wait (&f));
+  fixture_free (&f);
+}
+
+/* SIGINT stops a server that registered for it; serve returns TRUE. */
+static void
+test_sigint (void)
+{
+  Fixture f;
+  Client c = { 0 };
+  GError *error = NULL;
+  gint32 r = 0;
+
+  fixture_make (&f, 4, NULL);
+  g_assert_true (thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server),
+                                                        SIGINT, &error));
+  g_assert_no_error (error);
+  fixture_start (&f);
+  g_assert_true (client_open (&c, f.port, NULL, &error));
+  g_assert_true (gate_if_ping (c.client, &r, 1, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (kill (getpid (), SIGINT), ==, 0);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.error);
+  client_close (&c);
+  fixture_free (&f);
+}
+
+static void
+test_bad_signal (void)
+{
+  Fixture f;
+  GError *error = NULL;
+
+  fixture_make (&f, 4, NULL);
+  g_assert_false (thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server),
+                                                         SIGKILL, &error));
+  g_assert_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_SIGNAL);
+  g_assert_nonnull (strstr (error->message, "SIGINT"));
+  g_clear_error (&error);
+  fixture_free (&f);
+}
+
+/* The port is taken: serve returns FALSE with the listen error, and leaves no thread. */
+static void
+test_listen_fails (void)
+{
+  Fixture f;
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_ANY) };
+  guint threads0;
+  int s;
+
+  fixture_make (&f, 4, NULL);
+  s = socket (AF_INET, SOCK_STREAM, 0);
+  a.sin_port = htons (f.port);
+  g_assert_cmpint (bind (s, (struct sockaddr *) &a, sizeof a), ==, 0);
+  g_assert_cmpint (listen (s, 1), ==, 0);
+  threads0 = count_threads ();
+  fixture_start (&f);
+  g_assert_false (fixture_wait (&f));
+  g_assert_nonnull (f.error);
+  {
+    gboolean listening = TRUE;
+    g_object_get (f.server, "listening", &listening, NULL);
+    g_assert_false (listening);
+  }
+  g_assert_nonnull (strstr (f.error->message, "bind"));
+  g_assert_cmpuint (count_threads (), ==, threads0);
+  close (s);
+  fixture_free (&f);
+}
+
+/* echo of 0 B to 256 KB with each framing of tcp:// (client and server agree). */
+static void
+test_echo (gconstpointer data)
+{
+  const gchar *options = data;
+  Fixture f;
+  Client c = { 0 };
+  GError *error = NULL;
+  static const guint sizes[] = { 0, 1, 4096, 100000, 262144 };
+  guint i, j;
+
+  fixture_make (&f, 4, options);
+  fixture_start (&f);
+  g_assert_true (client_open (&c, f.port, options, &error));
+  for (i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
+    GByteArray *in = g_byte_array_sized_new (sizes[i]);
+    GByteArray *out = NULL;
+    for (j = 0; j < sizes[i]; j++)
+    {
+      guint8 b = (guint8) (j * 7 + i);
+      g_byte_array_append (in, &b, 1);
+    }
+    g_assert_true (gate_if_echo (c.client, &out, in, &error));
+    g_assert_no_error (error);
+    g_assert_nonnull (out);
+    g_assert_cmpmem (out->data, out->len, in->data, in->len);
+    g_byte_array_unref (in);
+    g_byte_array_unref (out);
+  }
+  client_close (&c);
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  fixture_free (&f);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  alarm (120);  /* a hung stop must fail the run, not stall it */
+
+  g_test_add_func ("/threaded_server/concurrent/8", test_concurrent);
+  g_test_add_func ("/threaded_server/max-connections", test_bound);
+  g_test_add_func ("/threaded_server/stop/connected", test_stop_connected);
+  g_test_add_func ("/threaded_server/stop/idle-twice", test_stop_idle);
+  g_test_add_func ("/threaded_server/stop/before-serve", test_stop_before_serve);
+  g_test_add_func ("/threaded_server/listen-fails", test_listen_fails);
+  g_test_add_data_func ("/threaded_server/echo/framed", "", test_echo);
+  g_test_add_data_func ("/threaded_server/echo/buffered", "?framing=buffered", test_echo);
+  g_test_add_data_func ("/threaded_server/echo/unframed", "?framing=none", test_echo);
+  g_test_add_func ("/threaded_server/signal/bad", test_bad_signal);
+  g_test_add_func ("/threaded_server/signal/sigint", test_sigint);
+  return g_test_run ();
+}

@@ -1,0 +1,353 @@
+/*
+ * thrift_transport_uri: parsing (good URIs and every kind of bad one, with the error code
+ * and what the message names), descriptions, and the transports built for tcp://.
+ * End-to-end tcp:// calls are in test_threaded_server.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <glib.h>
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_server_socket.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+typedef struct
+{
+  const gchar *uri;
+  gboolean server;
+  ThriftTransportUriScheme scheme;
+  const gchar *host;
+  guint port;
+  ThriftTransportUriFraming framing;
+  ThriftTransportUriPolling polling;
+  gint connect_ms, call_ms, backlog;
+} Good;
+
+static const Good good[] = {
+  { "tcp://127.0.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_TCP, "127.0.0.1", 9090,
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1 },
+  { "TCP://localhost:1", FALSE, THRIFT_TRANSPORT_URI_TCP, "localhost", 1,
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1 },
+  { "tcp://h:65535?framing=buffered", FALSE, THRIFT_TRANSPORT_URI_TCP, "h", 65535,
+    THRIFT_TRANSPORT_URI_BUFFERED, 0, -1, -1, -1 },
+  { "tcp://h:80?framing=none&", FALSE, THRIFT_TRANSPORT_URI_TCP, "h", 80,
+    THRIFT_TRANSPORT_URI_UNFRAMED, 0, -1, -1, -1 },
+  { "tcp://:9090?backlog=8", TRUE, THRIFT_TRANSPORT_URI_TCP, "", 9090,
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, 8 },
+  { "rdma://10.77.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_RDMA, "10.77.0.1", 9090,
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, -1, -1 },
+  { "rdma://10.77.0.1:9090?polling=busy&connect-timeout=250&call-timeout=0", FALSE,
+    THRIFT_TRANSPORT_URI_RDMA, "10.77.0.1", 9090, THRIFT_TRANSPORT_URI_FRAMED,
+    THRIFT_TRANSPORT_URI_POLLING_BUSY, 250, 0, -1 },
+  { "rdma://[fe80::1]:7?polling=event", FALSE, THRIFT_TRANSPORT_URI_RDMA, "fe80::1", 7,
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_EVENT, -1, -1, -1 },
+  { "rdma://[::]:9090?polling=hybrid&backlog=4096", TRUE, THRIFT_TRANSPORT_URI_RDMA, "::", 9090,
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_HYBRID, -1, -1, 4096 },
+};
+
+typedef struct
+{
+  const gchar *uri;
+  gboolean server;
+  gint code;
+  const gchar *says;   /* a piece of the message */
+} Bad;
+
+static const Bad bad[] = {
+  { "", FALSE, THRIFT_TRANSPORT_URI_ERROR_SYNTAX, "empty" },
+  { "127.0.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_SYNTAX, "expected tcp://HOST:PORT" },
+  { "udp://h:1", FALSE, THRIFT_TRANSPORT_URI_ERROR_SCHEME, "unknown scheme 'udp'; allowed: tcp, rdma" },
+  { "://h:1", FALSE, THRIFT_TRANSPORT_URI_ERROR_SCHEME, "unknown scheme ''" },
+  { "tcp://h", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
+  { "tcp://h:", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
+  { "tcp://h:0", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '0'; allowed: 1 to 65535" },
+  { "tcp://h:65536", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '65536'" },
+  { "tcp://h:-1", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '-1'" },
+  { "tcp://h:90x", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '90x'" },
+  { "tcp://h:99999999999999999999", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port" },
+  { "tcp://:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "missing host" },
+  { "tcp://h:9090/x", FALSE, THRIFT_TRANSPORT_URI_ERROR_SYNTAX, "no path" },
+  { "tcp://::1:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "in brackets" },
+  { "rdma://[::1:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "bad IPv6 address" },
+  { "rdma://[]:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "bad IPv6 address" },
+  { "rdma://[host]:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "'host' is not an IPv6 address" },
+  { "rdma://[::1]9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
+  { "tcp://h:1?polling=busy", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'polling' does not apply to tcp://" },
+  { "rdma://h:1?framing=framed", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'framing' does not apply to rdma://" },
+  { "rdma://h:1?polling=fast", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'fast' for option 'polling'; allowed: busy | event | hybrid" },
+  { "rdma://h:1?polling=default", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'default'" },
+  { "tcp://h:1?framing=zlib", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: framed | buffered | none" },
+  { "rdma://h:1?call-timeout=-5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-5' for option 'call-timeout'" },
+  { "rdma://h:1?connect-timeout", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "has no value" },
+  { "rdma://h:1?colour=blue", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "unknown option 'colour'" },
+  { "rdma://h:1?call-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a server" },
+  { "tcp://h:1?backlog=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a client" },
+  { "tcp://:1?backlog=0", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: 1 to 4096" },
+};
+
+static void
+test_parse_good (void)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (good); i++)
+  {
+    const Good *g = &good[i];
+    GError *error = NULL;
+    ThriftTransportUri *u = thrift_transport_uri_parse (g->uri, g->server, &error);
+
+    g_test_message ("%s", g->uri);
+    g_assert_no_error (error);
+    g_assert_nonnull (u);
+    g_assert_cmpint (u->scheme, ==, g->scheme);
+    g_assert_cmpstr (u->host, ==, g->host);
+    g_assert_cmpuint (u->port, ==, g->port);
+    g_assert_cmpint (u->framing, ==, g->framing);
+    g_assert_cmpint (u->polling, ==, g->polling);
+    g_assert_cmpint (u->connect_timeout_ms, ==, g->connect_ms);
+    g_assert_cmpint (u->call_timeout_ms, ==, g->call_ms);
+    g_assert_cmpint (u->backlog, ==, g->backlog);
+    thrift_transport_uri_free (u);
+  }
+}
+
+static void
+test_parse_bad (void)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (bad); i++)
+  {
+    const Bad *b = &bad[i];
+    GError *error = NULL;
+    ThriftTransportUri *u = thrift_transport_uri_parse (b->uri, b->server, &error);
+
+    g_test_message ("'%s' -> %s", b->uri, error ? error->message : "(accepted)");
+    g_assert_null (u);
+    g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, b->code);
+    if (strstr (error->message, b->says) == NULL)
+      g_error ("'%s': message '%s' does not say '%s'", b->uri, error->message, b->says);
+    /* the message names the URI it is about */
+    if (*b->uri != '\0')
+      g_assert_nonnull (strstr (error->message, b->uri));
+    g_clear_error (&error);
+
+    /* the builders refuse it the same way */
+    if (b->server)
+      g_assert_null (thrift_server_transport_new_for_uri (b->uri, NULL, NULL, &error));
+    else
+      g_assert_null (thrift_transport_new_for_uri (b->uri, &error));
+    g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, b->code);
+    g_clear_error (&error);
+  }
+}
+
+static void
+test_describe (void)
+{
+  static const struct { const gchar *uri; gboolean server; const gchar *text; } cases[] = {
+    { "tcp://127.0.0.1:9090", FALSE, "tcp 127.0.0.1:9090 (ThriftSocket + ThriftFramedTransport)" },
+    { "tcp://:9090?framing=none&backlog=3", TRUE, "tcp *:9090 (ThriftSocket, backlog=3)" },
+    { "rdma://[::1]:5?polling=busy&call-timeout=100", FALSE,
+      "rdma [::1]:5 (ThriftRdma, polling=busy, call-timeout=100 ms)" },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
+    g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (cases[i].uri, cases[i].server, NULL);
+    g_autofree gchar *text = NULL;
+    g_assert_nonnull (u);
+    text = thrift_transport_uri_describe (u);
+    g_assert_cmpstr (text, ==, cases[i].text);
+  }
+}
+
+/* tcp:// clients: ThriftSocket with the URI's host and port inside the chosen wrapper; the
+ * wrapper keeps the socket alive and drops it with itself. */
+static void
+test_tcp_client (void)
+{
+  static const struct { const gchar *options; GType (*wrapper) (void); } cases[] = {
+    { "", thrift_framed_transport_get_type },
+    { "?framing=buffered", thrift_buffered_transport_get_type },
+    { "?framing=none", NULL },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
+    g_autofree gchar *uri = g_strdup_printf ("tcp://example.invalid:4242%s", cases[i].options);
+    GError *error = NULL;
+    ThriftTransport *t = thrift_transport_new_for_uri (uri, &error);
+    ThriftTransport *sock = NULL;
+    gchar *host = NULL;
+    guint port = 0;
+
+    g_assert_no_error (error);
+    g_assert_nonnull (t);
+    if (cases[i].wrapper != NULL)
+    {
+      g_assert_true (G_TYPE_CHECK_INSTANCE_TYPE (t, cases[i].wrapper ()));
+      g_object_get (t, "transport", &sock, NULL);
+      g_assert_true (THRIFT_IS_SOCKET (sock));
+      g_object_add_weak_pointer (G_OBJECT (sock), (gpointer *) &sock);
+      g_object_unref (sock);   /* g_object_get's reference */
+    }
+    else
+    {
+      g_assert_true (THRIFT_IS_SOCKET (t));
+      sock = t;
+    }
+    g_object_get (sock, "hostname", &host, "port", &port, NULL);
+    g_assert_cmpstr (host, ==, "example.invalid");
+    g_assert_cmpuint (port, ==, 4242);
+    g_free (host);
+    g_assert_false (thrift_transport_is_open (t));
+    g_object_unref (t);
+    if (cases[i].wrapper != NULL)
+      g_assert_null (sock);    /* freed with its wrapper */
+  }
+}
+
+/* tcp:// servers: ThriftServerSocket on the port, with factories that match the framing. */
+static void
+test_tcp_server (void)
+{
+  static const struct { const gchar *uri; GType (*factory) (void); guint backlog; } cases[] = {
+    { "tcp://:4243", thrift_framed_transport_factory_get_type, 1024 },
+    { "tcp://0.0.0.0:4243?framing=buffered&backlog=7", thrift_buffered_transport_factory_get_type, 7 },
+    { "tcp://:4243?framing=none", thrift_transport_factory_get_type, 1024 },
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
+    ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+    GError *error = NULL;
+    ThriftServerTransport *st = thrift_server_transport_new_for_uri (cases[i].uri, &in_f, &out_f, &error);
+    guint port = 0, backlog = 0;
+
+    g_assert_no_error (error);
+    g_assert_true (THRIFT_IS_SERVER_SOCKET (st));
+    g_object_get (st, "port", &port, "backlog", &backlog, NULL);
+    g_assert_cmpuint (port, ==, 4243);
+    g_assert_cmpuint (backlog, ==, cases[i].backlog);
+    g_assert_true (G_OBJECT_TYPE (in_f) == cases[i].factory ());
+    g_assert_true (G_OBJECT_TYPE (out_f) == cases[i].factory ());
+    g_assert_true (in_f != out_f);
+    g_object_unref (in_f);
+    g_object_unref (out_f);
+    g_object_unref (st);
+  }
+}
+
+/* rdma:// clients: one ThriftRdma (no wrapper) with the URI's settings; defaults otherwise. */
+static void
+test_rdma_client (void)
+{
+  GError *error = NULL;
+  ThriftTransport *t;
+  gchar *host = NULL;
+  guint port = 0, connect_ms = 0, call_ms = 1;
+  ThriftRdmaPolling polling = THRIFT_RDMA_POLLING_HYBRID;
+
+  t = thrift_transport_new_for_uri ("rdma://[::1]:4244?polling=busy&connect-timeout=250&call-timeout=0",
+                                    &error);
+  g_assert_no_error (error);
+  g_assert_true (THRIFT_IS_RDMA (t));
+  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling,
+                "connect-timeout", &connect_ms, "call-timeout", &call_ms, NULL);
+  g_assert_cmpstr (host, ==, "::1");
+  g_assert_cmpuint (port, ==, 4244);
+  g_assert_cmpint (polling, ==, THRIFT_RDMA_POLLING_BUSY);
+  g_assert_cmpuint (connect_ms, ==, 250);
+  g_assert_cmpuint (call_ms, ==, 0);
+  g_free (host);
+  g_object_unref (t);
+
+  t = thrift_transport_new_for_uri ("rdma://10.77.0.1:9090", &error);
+  g_assert_no_error (error);
+  g_object_get (t, "polling", &polling, "connect-timeout", &connect_ms, "call-timeout", &call_ms,
+                NULL);
+  g_assert_cmpint (polling, ==, THRIFT_RDMA_DEFAULT_POLLING);
+  g_assert_cmpuint (connect_ms, ==, THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS);
+  g_assert_cmpuint (call_ms, ==, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS);
+  g_object_unref (t);
+}
+
+/* rdma:// servers: ThriftServerRdma on the address (none: every address), pass-through
+ * factories (ThriftRdma is message-oriented). */
+static void
+test_rdma_server (void)
+{
+  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+  GError *error = NULL;
+  ThriftServerTransport *st;
+  gchar *host = NULL;
+  guint port = 0;
+  gint backlog = 0;
+  ThriftRdmaPolling polling = THRIFT_RDMA_POLLING_BUSY;
+
+  st = thrift_server_transport_new_for_uri ("rdma://10.77.0.1:4245?polling=event&backlog=9",
+                                            &in_f, &out_f, &error);
+  g_assert_no_error (error);
+  g_assert_true (THRIFT_IS_SERVER_RDMA (st));
+  g_object_get (st, "hostname", &host, "port", &port, "backlog", &backlog, "polling", &polling, NULL);
+  g_assert_cmpstr (host, ==, "10.77.0.1");
+  g_assert_cmpuint (port, ==, 4245);
+  g_assert_cmpint (backlog, ==, 9);
+  g_assert_cmpint (polling, ==, THRIFT_RDMA_POLLING_EVENT);
+  g_assert_true (G_OBJECT_TYPE (in_f) == THRIFT_TYPE_TRANSPORT_FACTORY);
+  g_assert_true (G_OBJECT_TYPE (out_f) == THRIFT_TYPE_TRANSPORT_FACTORY);
+  g_free (host);
+  g_object_unref (in_f);
+  g_object_unref (out_f);
+  g_object_unref (st);
+
+  st = thrift_server_transport_new_for_uri ("rdma://:4245", NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_object_get (st, "hostname", &host, "backlog", &backlog, NULL);
+  g_assert_null (host);
+  g_assert_cmpint (backlog, ==, THRIFT_SERVER_RDMA_DEFAULT_BACKLOG);
+  g_object_unref (st);
+}
+
+/* A client that cannot connect gets a transport error, not a crash or a hang. */
+static void
+test_tcp_refused (void)
+{
+  GError *error = NULL;
+  ThriftTransport *t = thrift_transport_new_for_uri ("tcp://127.0.0.1:1", &error);
+
+  g_assert_no_error (error);
+  g_assert_false (thrift_transport_open (t, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_clear_error (&error);
+  g_object_unref (t);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/transport_uri/parse/good", test_parse_good);
+  g_test_add_func ("/transport_uri/parse/bad", test_parse_bad);
+  g_test_add_func ("/transport_uri/describe", test_describe);
+  g_test_add_func ("/transport_uri/tcp/client", test_tcp_client);
+  g_test_add_func ("/transport_uri/tcp/server", test_tcp_server);
+  g_test_add_func ("/transport_uri/tcp/refused", test_tcp_refused);
+  g_test_add_func ("/transport_uri/rdma/client", test_rdma_client);
+  g_test_add_func ("/transport_uri/rdma/server", test_rdma_server);
+  return g_test_run ();
+}

@@ -1,0 +1,297 @@
+/*
+ * Host-side tests of the RDMA engine's pure parts (no device needed): header and handshake
+ * validation, credit accounting, the protocol registry, status strings and errors, and the
+ * no-device error of ThriftRdma.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <glib.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_rdma_version.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
+#include <thrift/c_glib/transport/thrift_transport.h>
+
+#include "lib/c_glib/transport/rdma/rdma_credit.h"
+#include "lib/c_glib/transport/rdma/rdma_proto.h"
+#include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/rdma_wire.h"
+
+#define MAX_MSG 1000u
+
+/* A slot with a header and @frag payload bytes. */
+static guint32
+make_slot (guint8 *slot, guint8 type, guint8 flags, guint32 credits, guint32 frag, guint32 msg)
+{
+  rdma_wire_header_write (slot, RDMA_PROTO_EAGER, type, flags, credits, frag, msg);
+  memset (slot + RDMA_WIRE_HEADER_SIZE, 0x5a, frag);
+  return RDMA_WIRE_HEADER_SIZE + frag;
+}
+
+static void
+expect_bad (const guint8 *slot, guint32 byte_len, gint code, const gchar *words)
+{
+  RdmaWireHeader h;
+  GError *error = NULL;
+
+  g_assert_false (rdma_wire_header_parse (slot, byte_len, MAX_MSG, &h, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, code);
+  if (strstr (error->message, words) == NULL)
+    g_error ("message '%s' does not say '%s'", error->message, words);
+  g_error_free (error);
+}
+
+static void
+test_header_roundtrip (void)
+{
+  guint8 slot[256];
+  RdmaWireHeader h;
+  GError *error = NULL;
+  guint32 n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST, 7, 100, 900);
+
+  g_assert_true (rdma_wire_header_parse (slot, n, MAX_MSG, &h, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (h.type, ==, RDMA_WIRE_DATA);
+  g_assert_cmpuint (h.flags, ==, RDMA_WIRE_FIRST);
+  g_assert_cmpuint (h.credits, ==, 7);
+  g_assert_cmpuint (h.frag_len, ==, 100);
+  g_assert_cmpuint (h.msg_len, ==, 900);
+  g_assert_cmpuint (h.proto, ==, RDMA_PROTO_EAGER);
+  /* little-endian on the wire, whatever the host: credits at bytes 8..11 */
+  g_assert_cmpuint (slot[8], ==, 7);
+  g_assert_cmpuint (slot[9] | slot[10] | slot[11], ==, 0);
+}
+
+static void
+test_header_bad (void)
+{
+  guint8 slot[256];
+  guint32 n;
+
+  n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 10, 10);
+  expect_bad (slot, 5, THRIFT_TRANSPORT_ERROR_RECEIVE, "truncated");
+  expect_bad (slot, n - 1, THRIFT_TRANSPORT_ERROR_RECEIVE, "truncated");
+  slot[0] ^= 0xff;
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  slot[0] ^= 0xff;
+  slot[1] = THRIFT_RDMA_WIRE_VERSION + 1;
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "version");
+
+  n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST, 0, 10, MAX_MSG + 1);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED, "max message size");
+  n = make_slot (slot, 9, RDMA_WIRE_FIRST, 0, 10, 10);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "unknown message type");
+  n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 10, 20);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST, 0, 30, 20);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  n = make_slot (slot, RDMA_WIRE_DATA, 0x80, 0, 10, 20);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "flags");
+  n = make_slot (slot, RDMA_WIRE_CREDIT, 0, 3, 4, 0);
+  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "credit message");
+}
+
+static void
+test_hello (void)
+{
+  RdmaWireHello h, out;
+  GError *error = NULL;
+  guint8 padded[56] = { 0 };
+
+  rdma_wire_hello_init (&h, THRIFT_RDMA_WIRE_VERSION);
+  h.credits = GUINT32_TO_LE (32);
+  h.slot_size = GUINT32_TO_LE (4096);
+  h.max_message = GUINT32_TO_LE (12345);
+  memcpy (padded, &h, sizeof h);
+  /* CM pads private data: a longer buffer is fine */
+  g_assert_true (rdma_wire_hello_parse (padded, sizeof padded, &out, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (out.credits, ==, 32);
+  g_assert_cmpuint (out.max_message, ==, 12345);
+
+  g_assert_false (rdma_wire_hello_parse (padded, 10, &out, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_clear_error (&error);
+
+  rdma_wire_hello_init (&h, THRIFT_RDMA_WIRE_VERSION + 1);
+  h.credits = GUINT32_TO_LE (32);
+  h.slot_size = GUINT32_TO_LE (4096);
+  g_assert_false (rdma_wire_hello_parse (&h, sizeof h, &out, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_assert_nonnull (strstr (error->message, "wire version"));
+  g_clear_error (&error);
+
+  memset (&h, 0, sizeof h);
+  g_assert_false (rdma_wire_hello_parse (&h, sizeof h, &out, &error));
+  g_assert_nonnull (strstr (error->message, "not a ThriftRdma hello"));
+  g_clear_error (&error);
+}
+
+static void
+test_credits (void)
+{
+  RdmaCredits c;
+  guint sent = 0;
+
+  rdma_credit_init (&c, 8, 4);
+  while (rdma_credit_take (&c))
+    sent++;
+  g_assert_cmpuint (sent, ==, 4);            /* the peer's window, not ours */
+  g_assert_false (rdma_credit_grant (&c, 5)); /* more than outstanding: protocol error */
+  g_assert_true (rdma_credit_grant (&c, 3));
+  g_assert_true (rdma_credit_take (&c));
+  g_assert_true (rdma_credit_take (&c));
+  g_assert_true (rdma_credit_take (&c));
+  g_assert_false (rdma_credit_take (&c));
+
+  /* the receive side: explicit return at half of our 8 slots */
+  for (guint i = 0; i < 3; i++)
+    rdma_credit_slot_freed (&c);
+  g_assert_false (rdma_credit_need_explicit (&c));
+  rdma_credit_slot_freed (&c);
+  g_assert_true (rdma_credit_need_explicit (&c));
+  g_assert_cmpuint (rdma_credit_piggyback (&c), ==, 4);
+  g_assert_cmpuint (rdma_credit_piggyback (&c), ==, 0);
+  g_assert_false (rdma_credit_need_explicit (&c));
+
+  /* a window of one still returns credits */
+  rdma_credit_init (&c, 1, 1);
+  rdma_credit_slot_freed (&c);
+  g_assert_true (rdma_credit_need_explicit (&c));
+}
+
+static void
+test_registry_complete (void)
+{
+  guint n = 0;
+
+  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++, n++) {
+    const RdmaProtoOps *o = *p;
+    g_test_message ("protocol %s", o->name);
+    g_assert_nonnull (o->name);
+    g_assert_cmpuint (o->id, ==, n);              /* indexed by its wire id */
+    g_assert_true (rdma_proto_by_id (o->id) == o);
+    g_assert_true (rdma_proto_by_name (o->name) == o);
+    g_assert_true (rdma_proto_for_hint (o->hint) == o);
+    g_assert_nonnull (o->setup);
+    g_assert_nonnull (o->peer_hello);
+    g_assert_nonnull (o->teardown);
+    g_assert_nonnull (o->send_message);
+    g_assert_nonnull (o->on_receive);
+    g_assert_nonnull (o->on_send_complete);
+  }
+  g_assert_cmpuint (n, ==, RDMA_PROTO_COUNT);
+  g_assert_null (rdma_proto_by_id (RDMA_PROTO_COUNT));
+  g_assert_null (rdma_proto_by_id (200));
+  /* a hint for a protocol not built yet falls back to eager */
+  g_assert_true (rdma_proto_for_hint (THRIFT_HINT_PROTO_RFP) == &rdma_proto_eager_ops);
+}
+
+static void
+test_status (void)
+{
+  GError *error = NULL;
+
+  for (guint s = 0; s < RDMA_STATUS_COUNT; s++) {
+    g_assert_true (g_str_has_prefix (rdma_status_name (s), "RDMA_"));
+    g_assert_cmpuint (strlen (rdma_status_text (s)), >, 3);
+  }
+  g_assert_cmpint (rdma_status_from_errno (ENOMEM), ==, RDMA_ERR_NO_MEMORY);
+  g_assert_cmpint (rdma_status_from_errno (ECONNREFUSED), ==, RDMA_ERR_REFUSED);
+  g_assert_cmpint (rdma_status_from_wc (IBV_WC_RETRY_EXC_ERR), ==, RDMA_ERR_PEER_GONE);
+  rdma_status_set_error (&error, RDMA_ERR_PEER_GONE, "ibv_poll_cq", ETIMEDOUT,
+                         IBV_WC_RETRY_EXC_ERR, "send of %d bytes", 5);
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_assert_nonnull (strstr (error->message, "ibv_poll_cq"));
+  g_assert_nonnull (strstr (error->message, "send of 5 bytes"));
+  g_assert_nonnull (strstr (error->message, g_strerror (ETIMEDOUT)));
+  g_assert_nonnull (strstr (error->message, ibv_wc_status_str (IBV_WC_RETRY_EXC_ERR)));
+  g_clear_error (&error);
+  rdma_status_set_error (&error, RDMA_ERR_NO_MEMORY, "ibv_reg_mr", ENOMEM, -1, NULL);
+  g_assert_nonnull (strstr (error->message, "ulimit -l"));
+  g_clear_error (&error);
+}
+
+/* Without a device (the build host), open and listen fail with a message that says so. */
+static void
+test_no_device (void)
+{
+  ThriftTransport *t;
+  ThriftServerTransport *s;
+  GError *error = NULL;
+
+  if (g_file_test ("/sys/class/infiniband", G_FILE_TEST_IS_DIR)) {
+    GDir *d = g_dir_open ("/sys/class/infiniband", 0, NULL);
+    gboolean any = d != NULL && g_dir_read_name (d) != NULL;
+    if (d)
+      g_dir_close (d);
+    if (any) {
+      g_test_skip ("this host has an RDMA device");
+      return;
+    }
+  }
+  t = thrift_rdma_new ("10.77.0.1", 9999);
+  g_assert_false (thrift_transport_open (t, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_assert_nonnull (strstr (error->message, "no RDMA device"));
+  g_assert_false (thrift_transport_is_open (t));
+  g_clear_error (&error);
+  g_object_unref (t);
+
+  s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0, NULL);
+  g_assert_false (thrift_server_transport_listen (s, &error));
+  g_assert_nonnull (strstr (error->message, "no RDMA device"));
+  g_clear_error (&error);
+  g_object_unref (s);
+}
+
+static void
+test_properties (void)
+{
+  ThriftTransport *t = thrift_rdma_new ("h", 1234);
+  gchar *host = NULL;
+  guint port, ct, calt;
+  ThriftRdmaPolling polling;
+  GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (t), "polling");
+
+  g_assert_true (G_IS_PARAM_SPEC_ENUM (ps));
+  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling, "connect-timeout",
+                &ct, "call-timeout", &calt, NULL);
+  g_assert_cmpstr (host, ==, "h");
+  g_assert_cmpuint (port, ==, 1234);
+  g_assert_cmpint (polling, ==, THRIFT_RDMA_DEFAULT_POLLING);
+  g_assert_cmpuint (ct, ==, THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS);
+  g_assert_cmpuint (calt, ==, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS);
+  g_free (host);
+  g_assert_true (G_TYPE_CHECK_INSTANCE_TYPE (t, THRIFT_TYPE_HINT_RECEIVER));
+  /* the eight core slots are ours, not the base class's dispatchers */
+  {
+    ThriftTransportClass *mine = THRIFT_TRANSPORT_GET_CLASS (t);
+    ThriftTransportClass *base = g_type_class_ref (THRIFT_TYPE_TRANSPORT);
+    g_assert_true (mine->is_open != base->is_open && mine->peek != base->peek
+                   && mine->open != base->open && mine->close != base->close
+                   && mine->read != base->read && mine->read_end != base->read_end
+                   && mine->write != base->write && mine->write_end != base->write_end
+                   && mine->flush != base->flush);
+    g_type_class_unref (base);
+  }
+  g_object_unref (t);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/rdma_engine/wire/header_roundtrip", test_header_roundtrip);
+  g_test_add_func ("/rdma_engine/wire/header_bad", test_header_bad);
+  g_test_add_func ("/rdma_engine/wire/hello", test_hello);
+  g_test_add_func ("/rdma_engine/credits", test_credits);
+  g_test_add_func ("/rdma_engine/proto/registry_complete", test_registry_complete);
+  g_test_add_func ("/rdma_engine/status", test_status);
+  g_test_add_func ("/rdma_engine/transport/properties", test_properties);
+  g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);
+  return g_test_run ();
+}

@@ -1,0 +1,48 @@
+/*
+ * The tutorial's service: a small calculator, with HatRPC hints (see
+ * thrift-compiler-patch/README.md for the syntax). Compile with
+ *
+ *   thrift-hatrpc --gen c_glib -out gen calculator.thrift
+ *
+ * Hints are advice to the transport: ThriftRdma uses them to choose how it polls and which
+ * RDMA protocol carries each message; ThriftSocket ignores them. Handler code is the same
+ * either way.
+ */
+
+enum Operation {
+  ADD = 1,
+  SUBTRACT = 2,
+  MULTIPLY = 3,
+  DIVIDE = 4
+}
+
+struct Work {
+  1: i32 num1 = 0,
+  2: i32 num2,
+  3: Operation op,
+  4: optional string comment
+}
+
+exception InvalidOperation {
+  1: i32 whatOp,
+  2: string why
+}
+
+service Calculator {
+  // Service level: small calls answered quickly, a few clients at once.
+  hint: perf_goal = latency, concurrency = 4;
+  // The server blocks on the completion channel instead of spinning while it waits.
+  s_hint: polling = event;
+
+  void ping(),
+
+  i32 add(1: i32 num1, 2: i32 num2) [ c_hint: payload_size = 64; s_hint: payload_size = 64; ]
+
+  i32 calculate(1: i32 logid, 2: Work w) throws (1: InvalidOperation ouch)
+
+  // A binary payload both ways: large messages, so ask for throughput.
+  binary reverse(1: binary data) [ hint: perf_goal = throughput, payload_size = 64K; ]
+
+  // Fire and forget: nothing comes back, so spare resources.
+  oneway void zip() [ hint: perf_goal = res_util; ]
+}

@@ -1,0 +1,245 @@
+/*
+ * calculator-server: serves tutorial/calculator.thrift on the transport given by a URI,
+ * many clients at once (ThriftThreadedServer), until SIGINT or SIGTERM.
+ *
+ *   calculator-server [--transport URI] [--max-connections N]
+ *
+ * The handler is ordinary c_glib handler code; the same program serves tcp:// and rdma://.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+#include "calculator.h"
+#include "tutorial_defaults.h"
+
+/* ---- the handler ---- */
+
+typedef struct { CalculatorHandler parent; } TutorialCalculator;
+typedef struct { CalculatorHandlerClass parent; } TutorialCalculatorClass;
+static GType tutorial_calculator_get_type (void);
+G_DEFINE_TYPE (TutorialCalculator, tutorial_calculator, TYPE_CALCULATOR_HANDLER)
+
+static void
+say (const gchar *format, ...) G_GNUC_PRINTF (1, 2);
+
+static void
+say (const gchar *format, ...)
+{
+  va_list ap;
+  va_start (ap, format);
+  printf ("server: ");
+  vprintf (format, ap);
+  printf ("\n");
+  fflush (stdout);
+  va_end (ap);
+}
+
+static gboolean
+calc_ping (CalculatorIf *iface, GError **error)
+{
+  say ("ping()");
+  return TRUE;
+}
+
+static gboolean
+calc_add (CalculatorIf *iface, gint32 *ret, const gint32 num1, const gint32 num2, GError **error)
+{
+  *ret = (gint32) ((guint32) num1 + (guint32) num2);
+  say ("add(%d, %d) = %d", num1, num2, *ret);
+  return TRUE;
+}
+
+static gboolean
+calc_calculate (CalculatorIf *iface, gint32 *ret, const gint32 logid, const Work *w,
+                InvalidOperation **ouch, GError **error)
+{
+  const gchar *why = NULL;
+
+  switch (w->op)
+  {
+    case OPERATION_ADD:
+      *ret = (gint32) ((guint32) w->num1 + (guint32) w->num2);
+      break;
+    case OPERATION_SUBTRACT:
+      *ret = (gint32) ((guint32) w->num1 - (guint32) w->num2);
+      break;
+    case OPERATION_MULTIPLY:
+      *ret = (gint32) ((guint32) w->num1 * (guint32) w->num2);
+      break;
+    case OPERATION_DIVIDE:
+      if (w->num2 == 0)
+        why = "Cannot divide by 0";
+      else if (w->num1 == G_MININT32 && w->num2 == -1)
+        why = "Quotient does not fit in i32";
+      else
+        *ret = w->num1 / w->num2;
+      break;
+    default:
+      why = "Invalid operation";
+      break;
+  }
+  if (why != NULL)
+  {
+    say ("calculate(%d, %d %s %d) -> InvalidOperation: %s", logid, w->num1,
+         toString_Operation (w->op), w->num2, why);
+    *ouch = g_object_new (TYPE_INVALID_OPERATION, "whatOp", (gint32) w->op, "why", why, NULL);
+    return FALSE;
+  }
+  say ("calculate(%d, %d %s %d) = %d", logid, w->num1, toString_Operation (w->op), w->num2, *ret);
+  return TRUE;
+}
+
+static gboolean
+calc_reverse (CalculatorIf *iface, GByteArray **ret, const GByteArray *data, GError **error)
+{
+  guint i;
+
+  if (*ret != NULL)
+    g_byte_array_unref (*ret);
+  *ret = g_byte_array_sized_new (data->len);
+  g_byte_array_set_size (*ret, data->len);
+  for (i = 0; i < data->len; i++)
+    (*ret)->data[i] = data->data[data->len - 1 - i];
+  say ("reverse(%u bytes)", data->len);
+  return TRUE;
+}
+
+static gboolean
+calc_zip (CalculatorIf *iface, GError **error)
+{
+  say ("zip() (oneway)");
+  return TRUE;
+}
+
+static void
+tutorial_calculator_class_init (TutorialCalculatorClass *klass)
+{
+  CalculatorHandlerClass *h = CALCULATOR_HANDLER_CLASS (klass);
+  h->ping = calc_ping;
+  h->add = calc_add;
+  h->calculate = calc_calculate;
+  h->reverse = calc_reverse;
+  h->zip = calc_zip;
+}
+
+static void
+tutorial_calculator_init (TutorialCalculator *self)
+{
+}
+
+/* ---- main ---- */
+
+static gchar *listen_text;
+
+static void
+on_listening (GObject *server, GParamSpec *pspec, gpointer data)
+{
+  gboolean listening = FALSE;
+  g_object_get (server, "listening", &listening, NULL);
+  if (listening)
+    say ("listening on %s", listen_text);
+}
+
+int
+main (int argc, char **argv)
+{
+  gchar *uri = NULL;
+  gint max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
+  GOptionEntry entries[] = {
+    { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
+      "where to listen: tcp://[HOST]:PORT or rdma://[HOST]:PORT[?OPTIONS] (default "
+      TUTORIAL_SERVER_URI ")", "URI" },
+    { "max-connections", 'm', 0, G_OPTION_ARG_INT, &max_connections,
+      "clients served at once; more wait (default 64)", "N" },
+    { NULL }
+  };
+  GOptionContext *context;
+  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+  ThriftServerTransport *st;
+  ThriftProtocolFactory *pf;
+  GObject *handler, *processor;
+  ThriftServer *server;
+  ThriftTransportUri *parsed;
+  GError *error = NULL;
+  gchar *what;
+  gboolean ok;
+
+  context = g_option_context_new ("- serve the tutorial calculator");
+  g_option_context_set_summary (context,
+    "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once.\n"
+    "URI options: tcp: framing=framed|buffered|none; rdma: polling=busy|event|hybrid;\n"
+    "both: backlog=N. The host may be left out to listen on every address.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+  {
+    fprintf (stderr, "calculator-server: %s (try --help)\n", error->message);
+    return 2;
+  }
+  g_option_context_free (context);
+  if (uri == NULL)
+    uri = g_strdup (TUTORIAL_SERVER_URI);
+  if (max_connections < 1 || max_connections > 65535)
+  {
+    fprintf (stderr, "calculator-server: --max-connections must be 1 to 65535\n");
+    return 2;
+  }
+
+  parsed = thrift_transport_uri_parse (uri, TRUE, &error);
+  st = parsed != NULL ? thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error) : NULL;
+  if (st == NULL)
+  {
+    fprintf (stderr, "calculator-server: %s\n", error->message);
+    return 2;
+  }
+  what = thrift_transport_uri_describe (parsed);
+  thrift_transport_uri_free (parsed);
+
+  handler = g_object_new (tutorial_calculator_get_type (), NULL);
+  processor = g_object_new (TYPE_CALCULATOR_PROCESSOR, "handler", handler, NULL);
+  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
+                         "processor", processor, "server_transport", st,
+                         "input_transport_factory", in_f, "output_transport_factory", out_f,
+                         "input_protocol_factory", pf, "output_protocol_factory", pf,
+                         "max-connections", (guint) max_connections, NULL);
+  if (!thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (server), SIGINT, &error)
+      || !thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (server), SIGTERM, &error))
+  {
+    fprintf (stderr, "calculator-server: %s\n", error->message);
+    return 1;
+  }
+  signal (SIGPIPE, SIG_IGN);
+
+  listen_text = g_strdup_printf ("%s, at most %d clients at once; SIGINT stops", what,
+                                 max_connections);
+  g_signal_connect (server, "notify::listening", G_CALLBACK (on_listening), NULL);
+  ok = thrift_server_serve (server, &error);
+  if (ok)
+    say ("stopped");
+  else
+    fprintf (stderr, "calculator-server: %s\n", error->message);
+
+  g_clear_error (&error);
+  g_object_unref (server);
+  g_object_unref (pf);
+  g_object_unref (processor);
+  g_object_unref (handler);
+  g_object_unref (st);
+  g_object_unref (in_f);
+  g_object_unref (out_f);
+  g_free (what);
+  g_free (listen_text);
+  g_free (uri);
+  return ok ? 0 : 1;
+}
