@@ -19,3 +19,9 @@ TESTS += test/unit/test_device
 rdma_tests =
 TESTS += test/rdma/rdma.sh
 AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS;
+
+# --- valgrind over the host-side engine tests ---
+if HAVE_VALGRIND
+TESTS += test/unit/valgrind.sh
+endif
+EXTRA_DIST += test/unit/valgrind.sh
