@@ -71,3 +71,19 @@ test_rdma_test_rdma_faults_asan_CPPFLAGS = $(test_rdma_test_thrift_rdma_asan_CPP
 test_rdma_test_rdma_faults_asan_CFLAGS = $(test_rdma_test_thrift_rdma_asan_CFLAGS)
 test_rdma_test_rdma_faults_asan_LDADD = $(test_rdma_test_thrift_rdma_asan_LDADD)
 test_rdma_test_rdma_faults_asan_LDFLAGS = $(test_rdma_test_thrift_rdma_asan_LDFLAGS)
+
+# ThriftThreadedServer over ThriftServerRdma (gate.thrift's code from test/server/gen):
+# 8 clients at once, max-connections, stop while idle and with clients connected (the workers
+# woken by thrift_rdma_interrupt), and the interrupt itself in each polling mode.
+rdma_tests += test/rdma/test_threaded_server_rdma
+check_PROGRAMS += test/rdma/test_threaded_server_rdma
+test_rdma_test_threaded_server_rdma_SOURCES = test/rdma/test_threaded_server_rdma.c \
+	$(rdma_test_util) $(gate_handler)
+nodist_test_rdma_test_threaded_server_rdma_SOURCES = $(gate_gen)
+test_rdma_test_threaded_server_rdma_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) \
+	-I$(top_srcdir)/test/server -I$(builddir)/test/server/gen
+test_rdma_test_threaded_server_rdma_CFLAGS = $(gen_cflags)
+test_rdma_test_threaded_server_rdma_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_threaded_server_rdma_LDFLAGS = $(test_link)
+test/rdma/test_threaded_server_rdma-test_threaded_server_rdma.$(OBJEXT) \
+test/server/rdma_test_threaded_server_rdma-gate_handler.$(OBJEXT): test/server/gen/stamp

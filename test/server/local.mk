@@ -11,18 +11,22 @@ $(gate_gen): test/server/gen/stamp
 	@test -f $@ || { rm -f test/server/gen/stamp; $(MAKE) $(AM_MAKEFLAGS) test/server/gen/stamp; }
 CLEANFILES += $(gate_gen) test/server/gen/stamp
 
+# The Gate handler, shared with test/rdma/test_threaded_server_rdma.
+gate_handler = test/server/gate_handler.c test/server/gate_handler.h
+
 # Generated code is compiled without -Wmissing-prototypes (its static helpers are fine).
 gen_cflags = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -Werror
 
 check_PROGRAMS += test/server/test_threaded_server
 TESTS += test/server/test_threaded_server
-test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c
+test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c $(gate_handler)
 nodist_test_server_test_threaded_server_SOURCES = $(gate_gen)
 test_server_test_threaded_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
 test_server_test_threaded_server_CFLAGS = $(gen_cflags)
 test_server_test_threaded_server_LDADD = $(test_libs)
 test_server_test_threaded_server_LDFLAGS = $(test_link)
-test/server/test_threaded_server-test_threaded_server.$(OBJEXT): test/server/gen/stamp
+test/server/test_threaded_server-test_threaded_server.$(OBJEXT) \
+test/server/test_threaded_server-gate_handler.$(OBJEXT): test/server/gen/stamp
 
 check_PROGRAMS += test/server/test_transport_uri
 TESTS += test/server/test_transport_uri

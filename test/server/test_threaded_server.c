@@ -21,77 +21,7 @@
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "gate.h"
-
-/* ---- the handler: gather(n, timeout) waits until n calls are inside at once ---- */
-
-static GMutex gather_lock;
-static GCond gather_cond;
-static gint gather_inside;
-static gint gather_peak;
-
-typedef struct { GateHandler parent; } TestGate;
-typedef struct { GateHandlerClass parent; } TestGateClass;
-static GType test_gate_get_type (void);
-G_DEFINE_TYPE (TestGate, test_gate, TYPE_GATE_HANDLER)
-
-static gboolean
-test_gate_gather (GateIf *iface, gint32 *ret, const gint32 n, const gint32 timeout_ms,
-                  GError **error)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-  gint seen;
-
-  g_mutex_lock (&gather_lock);
-  gather_inside++;
-  gather_peak = MAX (gather_peak, gather_inside);
-  seen = gather_inside;
-  g_cond_broadcast (&gather_cond);
-  while (gather_inside < n && g_get_monotonic_time () < deadline)
-  {
-    g_cond_wait_until (&gather_cond, &gather_lock, deadline);
-    seen = MAX (seen, gather_inside);
-  }
-  seen = MAX (seen, gather_inside);
-  g_mutex_unlock (&gather_lock);
-
-  /* leave only once every caller has seen the crowd, so the counts agree */
-  g_usleep (50 * 1000);
-  g_mutex_lock (&gather_lock);
-  gather_inside--;
-  g_mutex_unlock (&gather_lock);
-  *ret = seen;
-  return TRUE;
-}
-
-static gboolean
-test_gate_echo (GateIf *iface, GByteArray **ret, const GByteArray *data, GError **error)
-{
-  if (*ret != NULL)
-    g_byte_array_unref (*ret);
-  *ret = g_byte_array_ref ((GByteArray *) data);
-  return TRUE;
-}
-
-static gboolean
-test_gate_ping (GateIf *iface, gint32 *ret, const gint32 x, GError **error)
-{
-  *ret = x + 1;
-  return TRUE;
-}
-
-static void
-test_gate_class_init (TestGateClass *klass)
-{
-  GateHandlerClass *h = GATE_HANDLER_CLASS (klass);
-  h->gather = test_gate_gather;
-  h->echo = test_gate_echo;
-  h->ping = test_gate_ping;
-}
-
-static void
-test_gate_init (TestGate *self)
-{
-}
+#include "gate_handler.h"
 
 /* ---- helpers ---- */
 
@@ -303,7 +233,7 @@ test_concurrent (void)
 
   fixture_make (&f, 16, NULL);
   fixture_start (&f);
-  gather_peak = 0;
+  test_gate_reset_peak ();
   for (i = 0; i < 8; i++)
   {
     jobs[i] = (GatherJob) { .port = f.port, .n = 8, .timeout_ms = 5000 };
@@ -316,7 +246,7 @@ test_concurrent (void)
     g_assert_true (jobs[i].ok);
     g_assert_cmpint (jobs[i].result, ==, 8);
   }
-  g_assert_cmpint (gather_peak, ==, 8);
+  g_assert_cmpint (test_gate_peak (), ==, 8);
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
   g_assert_no_error (f.error);
@@ -336,7 +266,7 @@ test_bound (void)
 
   fixture_make (&f, 2, NULL);
   fixture_start (&f);
-  gather_peak = 0;
+  test_gate_reset_peak ();
   for (i = 0; i < 3; i++)
   {
     jobs[i] = (GatherJob) { .port = f.port, .n = 3, .timeout_ms = 1500 };
@@ -349,7 +279,7 @@ test_bound (void)
     g_assert_true (jobs[i].ok);
     g_assert_cmpint (jobs[i].result, <=, 2);
   }
-  g_assert_cmpint (gather_peak, ==, 2);
+  g_assert_cmpint (test_gate_peak (), ==, 2);
   g_object_get (f.server, "connections-accepted", &accepted, NULL);
   g_assert_cmpuint (accepted, ==, 3);
   thrift_server_stop (f.server);

@@ -7,14 +7,17 @@
  * wake a thread blocked in accept on Linux.
  *
  * ThriftServerRdma: thrift_server_rdma_interrupt () (an eventfd its accept polls).
- * ThriftRdma: no interrupt yet; closing it under a waiting thread would free verbs resources
- * in use, so it is left alone and its peek returns at the latest after its call-timeout.
+ * ThriftRdma: thrift_rdma_interrupt () (an eventfd its waits poll, and a flag its spinning
+ * checks); closing it under a waiting thread would free verbs resources in use.  Found
+ * under any ThriftBufferedTransport or ThriftFramedTransport a transport factory added.
  */
 #include "config.h"
 
 #include <sys/socket.h>
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
@@ -41,9 +44,30 @@ thrift_server_interrupt_accept (ThriftServerTransport *listener)
   return TRUE;
 }
 
+/* The ThriftRdma under @connection's buffered or framed wrappers, or NULL. */
+static ThriftRdma *
+find_rdma (ThriftTransport *connection)
+{
+  /* bounded, in case a wrapper ever wraps itself */
+  for (gint depth = 0; connection != NULL && depth < 16; depth++)
+  {
+    if (THRIFT_IS_RDMA (connection))
+      return THRIFT_RDMA (connection);
+    if (THRIFT_IS_BUFFERED_TRANSPORT (connection))
+      connection = THRIFT_BUFFERED_TRANSPORT (connection)->transport;
+    else if (THRIFT_IS_FRAMED_TRANSPORT (connection))
+      connection = THRIFT_FRAMED_TRANSPORT (connection)->transport;
+    else
+      return NULL;
+  }
+  return NULL;
+}
+
 void
 thrift_server_interrupt_connection (ThriftTransport *connection)
 {
+  ThriftRdma *rdma;
+
   if (THRIFT_IS_SOCKET (connection))
   {
     ThriftSocket *s = THRIFT_SOCKET (connection);
@@ -51,7 +75,11 @@ thrift_server_interrupt_connection (ThriftTransport *connection)
       shutdown (s->sd, SHUT_RDWR);
     return;
   }
-  if (THRIFT_IS_RDMA (connection))
+  rdma = find_rdma (connection);
+  if (rdma != NULL)
+  {
+    thrift_rdma_interrupt (rdma);
     return;
+  }
   thrift_transport_close (connection, NULL);
 }

@@ -3,7 +3,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
@@ -51,6 +54,11 @@ typedef struct
   const gchar *proto_name;
   ThriftRdmaStats saved;              /* counters of the last closed connection */
   gboolean warned_busy;
+
+  /* thrift_rdma_interrupt: the flag (atomic) and an eventfd the blocking poll watches; both
+   * live as long as the object, so an interrupt never races with a connection's close */
+  gint interrupted;
+  int wake_fd;
 } ThriftRdmaPrivate;
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
@@ -157,6 +165,24 @@ not_open (GError **error)
   rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "ThriftRdma");
 }
 
+static gboolean
+interrupted (ThriftRdmaPrivate *priv, GError **error)
+{
+  if (!g_atomic_int_get (&priv->interrupted))
+    return FALSE;
+  rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, NULL, 0, -1,
+                         "ThriftRdma: thrift_rdma_interrupt was called");
+  return TRUE;
+}
+
+/* Lets @conn's waits see the interrupt (rdma_poll.c). */
+static void
+attach_wake (ThriftRdmaPrivate *priv, RdmaConn *conn)
+{
+  conn->wake_fd = priv->wake_fd;
+  conn->interrupted = &priv->interrupted;
+}
+
 /* Gives the message being read back (its slot to the peer). */
 static gboolean
 release_current (ThriftRdmaPrivate *priv, GError **error)
@@ -199,6 +225,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
                                   deadline_after (priv->connect_timeout_ms), error);
   if (priv->conn == NULL)
     return FALSE;
+  attach_wake (priv, priv->conn);
   priv->rpos = 0;
   priv->reading = FALSE;
   g_byte_array_set_size (priv->wbuf, 0);
@@ -220,6 +247,15 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   priv->rpos = 0;
   priv->reading = FALSE;
   g_byte_array_set_size (priv->wbuf, 0);
+  /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
+   * writes it before setting the flag, so a readable eventfd never outlives a clear flag) */
+  g_atomic_int_set (&priv->interrupted, 0);
+  if (priv->wake_fd >= 0) {
+    guint64 count;
+    if (read (priv->wake_fd, &count, sizeof count) < 0) {
+      /* EAGAIN: not interrupted */
+    }
+  }
   return TRUE;
 }
 
@@ -231,7 +267,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   RdmaMessage *msg;
   GError *e = NULL;
 
-  if (priv->conn == NULL)
+  if (priv->conn == NULL || interrupted (priv, NULL))
     return FALSE;
   if (priv->reading) {
     msg = g_queue_peek_head (&priv->conn->received);
@@ -246,8 +282,8 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   msg = rdma_conn_wait_message (priv->conn, deadline_after (priv->call_timeout_ms), &e);
   if (msg != NULL)
     return TRUE;
-  /* the peer closed the connection: no more data, not an error */
-  if (priv->conn->state == RDMA_CONN_DISCONNECTED)
+  /* the peer closed the connection, or thrift_rdma_interrupt: no more data, not an error */
+  if (priv->conn->state == RDMA_CONN_DISCONNECTED || g_atomic_int_get (&priv->interrupted))
     g_error_free (e);
   else
     g_propagate_error (error, e);
@@ -268,6 +304,8 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   }
   if (len == 0)
     return 0;
+  if (interrupted (priv, error))
+    return -1;
   msg = g_queue_peek_head (&priv->conn->received);
   if (priv->reading && msg != NULL && priv->rpos >= msg->len
       && !release_current (priv, error))
@@ -468,6 +506,8 @@ thrift_rdma_finalize (GObject *object)
 
   rdma_conn_free (priv->conn);
   priv->conn = NULL;
+  if (priv->wake_fd >= 0)
+    close (priv->wake_fd);
   g_free (priv->hostname);
   g_free (priv->source_address);
   g_byte_array_unref (priv->wbuf);
@@ -533,6 +573,12 @@ thrift_rdma_init (ThriftRdma *self)
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
   priv->effective = priv->polling;
   priv->proto_name = rdma_proto_eager_ops.name;
+  /* without the eventfd (out of descriptors) an interrupt still sets the flag: spinning
+   * and the next wait see it, a thread blocked in poll(2) only at its call timeout */
+  priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (priv->wake_fd < 0)
+    g_message ("ThriftRdma: eventfd: %s; thrift_rdma_interrupt cannot wake a blocked wait",
+               g_strerror (errno));
 }
 
 ThriftTransport *
@@ -552,6 +598,7 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
 
   priv->conn = conn;
   conn->polling = priv->effective;
+  attach_wake (priv, conn);
   return self;
 }
 
@@ -585,6 +632,20 @@ thrift_rdma_get_protocol_name (ThriftRdma *self)
 {
   g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
   return PRIV (self)->proto_name;
+}
+
+void
+thrift_rdma_interrupt (ThriftRdma *self)
+{
+  ThriftRdmaPrivate *priv;
+  guint64 one = 1;
+
+  g_return_if_fail (THRIFT_IS_RDMA (self));
+  priv = thrift_rdma_get_instance_private (self);
+  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
+    /* EAGAIN: the counter is already non-zero, the poll wakes anyway */
+  }
+  g_atomic_int_set (&priv->interrupted, 1);
 }
 
 ThriftRdmaPolling

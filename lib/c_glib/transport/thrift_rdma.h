@@ -9,7 +9,8 @@
  *   - read serves bytes of the received message, blocking (by the polling mode) until one
  *     arrives; read_end gives the message's receive slots back to the peer;
  *   - peek blocks until a message arrives and returns FALSE once the peer is gone;
- *   - close disconnects and frees every verbs resource; the object can be opened again.
+ *   - close disconnects and frees every verbs resource; the object can be opened again;
+ *   - thrift_rdma_interrupt wakes a blocked peek or read from another thread.
  *
  * No ThriftBufferedTransport or ThriftFramedTransport is needed on top (they work, but only
  * add a copy).  Errors are in THRIFT_TRANSPORT_ERROR and name the verbs call, errno and the
@@ -136,6 +137,18 @@ const gchar *thrift_rdma_get_protocol_name (ThriftRdma *self);
 /* The polling mode the last wait for a message used (the property, or the choice of the
  * hints of the message sent before it); the property before any wait. */
 ThriftRdmaPolling thrift_rdma_get_effective_polling (ThriftRdma *self);
+
+/**
+ * thrift_rdma_interrupt:
+ *
+ * Wakes a thread blocked on this transport (peek, read, or a flush waiting for credits) and
+ * makes every later wait end at once: peek returns FALSE, read fails with
+ * THRIFT_TRANSPORT_ERROR "interrupted", until the transport is closed (close clears it; a
+ * reopened transport waits normally again).  Safe from any thread and, for a live object,
+ * from a signal handler: it only stores a flag and writes an eventfd.  It never frees
+ * anything: the thread that owns the transport still closes it.
+ */
+void thrift_rdma_interrupt (ThriftRdma *self);
 
 G_END_DECLS
 

@@ -117,6 +117,7 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   conn->polling = settings->polling;
   conn->is_client = is_client;
   conn->state = RDMA_CONN_IDLE;
+  conn->wake_fd = -1;
   g_queue_init (&conn->received);
   conn->tx_proto = &rdma_proto_eager_ops;
   return conn;

@@ -88,6 +88,10 @@ struct _RdmaConn
   struct ibv_cq *cq;
   guint unacked_events;
   gboolean armed;
+  int wake_fd;                        /* the owner's eventfd (-1: none); readable once the
+                                         owner was interrupted: poll(2) watches it */
+  const gint *interrupted;            /* the owner's atomic flag (NULL: none): a wait that
+                                         finds it set fails with RDMA_ERR_INTERRUPTED */
 
   RdmaConnSettings settings;
   RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots */
@@ -134,7 +138,8 @@ gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint3
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
 /* Sends an explicit credit message if enough credits are pending and a send slot is free. */
 gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
-/* Waits for and handles at least one completion or CM event (rdma_poll.c). */
+/* Waits for and handles at least one completion or CM event (rdma_poll.c); fails with
+ * RDMA_ERR_INTERRUPTED instead of waiting once conn->interrupted is set. */
 gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Handles a work completion (rdma_conn.c). */
 gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error);

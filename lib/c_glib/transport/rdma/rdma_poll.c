@@ -6,10 +6,13 @@
  *   EVENT:  poll the CQ; arm it (ibv_req_notify_cq); poll again (a completion that arrived
  *           before the arm raises no event); only then block in poll(2) on the completion
  *           channel and the CM channel together, so a peer's DISCONNECTED wakes us too.
+ *           The owner's wake-up eventfd (thrift_rdma_interrupt) is in the same poll set.
  *   HYBRID: spin as BUSY for settings.spin_us, then block as EVENT.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
  * time left.  CQ events are acknowledged in batches and before the CQ is destroyed.
+ * Once the owner is interrupted (conn->interrupted set), a wait that finds nothing completed
+ * fails with RDMA_ERR_INTERRUPTED; spinning checks the flag on every turn.
  */
 #include "config.h"
 
@@ -120,6 +123,11 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
       return FALSE;
     if (n > 0)
       return progressed (conn, error);
+    if (conn->interrupted != NULL && g_atomic_int_get (conn->interrupted)) {
+      rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
+                             "thrift_rdma_interrupt was called");
+      return FALSE;
+    }
     if (deadline_us < 0) {
       /* one look only */
       n = rdma_conn_handle_cm_events (conn, error);
@@ -148,13 +156,14 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
       continue;
     }
     {
-      struct pollfd pfd[2] = {
+      struct pollfd pfd[3] = {
         { .fd = conn->comp_channel->fd, .events = POLLIN },
         { .fd = conn->cm_channel->fd, .events = POLLIN },
+        { .fd = conn->wake_fd, .events = POLLIN },   /* -1: ignored by poll(2) */
       };
       int timeout = deadline_us > 0 ? (int) MIN ((deadline_us - now + 999) / 1000, G_MAXINT)
                                     : -1;
-      int r = poll (pfd, 2, timeout);
+      int r = poll (pfd, 3, timeout);
 
       if (r < 0) {
         if (errno == EINTR)

@@ -1,0 +1,469 @@
+/*
+ * ThriftThreadedServer over ThriftServerRdma, with code generated from test/server/gate.thrift:
+ * 8 RDMA clients served at once, the connection bound, stopping while idle and while RDMA
+ * clients are connected (serve returns promptly, workers joined, verbs resources freed), and
+ * thrift_rdma_interrupt on a client blocked in peek, in each polling mode.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
+
+#include "gate.h"
+#include "gate_handler.h"
+#include "rdma_test_util.h"
+
+/* A stop must end serve well within the connections' 30 s call timeout. */
+#define STOP_LIMIT_US (5 * G_USEC_PER_SEC)
+
+/* ---- the server ---- */
+
+static guint
+count_threads (void)
+{
+  GDir *d = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+  g_assert_nonnull (d);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  g_dir_close (d);
+  return n;
+}
+
+/* The thread count once it settles at @expected (2 s at most): a joined thread can still be
+ * listed for a moment while the kernel finishes its exit. */
+static guint
+threads_settled (guint expected)
+{
+  gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  guint n;
+
+  while ((n = count_threads ()) != expected && g_get_monotonic_time () < until)
+    g_usleep (10 * 1000);
+  return n;
+}
+
+typedef struct
+{
+  ThriftServer *server;
+  ThriftServerRdma *transport;
+  GThread *thread;
+  gboolean returned;
+  gboolean result;
+  GError *error;
+  GMutex lock;
+  GCond cond;
+} Fixture;
+
+static gpointer
+serve_main (gpointer data)
+{
+  Fixture *f = data;
+  gboolean r = thrift_server_serve (f->server, &f->error);
+  g_mutex_lock (&f->lock);
+  f->result = r;
+  f->returned = TRUE;
+  g_cond_broadcast (&f->cond);
+  g_mutex_unlock (&f->lock);
+  return NULL;
+}
+
+/* A threaded server on rdma://SERVER_ADDR:0, buffered transports (the factory wraps each
+ * ThriftRdma, as a user would with ThriftServerSocket), not serving yet. */
+static void
+fixture_make (Fixture *f, guint max_connections)
+{
+  GObject *handler, *processor, *tf, *pf;
+
+  memset (f, 0, sizeof *f);
+  g_mutex_init (&f->lock);
+  g_cond_init (&f->cond);
+  f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                               "port", 0, NULL);
+  handler = g_object_new (test_gate_get_type (), NULL);
+  processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
+  tf = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY, NULL);
+  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
+                            "processor", processor, "server_transport", f->transport,
+                            "input_transport_factory", tf, "output_transport_factory", tf,
+                            "input_protocol_factory", pf, "output_protocol_factory", pf,
+                            "max-connections", max_connections, NULL);
+  g_object_unref (handler);
+  g_object_unref (processor);
+  g_object_unref (tf);
+  g_object_unref (pf);
+}
+
+/* Starts serving and waits (5 s at most) until the server listens; returns its port. */
+static guint
+fixture_start (Fixture *f)
+{
+  gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  gboolean listening = FALSE;
+
+  f->returned = FALSE;
+  f->thread = g_thread_new ("serve", serve_main, f);
+  while (g_get_monotonic_time () < until) {
+    g_object_get (f->server, "listening", &listening, NULL);
+    if (listening)
+      break;
+    g_usleep (5000);
+  }
+  g_assert_true (listening);
+  g_assert_cmpuint (thrift_server_rdma_get_port (f->transport), >, 0);
+  return thrift_server_rdma_get_port (f->transport);
+}
+
+/* Stops the server and waits (10 s at most) for serve to return; asserts it took less than
+ * STOP_LIMIT_US and returned TRUE. */
+static void
+fixture_stop (Fixture *f)
+{
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = start + 10 * G_USEC_PER_SEC;
+  gboolean returned;
+
+  thrift_server_stop (f->server);
+  g_mutex_lock (&f->lock);
+  while (!f->returned && g_get_monotonic_time () < deadline)
+    g_cond_wait_until (&f->cond, &f->lock, deadline);
+  returned = f->returned;
+  g_mutex_unlock (&f->lock);
+  g_assert_true (returned);   /* serve did not return in time: the stop hung */
+  g_test_message ("stop took %" G_GINT64_FORMAT " ms", (g_get_monotonic_time () - start) / 1000);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, STOP_LIMIT_US);
+  g_thread_join (f->thread);
+  f->thread = NULL;
+  g_assert_no_error (f->error);
+  g_assert_true (f->result);
+}
+
+static void
+fixture_free (Fixture *f)
+{
+  g_clear_object (&f->server);
+  g_clear_object (&f->transport);
+  g_clear_error (&f->error);
+  g_mutex_clear (&f->lock);
+  g_cond_clear (&f->cond);
+}
+
+/* ---- clients ---- */
+
+typedef struct
+{
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  GateIf *client;
+} Client;
+
+static gboolean
+client_open (Client *c, guint port, ThriftRdmaPolling polling, GError **error)
+{
+  c->transport = rt_client_new (port, polling);
+  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
+  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
+                            "output_protocol", c->protocol, NULL);
+  return thrift_transport_open (c->transport, error);
+}
+
+static void
+client_close (Client *c)
+{
+  if (c->transport != NULL)
+    thrift_transport_close (c->transport, NULL);
+  g_clear_object (&c->client);
+  g_clear_object (&c->protocol);
+  g_clear_object (&c->transport);
+}
+
+typedef struct
+{
+  guint port;
+  gint id;
+  gint n;
+  gint timeout_ms;
+  gint result;
+  gint pong;
+  gboolean ok;
+} GatherJob;
+
+/* Connects, gathers, then pings (its own reply: id + 1) on the same connection. */
+static gpointer
+gather_client (gpointer data)
+{
+  GatherJob *job = data;
+  Client c = { 0 };
+  GError *error = NULL;
+
+  job->ok = client_open (&c, job->port, THRIFT_RDMA_POLLING_EVENT, &error)
+            && gate_if_gather (c.client, &job->result, job->n, job->timeout_ms, &error)
+            && gate_if_ping (c.client, &job->pong, job->id, &error);
+  if (error != NULL)
+    g_printerr ("# gather client %d: %s\n", job->id, error->message);
+  g_clear_error (&error);
+  client_close (&c);
+  return NULL;
+}
+
+/* Runs @count gather clients at once; returns after all are joined. */
+static void
+run_gather (guint port, GatherJob *jobs, guint count, gint n, gint timeout_ms)
+{
+  GThread *threads[16];
+  guint i;
+
+  g_assert_cmpuint (count, <=, G_N_ELEMENTS (threads));
+  test_gate_reset_peak ();
+  for (i = 0; i < count; i++) {
+    jobs[i] = (GatherJob) { .port = port, .id = (gint) i * 10, .n = n,
+                            .timeout_ms = timeout_ms };
+    threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
+  }
+  for (i = 0; i < count; i++)
+    g_thread_join (threads[i]);
+  for (i = 0; i < count; i++) {
+    g_assert_true (jobs[i].ok);
+    g_assert_cmpint (jobs[i].pong, ==, jobs[i].id + 1);
+  }
+}
+
+/* ---- tests ---- */
+
+/* 8 RDMA clients at once: each gather returns only when all 8 are inside the handler. */
+static void
+test_concurrent (void)
+{
+  Fixture f;
+  GatherJob jobs[8];
+  guint64 accepted = 0;
+  guint port, i;
+  gint baseline = rt_live_resources ();
+  guint threads0 = count_threads ();
+
+  fixture_make (&f, 16);
+  port = fixture_start (&f);
+  run_gather (port, jobs, 8, 8, 15000);
+  for (i = 0; i < 8; i++)
+    g_assert_cmpint (jobs[i].result, ==, 8);
+  g_assert_cmpint (test_gate_peak (), ==, 8);
+  g_object_get (f.server, "connections-accepted", &accepted, NULL);
+  g_assert_cmpuint (accepted, ==, 8);
+  fixture_stop (&f);
+  g_assert_cmpuint (threads_settled (threads0), ==, threads0);
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+/* max-connections=2 and 3 RDMA clients: never more than 2 served at once, and the third is
+ * served (its connection request waits in the backlog) once one of the first two leaves. */
+static void
+test_bound (void)
+{
+  Fixture f;
+  GatherJob jobs[3];
+  guint64 accepted = 0;
+  guint port, i;
+  gint baseline = rt_live_resources ();
+
+  fixture_make (&f, 2);
+  port = fixture_start (&f);
+  run_gather (port, jobs, 3, 3, 1500);
+  for (i = 0; i < 3; i++)
+    g_assert_cmpint (jobs[i].result, <=, 2);
+  g_assert_cmpint (test_gate_peak (), ==, 2);
+  g_object_get (f.server, "connections-accepted", &accepted, NULL);
+  g_assert_cmpuint (accepted, ==, 3);
+  fixture_stop (&f);
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+/* Stop while 4 RDMA clients are connected and idle between calls: each worker blocks in
+ * peek on its ThriftRdma (call timeout 30 s) and must be woken by the stop.  serve returns
+ * at once, every worker is joined, the server's connections are freed, and the clients see
+ * the connection end. */
+static void
+test_stop_connected (void)
+{
+  Fixture f;
+  Client c[4] = { { 0 } };
+  guint threads0 = count_threads (), active = 0, port, i;
+  gint baseline = rt_live_resources (), with_clients;
+  GError *error = NULL;
+  gint32 r = 0;
+
+  fixture_make (&f, 8);
+  port = fixture_start (&f);
+  for (i = 0; i < 4; i++) {
+    g_assert_true (client_open (&c[i], port, THRIFT_RDMA_POLLING_EVENT, &error));
+    g_assert_no_error (error);
+    g_assert_true (gate_if_ping (c[i].client, &r, (gint32) i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, (gint32) i + 1);
+  }
+  g_object_get (f.server, "active-connections", &active, NULL);
+  g_assert_cmpuint (active, ==, 4);
+  g_assert_cmpuint (threads_settled (threads0 + 2 + 4), ==, threads0 + 2 + 4);  /* serve, acceptor, workers */
+  with_clients = rt_live_resources ();
+
+  fixture_stop (&f);
+  g_assert_cmpuint (threads_settled (threads0), ==, threads0);
+  g_object_get (f.server, "active-connections", &active, NULL);
+  g_assert_cmpuint (active, ==, 0);
+  /* the server's half is gone while the clients still hold theirs */
+  g_assert_cmpint (rt_live_resources (), <, with_clients);
+  g_assert_cmpint (rt_live_resources (), >, baseline);
+
+  for (i = 0; i < 4; i++) {
+    g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
+    g_assert_nonnull (error);
+    g_clear_error (&error);
+    client_close (&c[i]);
+  }
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+/* Stop while idle, twice on the same server: nothing left behind either time. */
+static void
+test_stop_idle (void)
+{
+  Fixture f;
+  guint threads0 = count_threads ();
+  gint baseline = rt_live_resources ();
+  gint round;
+
+  fixture_make (&f, 4);
+  for (round = 0; round < 2; round++) {
+    Client c = { 0 };
+    GError *error = NULL;
+    gint32 r = 0;
+    guint port = fixture_start (&f);
+
+    /* a served call proves the server was up before it is stopped */
+    g_assert_true (client_open (&c, port, THRIFT_RDMA_POLLING_EVENT, &error));
+    g_assert_no_error (error);
+    g_assert_true (gate_if_ping (c.client, &r, 41, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, 42);
+    client_close (&c);
+    fixture_stop (&f);
+    g_assert_cmpuint (threads_settled (threads0), ==, threads0);
+    g_assert_true (rt_resources_at_baseline (baseline));
+  }
+  fixture_free (&f);
+}
+
+/* thrift_rdma_interrupt wakes a client blocked in peek (nothing is coming: the server only
+ * answers calls); after it, peek is FALSE and read fails "interrupted" until close; a
+ * reopened transport works again. */
+typedef struct
+{
+  ThriftTransport *transport;
+  gboolean peeked;
+  GError *error;
+  gint64 returned_at;
+} PeekJob;
+
+static gpointer
+peek_main (gpointer data)
+{
+  PeekJob *job = data;
+  job->peeked = thrift_transport_peek (job->transport, &job->error);
+  job->returned_at = g_get_monotonic_time ();
+  return NULL;
+}
+
+static void
+test_interrupt (gconstpointer data)
+{
+  ThriftRdmaPolling polling = GPOINTER_TO_INT (data);
+  Fixture f;
+  Client c = { 0 };
+  PeekJob job = { 0 };
+  GThread *t;
+  GError *error = NULL;
+  gint64 interrupted_at;
+  guint8 byte;
+  gint32 r = 0;
+  guint port;
+  gint baseline = rt_live_resources ();
+
+  fixture_make (&f, 4);
+  port = fixture_start (&f);
+  g_assert_true (client_open (&c, port, polling, &error));
+  g_assert_no_error (error);
+
+  job.transport = c.transport;
+  t = g_thread_new ("peek", peek_main, &job);
+  g_usleep (300 * 1000);             /* let it block */
+  g_assert_cmpint (job.returned_at, ==, 0);
+  interrupted_at = g_get_monotonic_time ();
+  thrift_rdma_interrupt (THRIFT_RDMA (c.transport));
+  g_thread_join (t);
+  g_assert_false (job.peeked);
+  g_assert_no_error (job.error);
+  /* the client's call timeout is 20 s: only the interrupt ends it this soon */
+  g_assert_cmpint (job.returned_at - interrupted_at, <, 2 * G_USEC_PER_SEC);
+
+  /* sticky until close */
+  g_assert_false (thrift_transport_peek (c.transport, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (thrift_transport_read (c.transport, &byte, 1, &error), ==, -1);
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_nonnull (strstr (error->message, "interrupted"));
+  g_clear_error (&error);
+  g_assert_false (gate_if_ping (c.client, &r, 1, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+
+  /* close clears it: the same object opens and calls again */
+  thrift_transport_close (c.transport, NULL);
+  g_assert_true (thrift_transport_open (c.transport, &error));
+  g_assert_no_error (error);
+  g_assert_true (gate_if_ping (c.client, &r, 6, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 7);
+
+  client_close (&c);
+  fixture_stop (&f);
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+int
+main (int argc, char **argv)
+{
+  gint baseline;
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  alarm (120);  /* a hung stop must fail the run, not stall it */
+  baseline = rt_live_resources ();
+
+  g_test_add_func ("/thrift_rdma/threaded_server/concurrent/8", test_concurrent);
+  g_test_add_func ("/thrift_rdma/threaded_server/max-connections", test_bound);
+  g_test_add_func ("/thrift_rdma/threaded_server/stop/connected", test_stop_connected);
+  g_test_add_func ("/thrift_rdma/threaded_server/stop/idle-twice", test_stop_idle);
+  g_test_add_data_func ("/thrift_rdma/interrupt/event",
+                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT), test_interrupt);
+  g_test_add_data_func ("/thrift_rdma/interrupt/busy",
+                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_BUSY), test_interrupt);
+  g_test_add_data_func ("/thrift_rdma/interrupt/hybrid",
+                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_HYBRID), test_interrupt);
+  rc = g_test_run ();
+  if (!rt_resources_at_baseline (baseline))
+    rc = 1;
+  return rc;
+}
