@@ -11,7 +11,8 @@ EXTRA_DIST += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corp
 
 # test_hints_runtime: code generated from hinted.thrift, compiled with -Wall -Wextra -Werror
 # and linked against Debian's libthrift_c_glib and our library, hands each function's
-# resolved hints to a recording transport (directly, buffered, framed, multiplexed).
+# resolved hints to a recording transport (directly, buffered, framed, multiplexed), and
+# registers its types thread-safely (8 threads making each first _get_type call at once).
 hinted_gen = \
 	test/compiler/gen/hinted_types.c test/compiler/gen/hinted_types.h \
 	test/compiler/gen/kv.c test/compiler/gen/kv.h \

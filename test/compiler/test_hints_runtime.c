@@ -7,6 +7,10 @@
  * no hints.  Client and processor run in one thread: send, process, receive.
  *
  * Compiled with -Wall -Wextra -Werror together with the generated code.
+ *
+ * Also: in a program with hints, the generated _get_type functions register their types
+ * thread-safely (g_once_init_enter): threads making the first call of one at the same time
+ * all get the same type, and nothing is logged ("cannot register existing type").
  */
 
 #include <string.h>
@@ -437,6 +441,111 @@ test_plain_and_ping (Fixture *f, gconstpointer data)
   g_object_unref (back);
 }
 
+/* ---- thread-safe type registration ---- */
+
+#define RACERS 8
+
+typedef struct
+{
+  GType (*get_type) (void);
+  GMutex lock;
+  GCond cond;
+  guint ready;        /* threads waiting at the start gate */
+  gint go;            /* the gate is open */
+  GType got[RACERS];
+} Race;
+
+static gpointer
+race_thread (gpointer data)
+{
+  Race *race = data;
+  guint me;
+
+  g_mutex_lock (&race->lock);
+  me = race->ready++;
+  g_cond_broadcast (&race->cond);
+  while (!g_atomic_int_get (&race->go))
+    g_cond_wait (&race->cond, &race->lock);
+  g_mutex_unlock (&race->lock);
+  race->got[me] = race->get_type ();
+  return NULL;
+}
+
+static guint race_messages;
+
+/* A message logged during the race (GObject's "cannot register existing type" is a
+ * critical, fatal under g_test_init): counted, and reported by the test instead of aborting. */
+static gboolean
+race_log (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+  (void) level;
+  (void) data;
+  g_test_message ("logged during the race: %s: %s", domain ? domain : "", message);
+  race_messages++;
+  return FALSE;
+}
+
+/* Each generated _get_type of hinted.thrift is called for the first time by RACERS threads
+ * let through a start gate together.  Runs before any other test touches these types. */
+static void
+test_get_type_race (void)
+{
+  static const struct
+  {
+    const gchar *name;
+    GType (*get_type) (void);
+  } types[] = {
+    { "Oops", oops_get_type },
+    { "hint", hint_get_type },
+    { "KvGetArgs", kv_get_args_get_type },
+    { "KvGetResult", kv_get_result_get_type },
+    { "KvHeartbeatArgs", kv_heartbeat_args_get_type },
+    { "KvPutArgs", kv_put_args_get_type },
+    { "KvPutResult", kv_put_result_get_type },
+    { "KvPlainArgs", kv_plain_args_get_type },
+    { "KvPlainResult", kv_plain_result_get_type },
+    { "KvChildPingArgs", kv_child_ping_args_get_type },
+    { "KvChildPingResult", kv_child_ping_result_get_type },
+    { "KvIf", kv_if_get_type },
+    { "KvChildIf", kv_child_if_get_type },
+    { "KvChildClient", kv_child_client_get_type },
+    { "KvChildProcessor", kv_child_processor_get_type },
+  };
+
+  g_test_log_set_fatal_handler (race_log, NULL);
+  for (gsize t = 0; t < G_N_ELEMENTS (types); t++)
+    {
+      Race race = { .get_type = types[t].get_type };
+      GThread *threads[RACERS];
+
+      g_assert_null (g_type_from_name (types[t].name));
+      g_mutex_init (&race.lock);
+      g_cond_init (&race.cond);
+      for (guint i = 0; i < RACERS; i++)
+        threads[i] = g_thread_new ("race", race_thread, &race);
+      g_mutex_lock (&race.lock);
+      while (race.ready < RACERS)
+        g_cond_wait (&race.cond, &race.lock);
+      g_atomic_int_set (&race.go, 1);
+      g_cond_broadcast (&race.cond);
+      g_mutex_unlock (&race.lock);
+      for (guint i = 0; i < RACERS; i++)
+        g_thread_join (threads[i]);
+
+      g_test_message ("%s: %s", types[t].name, g_type_name (race.got[0]));
+      for (guint i = 0; i < RACERS; i++)
+        {
+          g_assert_cmpuint (race.got[i], !=, 0);
+          g_assert_cmpuint (race.got[i], ==, race.got[0]);
+        }
+      g_assert_cmpuint (race.got[0], ==, types[t].get_type ());
+      g_assert_cmpuint (race_messages, ==, 0);
+      g_mutex_clear (&race.lock);
+      g_cond_clear (&race.cond);
+    }
+  g_test_log_set_fatal_handler (NULL, NULL);
+}
+
 /* ---- the runtime helpers themselves ---- */
 
 static void
@@ -528,6 +637,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
+  /* first: the generated types are not registered yet */
+  g_test_add_func ("/thrift_hints/get-type-race", test_get_type_race);
   g_test_add_func ("/thrift_hints/find-receiver", test_find_receiver);
   g_test_add_func ("/thrift_hints/to-string", test_to_string);
   add_calls ("direct", DIRECT);
