@@ -78,7 +78,7 @@ test_rdma_test_rdma_faults_asan_LDFLAGS = $(test_rdma_test_thrift_rdma_asan_LDFL
 rdma_tests += test/rdma/test_threaded_server_rdma
 check_PROGRAMS += test/rdma/test_threaded_server_rdma
 test_rdma_test_threaded_server_rdma_SOURCES = test/rdma/test_threaded_server_rdma.c \
-	$(rdma_test_util) $(gate_handler)
+	$(rdma_test_util) $(gate_test_support)
 nodist_test_rdma_test_threaded_server_rdma_SOURCES = $(gate_gen)
 test_rdma_test_threaded_server_rdma_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) \
 	-I$(top_srcdir)/test/server -I$(builddir)/test/server/gen

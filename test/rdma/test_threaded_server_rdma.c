@@ -21,23 +21,14 @@
 #include "gate.h"
 #include "gate_handler.h"
 #include "rdma_test_util.h"
+#include "serve_thread.h"
 
 /* A stop must end serve well within the connections' 30 s call timeout. */
 #define STOP_LIMIT_US (5 * G_USEC_PER_SEC)
 
 /* ---- the server ---- */
 
-static guint
-count_threads (void)
-{
-  GDir *d = g_dir_open ("/proc/self/task", 0, NULL);
-  guint n = 0;
-  g_assert_nonnull (d);
-  while (g_dir_read_name (d) != NULL)
-    n++;
-  g_dir_close (d);
-  return n;
-}
+static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
 
 /* The thread count once it settles at @expected (2 s at most): a joined thread can still be
  * listed for a moment while the kernel finishes its exit. */
@@ -56,26 +47,8 @@ typedef struct
 {
   ThriftServer *server;
   ThriftServerRdma *transport;
-  GThread *thread;
-  gboolean returned;
-  gboolean result;
-  GError *error;
-  GMutex lock;
-  GCond cond;
+  ServeThread serve;
 } Fixture;
-
-static gpointer
-serve_main (gpointer data)
-{
-  Fixture *f = data;
-  gboolean r = thrift_server_serve (f->server, &f->error);
-  g_mutex_lock (&f->lock);
-  f->result = r;
-  f->returned = TRUE;
-  g_cond_broadcast (&f->cond);
-  g_mutex_unlock (&f->lock);
-  return NULL;
-}
 
 /* A threaded server on rdma://SERVER_ADDR:0, buffered transports (the factory wraps each
  * ThriftRdma, as a user would with ThriftServerSocket), not serving yet. */
@@ -85,8 +58,7 @@ fixture_make (Fixture *f, guint max_connections)
   GObject *handler, *processor, *tf, *pf;
 
   memset (f, 0, sizeof *f);
-  g_mutex_init (&f->lock);
-  g_cond_init (&f->cond);
+  serve_thread_init (&f->serve);
   f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
                                "port", 0, NULL);
   handler = g_object_new (test_gate_get_type (), NULL);
@@ -111,8 +83,7 @@ fixture_start (Fixture *f)
   gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   gboolean listening = FALSE;
 
-  f->returned = FALSE;
-  f->thread = g_thread_new ("serve", serve_main, f);
+  serve_thread_start (&f->serve, f->server);
   while (g_get_monotonic_time () < until) {
     g_object_get (f->server, "listening", &listening, NULL);
     if (listening)
@@ -130,22 +101,14 @@ static void
 fixture_stop (Fixture *f)
 {
   gint64 start = g_get_monotonic_time ();
-  gint64 deadline = start + 10 * G_USEC_PER_SEC;
-  gboolean returned;
+  gboolean result;
 
   thrift_server_stop (f->server);
-  g_mutex_lock (&f->lock);
-  while (!f->returned && g_get_monotonic_time () < deadline)
-    g_cond_wait_until (&f->cond, &f->lock, deadline);
-  returned = f->returned;
-  g_mutex_unlock (&f->lock);
-  g_assert_true (returned);   /* serve did not return in time: the stop hung */
+  result = serve_thread_join (&f->serve, 10 * G_USEC_PER_SEC);
   g_test_message ("stop took %" G_GINT64_FORMAT " ms", (g_get_monotonic_time () - start) / 1000);
   g_assert_cmpint (g_get_monotonic_time () - start, <, STOP_LIMIT_US);
-  g_thread_join (f->thread);
-  f->thread = NULL;
-  g_assert_no_error (f->error);
-  g_assert_true (f->result);
+  g_assert_no_error (f->serve.error);
+  g_assert_true (result);
 }
 
 static void
@@ -153,9 +116,7 @@ fixture_free (Fixture *f)
 {
   g_clear_object (&f->server);
   g_clear_object (&f->transport);
-  g_clear_error (&f->error);
-  g_mutex_clear (&f->lock);
-  g_cond_clear (&f->cond);
+  serve_thread_clear (&f->serve);
 }
 
 /* ---- clients ---- */

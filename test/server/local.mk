@@ -11,15 +11,17 @@ $(gate_gen): test/server/gen/stamp
 	@test -f $@ || { rm -f test/server/gen/stamp; $(MAKE) $(AM_MAKEFLAGS) test/server/gen/stamp; }
 CLEANFILES += $(gate_gen) test/server/gen/stamp
 
-# The Gate handler, shared with test/rdma/test_threaded_server_rdma.
-gate_handler = test/server/gate_handler.c test/server/gate_handler.h
+# The Gate handler and the serve-in-a-thread harness, shared with
+# test/rdma/test_threaded_server_rdma.
+gate_test_support = test/server/gate_handler.c test/server/gate_handler.h \
+	test/server/serve_thread.c test/server/serve_thread.h
 
 # Generated code is compiled without -Wmissing-prototypes (its static helpers are fine).
 gen_cflags = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -Werror
 
 check_PROGRAMS += test/server/test_threaded_server
 TESTS += test/server/test_threaded_server
-test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c $(gate_handler)
+test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c $(gate_test_support)
 nodist_test_server_test_threaded_server_SOURCES = $(gate_gen)
 test_server_test_threaded_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
 test_server_test_threaded_server_CFLAGS = $(gen_cflags)

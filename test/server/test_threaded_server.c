@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -22,23 +21,12 @@
 
 #include "gate.h"
 #include "gate_handler.h"
+#include "serve_thread.h"
 
 /* ---- helpers ---- */
 
-static guint
-count_entries (const gchar *dir)
-{
-  GDir *d = g_dir_open (dir, 0, NULL);
-  guint n = 0;
-  g_assert_nonnull (d);
-  while (g_dir_read_name (d) != NULL)
-    n++;
-  g_dir_close (d);
-  return n;
-}
-
-static guint count_threads (void) { return count_entries ("/proc/self/task"); }
-static guint count_fds (void) { return count_entries ("/proc/self/fd"); }
+static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
+static guint count_fds (void) { return test_count_entries ("/proc/self/fd"); }
 
 static guint
 free_port (void)
@@ -59,27 +47,9 @@ free_port (void)
 typedef struct
 {
   ThriftServer *server;
-  GThread *thread;
   guint port;
-  gboolean returned;
-  gboolean result;
-  GError *error;
-  GMutex lock;
-  GCond cond;
+  ServeThread serve;
 } Fixture;
-
-static gpointer
-serve_main (gpointer data)
-{
-  Fixture *f = data;
-  gboolean r = thrift_server_serve (f->server, &f->error);
-  g_mutex_lock (&f->lock);
-  f->result = r;
-  f->returned = TRUE;
-  g_cond_broadcast (&f->cond);
-  g_mutex_unlock (&f->lock);
-  return NULL;
-}
 
 /* Makes a server for tcp://:PORT (framing as in OPTIONS) without serving yet. */
 static void
@@ -93,8 +63,7 @@ fixture_make (Fixture *f, guint max_connections, const gchar *options)
   GError *error = NULL;
 
   memset (f, 0, sizeof *f);
-  g_mutex_init (&f->lock);
-  g_cond_init (&f->cond);
+  serve_thread_init (&f->serve);
   f->port = free_port ();
   uri = g_strdup_printf ("tcp://:%u%s", f->port, options ? options : "");
   st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
@@ -118,35 +87,21 @@ fixture_make (Fixture *f, guint max_connections, const gchar *options)
 static void
 fixture_start (Fixture *f)
 {
-  f->returned = FALSE;
-  f->thread = g_thread_new ("serve", serve_main, f);
+  serve_thread_start (&f->serve, f->server);
 }
 
 /* Waits for serve to return (at most 10 s) and joins its thread. */
 static gboolean
 fixture_wait (Fixture *f)
 {
-  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
-  gboolean returned;
-
-  g_mutex_lock (&f->lock);
-  while (!f->returned && g_get_monotonic_time () < deadline)
-    g_cond_wait_until (&f->cond, &f->lock, deadline);
-  returned = f->returned;
-  g_mutex_unlock (&f->lock);
-  g_assert_true (returned);   /* serve did not return in time: the stop hung */
-  g_thread_join (f->thread);
-  f->thread = NULL;
-  return f->result;
+  return serve_thread_join (&f->serve, 10 * G_TIME_SPAN_SECOND);
 }
 
 static void
 fixture_free (Fixture *f)
 {
   g_clear_object (&f->server);
-  g_clear_error (&f->error);
-  g_mutex_clear (&f->lock);
-  g_cond_clear (&f->cond);
+  serve_thread_clear (&f->serve);
 }
 
 typedef struct
@@ -249,7 +204,7 @@ test_concurrent (void)
   g_assert_cmpint (test_gate_peak (), ==, 8);
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
-  g_assert_no_error (f.error);
+  g_assert_no_error (f.serve.error);
   fixture_free (&f);
 }
 
@@ -322,7 +277,7 @@ test_stop_connected (void)
 
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
-  g_assert_no_error (f.error);
+  g_assert_no_error (f.serve.error);
   g_assert_cmpuint (count_threads (), ==, threads0);
   g_object_get (f.server, "active-connections", &active, NULL);
   g_assert_cmpuint (active, ==, 0);
@@ -363,7 +318,7 @@ test_stop_idle (void)
     client_close (&c);
     thrift_server_stop (f.server);
     g_assert_true (fixture_wait (&f));
-    g_assert_no_error (f.error);
+    g_assert_no_error (f.serve.error);
     g_assert_cmpuint (count_threads (), ==, threads0);
   }
   fixture_free (&f);
@@ -402,7 +357,7 @@ test_sigint (void)
   g_assert_no_error (error);
   g_assert_cmpint (kill (getpid (), SIGINT), ==, 0);
   g_assert_true (fixture_wait (&f));
-  g_assert_no_error (f.error);
+  g_assert_no_error (f.serve.error);
   client_close (&c);
   fixture_free (&f);
 }
@@ -439,13 +394,13 @@ test_listen_fails (void)
   threads0 = count_threads ();
   fixture_start (&f);
   g_assert_false (fixture_wait (&f));
-  g_assert_nonnull (f.error);
+  g_assert_nonnull (f.serve.error);
   {
     gboolean listening = TRUE;
     g_object_get (f.server, "listening", &listening, NULL);
     g_assert_false (listening);
   }
-  g_assert_nonnull (strstr (f.error->message, "bind"));
+  g_assert_nonnull (strstr (f.serve.error->message, "bind"));
   g_assert_cmpuint (count_threads (), ==, threads0);
   close (s);
   fixture_free (&f);

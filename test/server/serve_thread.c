@@ -1,0 +1,74 @@
+#include "config.h"
+
+#include <string.h>
+
+#include "serve_thread.h"
+
+static gpointer
+serve_main (gpointer data)
+{
+  ServeThread *st = data;
+  gboolean r = thrift_server_serve (st->server, &st->error);
+
+  g_mutex_lock (&st->lock);
+  st->result = r;
+  st->returned = TRUE;
+  g_cond_broadcast (&st->cond);
+  g_mutex_unlock (&st->lock);
+  return NULL;
+}
+
+void
+serve_thread_init (ServeThread *st)
+{
+  memset (st, 0, sizeof *st);
+  g_mutex_init (&st->lock);
+  g_cond_init (&st->cond);
+}
+
+void
+serve_thread_start (ServeThread *st, ThriftServer *server)
+{
+  g_assert_null (st->thread);
+  st->server = server;
+  st->returned = FALSE;
+  st->thread = g_thread_new ("serve", serve_main, st);
+}
+
+gboolean
+serve_thread_join (ServeThread *st, gint64 timeout_us)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_us;
+  gboolean returned;
+
+  g_mutex_lock (&st->lock);
+  while (!st->returned && g_get_monotonic_time () < deadline)
+    g_cond_wait_until (&st->cond, &st->lock, deadline);
+  returned = st->returned;
+  g_mutex_unlock (&st->lock);
+  g_assert_true (returned);   /* serve did not return in time: the stop hung */
+  g_thread_join (st->thread);
+  st->thread = NULL;
+  return st->result;
+}
+
+void
+serve_thread_clear (ServeThread *st)
+{
+  g_clear_error (&st->error);
+  g_mutex_clear (&st->lock);
+  g_cond_clear (&st->cond);
+}
+
+guint
+test_count_entries (const gchar *dir)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (d);
+  while (g_dir_read_name (d) != NULL)
+    n++;
+  g_dir_close (d);
+  return n;
+}
