@@ -9,20 +9,19 @@
  * ThriftServerRdma: thrift_server_rdma_interrupt () (an eventfd its accept polls).
  * ThriftRdma: thrift_rdma_interrupt () (an eventfd its waits poll, and a flag its spinning
  * checks); closing it under a waiting thread would free verbs resources in use.  Found
- * under any ThriftBufferedTransport or ThriftFramedTransport a transport factory added.
+ * under any buffered, framed or zlib wrapper a transport factory added.
  */
 #include "config.h"
 
 #include <sys/socket.h>
 
 #include <thrift/c_glib/thrift.h>
-#include <thrift/c_glib/transport/thrift_buffered_transport.h>
-#include <thrift/c_glib/transport/thrift_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
+#include "../transport/thrift_transport_unwrap.h"
 #include "thrift_server_interrupt.h"
 
 gboolean
@@ -44,29 +43,10 @@ thrift_server_interrupt_accept (ThriftServerTransport *listener)
   return TRUE;
 }
 
-/* The ThriftRdma under @connection's buffered or framed wrappers, or NULL. */
-static ThriftRdma *
-find_rdma (ThriftTransport *connection)
-{
-  /* bounded, in case a wrapper ever wraps itself */
-  for (gint depth = 0; connection != NULL && depth < 16; depth++)
-  {
-    if (THRIFT_IS_RDMA (connection))
-      return THRIFT_RDMA (connection);
-    if (THRIFT_IS_BUFFERED_TRANSPORT (connection))
-      connection = THRIFT_BUFFERED_TRANSPORT (connection)->transport;
-    else if (THRIFT_IS_FRAMED_TRANSPORT (connection))
-      connection = THRIFT_FRAMED_TRANSPORT (connection)->transport;
-    else
-      return NULL;
-  }
-  return NULL;
-}
-
 void
 thrift_server_interrupt_connection (ThriftTransport *connection)
 {
-  ThriftRdma *rdma;
+  ThriftTransport *rdma;
 
   if (THRIFT_IS_SOCKET (connection))
   {
@@ -75,10 +55,10 @@ thrift_server_interrupt_connection (ThriftTransport *connection)
       shutdown (s->sd, SHUT_RDWR);
     return;
   }
-  rdma = find_rdma (connection);
+  rdma = thrift_transport_find_wrapped (connection, THRIFT_TYPE_RDMA);
   if (rdma != NULL)
   {
-    thrift_rdma_interrupt (rdma);
+    thrift_rdma_interrupt (THRIFT_RDMA (rdma));
     return;
   }
   thrift_transport_close (connection, NULL);

@@ -12,6 +12,8 @@ transportinclude_HEADERS = \
 rdma_engine_sources = \
 	lib/c_glib/transport/thrift_rdma_version.c \
 	lib/c_glib/transport/thrift_hints.c \
+	lib/c_glib/transport/thrift_transport_unwrap.c \
+	lib/c_glib/transport/thrift_transport_unwrap.h \
 	lib/c_glib/transport/rdma/rdma_device.c \
 	lib/c_glib/transport/rdma/rdma_device.h \
 	lib/c_glib/transport/thrift_rdma.c \

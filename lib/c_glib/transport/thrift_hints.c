@@ -5,9 +5,8 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 
 #include <thrift/c_glib/protocol/thrift_protocol_decorator.h>
-#include <thrift/c_glib/transport/thrift_buffered_transport.h>
-#include <thrift/c_glib/transport/thrift_framed_transport.h>
-#include <thrift/c_glib/transport/thrift_zlib_transport.h>
+
+#include "thrift_transport_unwrap.h"
 
 G_DEFINE_INTERFACE (ThriftHintReceiver, thrift_hint_receiver, G_TYPE_OBJECT)
 
@@ -29,35 +28,17 @@ thrift_hint_receiver_set_hints (ThriftHintReceiver *receiver, const ThriftHintSe
     iface->set_hints (receiver, hints);
 }
 
-/* Looks through transport wrappers, outermost first, for a receiver.  A wrapper that is itself
- * a receiver wins over what it wraps. */
-static ThriftHintReceiver *
-find_in_transport (ThriftTransport *transport)
-{
-  /* Bounded, in case a wrapper ever wraps itself. */
-  for (int depth = 0; transport != NULL && depth < 16; depth++)
-    {
-      if (THRIFT_IS_HINT_RECEIVER (transport))
-        return THRIFT_HINT_RECEIVER (transport);
-      if (THRIFT_IS_BUFFERED_TRANSPORT (transport))
-        transport = THRIFT_BUFFERED_TRANSPORT (transport)->transport;
-      else if (THRIFT_IS_FRAMED_TRANSPORT (transport))
-        transport = THRIFT_FRAMED_TRANSPORT (transport)->transport;
-      else if (THRIFT_IS_ZLIB_TRANSPORT (transport))
-        transport = THRIFT_ZLIB_TRANSPORT (transport)->transport;
-      else
-        return NULL;
-    }
-  return NULL;
-}
-
 ThriftHintReceiver *
 thrift_hints_find_receiver (ThriftProtocol *protocol)
 {
   for (int depth = 0; protocol != NULL && depth < 16; depth++)
     {
       if (!THRIFT_IS_PROTOCOL_DECORATOR (protocol))
-        return find_in_transport (protocol->transport);
+        {
+          ThriftTransport *t = thrift_transport_find_wrapped (protocol->transport,
+                                                              THRIFT_TYPE_HINT_RECEIVER);
+          return t != NULL ? THRIFT_HINT_RECEIVER (t) : NULL;
+        }
       protocol = THRIFT_PROTOCOL_DECORATOR (protocol)->concrete_protocol;
     }
   return NULL;
