@@ -87,3 +87,18 @@ test_rdma_test_threaded_server_rdma_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERB
 test_rdma_test_threaded_server_rdma_LDFLAGS = $(test_link)
 test/rdma/test_threaded_server_rdma-test_threaded_server_rdma.$(OBJEXT) \
 test/server/rdma_test_threaded_server_rdma-gate_handler.$(OBJEXT): test/server/gen/stamp
+
+# What porting a c_glib program to RDMA runs into (issue 7): no stale reply after a call
+# timeout, ThriftSimpleServer with the URI helpers' factories, and stopping it by SIGINT.
+rdma_tests += test/rdma/test_porting_traps
+check_PROGRAMS += test/rdma/test_porting_traps
+test_rdma_test_porting_traps_SOURCES = test/rdma/test_porting_traps.c \
+	$(rdma_test_util) $(gate_test_support)
+nodist_test_rdma_test_porting_traps_SOURCES = $(gate_gen)
+test_rdma_test_porting_traps_CPPFLAGS = $(test_rdma_test_threaded_server_rdma_CPPFLAGS)
+test_rdma_test_porting_traps_CFLAGS = $(gen_cflags)
+test_rdma_test_porting_traps_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_porting_traps_LDFLAGS = $(test_link)
+test/rdma/test_porting_traps-test_porting_traps.$(OBJEXT) \
+test/server/rdma_test_porting_traps-gate_handler.$(OBJEXT): test/server/gen/stamp
+

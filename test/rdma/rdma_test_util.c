@@ -99,7 +99,7 @@ echo_thread (gpointer data)
 }
 
 RtEchoServer *
-rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint call_timeout_ms)
+rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_timeout_ms)
 {
   RtEchoServer *srv = g_new0 (RtEchoServer, 1);
   ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
@@ -107,8 +107,8 @@ rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint call_t
   GError *error = NULL;
 
   srv->server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
-                              "polling", polling, "configuration", conf, "call-timeout",
-                              call_timeout_ms, NULL);
+                              "polling", polling, "configuration", conf, "idle-timeout",
+                              idle_timeout_ms, NULL);
   g_object_unref (conf);
   g_assert_true (thrift_server_transport_listen (srv->server, &error));
   g_assert_no_error (error);

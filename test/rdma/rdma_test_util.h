@@ -19,9 +19,9 @@ rt_pattern (guint seed, gsize i)
 /* An echo server in a thread: every message is a binary field that is sent back.  Serves
  * connections one after the other until rt_echo_server_stop. */
 typedef struct _RtEchoServer RtEchoServer;
-/* @call_timeout_ms: how long the server waits for a request (0: forever). */
+/* @idle_timeout_ms: how long the server waits for a request (0: forever). */
 RtEchoServer *rt_echo_server_start (ThriftRdmaPolling polling, guint max_message,
-                                    guint call_timeout_ms);
+                                    guint idle_timeout_ms);
 guint rt_echo_server_port (RtEchoServer *srv);
 /* Connections served so far, and how many ended with an error. */
 guint rt_echo_server_served (RtEchoServer *srv);

@@ -255,7 +255,7 @@ test_too_large_from_thrift_client (void)
   g_object_unref (t);
 }
 
-/* A client that connects and never sends: the server (call-timeout 1 s) drops it. */
+/* A client that connects and never sends: the server (idle-timeout 1 s) drops it. */
 static void
 test_never_sends (void)
 {

@@ -266,6 +266,35 @@ test_one_way_stream (void)
   g_object_unref (ss.server);
 }
 
+/* A quiet connection to a live peer: the keepalive probes it (zero-byte RDMA WRITEs that the
+ * peer's adapter acknowledges) and the connection stays usable. */
+static void
+test_keepalive_alive (void)
+{
+  ThriftTransport *t = rt_client_new (rt_echo_server_port (server), THRIFT_RDMA_POLLING_EVENT);
+  GError *error = NULL;
+  ThriftRdmaStats st;
+
+  g_object_set (t, "keepalive", 800, "call-timeout", 2500, NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  g_assert_true (rt_echo (t, 64, 1, &error));
+  thrift_rdma_reset_stats (THRIFT_RDMA (t));
+  /* nothing comes for 2.5 s: the wait wakes for the keepalive's ticks meanwhile */
+  g_assert_false (thrift_transport_peek (t, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_clear_error (&error);
+  thrift_rdma_get_stats (THRIFT_RDMA (t), &st);
+  g_test_message ("%" G_GUINT64_FORMAT " keepalive probes in 2.5 s (keepalive 800 ms)",
+                  st.keepalive_probes);
+  g_assert_cmpuint (st.keepalive_probes, >=, 3);
+  g_assert_cmpuint (st.keepalive_probes, <=, 13);
+  g_assert_true (thrift_transport_is_open (t));
+  g_assert_true (rt_echo (t, 5000, 2, &error));
+  g_assert_no_error (error);
+  close_client (t);
+}
+
 /* Runs last: everything every test opened is gone again, on both sides. */
 static void
 test_resources_back (void)
@@ -312,6 +341,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_rdma/sequential/many", test_sequential);
   g_test_add_func ("/thrift_rdma/credits/one_way_stream", test_one_way_stream);
   g_test_add_func ("/thrift_rdma/fault/no_listener", test_no_listener);
+  g_test_add_func ("/thrift_rdma/keepalive/alive_peer", test_keepalive_alive);
   g_test_add_func ("/thrift_rdma/resources/back", test_resources_back);
   rc = g_test_run ();
   rt_echo_server_stop (server);

@@ -5,7 +5,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +19,7 @@
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_simple_server.h>
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
@@ -442,6 +446,165 @@ test_echo (gconstpointer data)
   fixture_free (&f);
 }
 
+/* ---- hostile requests (issue 7, item 2) ---- */
+
+/* Sends @len raw bytes to the server and waits (5 s at most) for it to close the connection;
+ * TRUE if it did. */
+static gboolean
+raw_send_expect_close (guint port, const guint8 *bytes, gsize len)
+{
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+                           .sin_port = htons (port) };
+  struct timeval tv = { .tv_sec = 5 };
+  guint8 buf[64];
+  gssize r;
+  int s = socket (AF_INET, SOCK_STREAM, 0);
+
+  g_assert_cmpint (s, >=, 0);
+  g_assert_cmpint (connect (s, (struct sockaddr *) &a, sizeof a), ==, 0);
+  g_assert_cmpint (setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), ==, 0);
+  g_assert_cmpint (send (s, bytes, len, 0), ==, (gssize) len);
+  r = recv (s, buf, sizeof buf, 0);
+  close (s);
+  return r == 0 || (r < 0 && errno == ECONNRESET);
+}
+
+/* This process's virtual size, from /proc/self/status. */
+static gsize
+vm_size (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *p;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  p = strstr (status, "VmSize:");
+  g_assert_nonnull (p);
+  return (gsize) g_ascii_strtoull (p + 7, NULL, 10) * 1024;
+}
+
+/* One ~30-byte framed call of Gate.echo whose binary argument announces 0x7ffffff0 bytes,
+ * and a frame of length 0: Thrift 0.17's binary protocol would g_new the 2 GiB (abort when
+ * the allocation fails: the address space is limited here so that it does on any machine),
+ * and its framed transport fails the empty frame without an error that the dispatch
+ * processor then dereferences.  The server closes the connection and serves the next. */
+static void
+test_hostile (gconstpointer data)
+{
+  static const guint8 big[] = {
+    0, 0, 0, 23,                     /* frame length */
+    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
+    0, 0, 0, 4, 'e', 'c', 'h', 'o',  /* method name */
+    0, 0, 0, 1,                      /* seqid */
+    11, 0, 1,                        /* field 1, T_STRING (binary) */
+    0x7f, 0xff, 0xff, 0xf0,          /* its announced length */
+  };
+  static const guint8 zero[] = { 0, 0, 0, 0 };
+  gboolean is_big = g_str_equal (data, "big-binary");
+  Fixture f;
+  Client c = { 0 };
+  GError *error = NULL;
+  struct rlimit saved, limited;
+  gint32 r = 0;
+
+  fixture_make (&f, 4, NULL);
+  fixture_start (&f);
+  g_assert_true (client_open (&c, f.port, NULL, &error));
+  g_assert_true (gate_if_ping (c.client, &r, 1, &error));
+  g_assert_no_error (error);
+
+  g_assert_cmpint (getrlimit (RLIMIT_AS, &saved), ==, 0);
+  limited = saved;
+  limited.rlim_cur = vm_size () + (1u << 30);
+  g_assert_cmpint (setrlimit (RLIMIT_AS, &limited), ==, 0);
+  if (!is_big)  /* upstream's dispatch processor logs what the protocol now reports */
+    g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "error reading start of message: *"
+                           "frame of length 0*");
+  g_assert_true (is_big ? raw_send_expect_close (f.port, big, sizeof big)
+                        : raw_send_expect_close (f.port, zero, sizeof zero));
+  g_assert_cmpint (setrlimit (RLIMIT_AS, &saved), ==, 0);
+  g_test_assert_expected_messages ();
+
+  /* the server lives and serves, the connection of before and a new one */
+  g_assert_true (gate_if_ping (c.client, &r, 2, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 3);
+  client_close (&c);
+  g_assert_true (client_open (&c, f.port, NULL, &error));
+  g_assert_true (gate_if_ping (c.client, &r, 41, &error));
+  g_assert_cmpint (r, ==, 42);
+  client_close (&c);
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  fixture_free (&f);
+}
+
+/* ---- ThriftSimpleServer with the URI helpers' factories (issue 7, item 8) ---- */
+
+static gpointer
+simple_serve (gpointer data)
+{
+  GError *error = NULL;
+
+  thrift_server_serve (THRIFT_SERVER (data), &error);
+  g_clear_error (&error);
+  return NULL;
+}
+
+/* ThriftSimpleServer unrefs what the transport factories return and then the connection:
+ * a pass-through factory must hand out a reference of its own (g_test makes the
+ * "G_IS_OBJECT" criticals of a borrowed one fatal). */
+static void
+test_simple_server_factories (void)
+{
+  g_autofree gchar *uri = NULL;
+  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+  ThriftServerTransport *st;
+  ThriftProtocolFactory *pf;
+  GObject *handler, *processor;
+  ThriftServer *server;
+  GThread *thread;
+  GError *error = NULL;
+  guint port = free_port ();
+  gint32 r = 0;
+  int i;
+
+  uri = g_strdup_printf ("tcp://:%u?framing=none", port);
+  st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
+  g_assert_no_error (error);
+  handler = g_object_new (test_gate_get_type (), NULL);
+  processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
+  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor,
+                         "server_transport", st, "input_transport_factory", in_f,
+                         "output_transport_factory", out_f, "input_protocol_factory", pf,
+                         "output_protocol_factory", pf, NULL);
+  thread = g_thread_new ("simple-server", simple_serve, server);
+  for (i = 0; i < 3; i++)
+  {
+    Client c = { 0 };
+    g_assert_true (client_open (&c, port, "?framing=none", &error));
+    g_assert_true (gate_if_ping (c.client, &r, i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, i + 1);
+    client_close (&c);
+  }
+  /* stop: the flag, then one more connection wakes accept */
+  thrift_server_stop (server);
+  {
+    Client c = { 0 };
+    g_assert_true (client_open (&c, port, "?framing=none", &error));
+    client_close (&c);
+  }
+  g_thread_join (thread);
+  g_object_unref (server);
+  g_object_unref (handler);
+  g_object_unref (processor);
+  g_object_unref (st);
+  g_object_unref (in_f);
+  g_object_unref (out_f);
+  g_object_unref (pf);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -460,5 +623,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/threaded_server/echo/unframed", "?framing=none", test_echo);
   g_test_add_func ("/threaded_server/signal/bad", test_bad_signal);
   g_test_add_func ("/threaded_server/signal/sigint", test_sigint);
+  g_test_add_data_func ("/threaded_server/hostile/big-binary", "big-binary", test_hostile);
+  g_test_add_data_func ("/threaded_server/hostile/zero-frame", "zero-frame", test_hostile);
+  g_test_add_func ("/simple_server/uri-factories", test_simple_server_factories);
   return g_test_run ();
 }

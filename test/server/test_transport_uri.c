@@ -11,6 +11,7 @@
 #include <glib-object.h>
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_memory_buffer.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_framed_transport.h>
@@ -31,28 +32,34 @@ typedef struct
   ThriftTransportUriFraming framing;
   ThriftTransportUriPolling polling;
   gint connect_ms, call_ms, backlog;
+  gint idle_ms, keepalive_ms;
 } Good;
 
 static const Good good[] = {
   { "tcp://127.0.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_TCP, "127.0.0.1", 9090,
-    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1, -1, -1 },
   { "TCP://localhost:1", FALSE, THRIFT_TRANSPORT_URI_TCP, "localhost", 1,
-    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, -1, -1, -1 },
   { "tcp://h:65535?framing=buffered", FALSE, THRIFT_TRANSPORT_URI_TCP, "h", 65535,
-    THRIFT_TRANSPORT_URI_BUFFERED, 0, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_BUFFERED, 0, -1, -1, -1, -1, -1 },
   { "tcp://h:80?framing=none&", FALSE, THRIFT_TRANSPORT_URI_TCP, "h", 80,
-    THRIFT_TRANSPORT_URI_UNFRAMED, 0, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_UNFRAMED, 0, -1, -1, -1, -1, -1 },
   { "tcp://:9090?backlog=8", TRUE, THRIFT_TRANSPORT_URI_TCP, "", 9090,
-    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, 8 },
+    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, 8, -1, -1 },
   { "rdma://10.77.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_RDMA, "10.77.0.1", 9090,
-    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, -1, -1, -1, -1 },
   { "rdma://10.77.0.1:9090?polling=busy&connect-timeout=250&call-timeout=0", FALSE,
     THRIFT_TRANSPORT_URI_RDMA, "10.77.0.1", 9090, THRIFT_TRANSPORT_URI_FRAMED,
-    THRIFT_TRANSPORT_URI_POLLING_BUSY, 250, 0, -1 },
+    THRIFT_TRANSPORT_URI_POLLING_BUSY, 250, 0, -1, -1, -1 },
   { "rdma://[fe80::1]:7?polling=event", FALSE, THRIFT_TRANSPORT_URI_RDMA, "fe80::1", 7,
-    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_EVENT, -1, -1, -1 },
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_EVENT, -1, -1, -1, -1, -1 },
   { "rdma://[::]:9090?polling=hybrid&backlog=4096", TRUE, THRIFT_TRANSPORT_URI_RDMA, "::", 9090,
-    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_HYBRID, -1, -1, 4096 },
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_HYBRID, -1, -1, 4096, -1, -1 },
+  { "rdma://:9090?idle-timeout=60000&keepalive=5000&call-timeout=100", TRUE,
+    THRIFT_TRANSPORT_URI_RDMA, "", 9090, THRIFT_TRANSPORT_URI_FRAMED,
+    THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, 100, -1, 60000, 5000 },
+  { "rdma://h:9090?keepalive=0", FALSE, THRIFT_TRANSPORT_URI_RDMA, "h", 9090,
+    THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, -1, -1, -1, 0 },
 };
 
 typedef struct
@@ -90,7 +97,10 @@ static const Bad bad[] = {
   { "rdma://h:1?call-timeout=-5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-5' for option 'call-timeout'" },
   { "rdma://h:1?connect-timeout", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "has no value" },
   { "rdma://h:1?colour=blue", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "unknown option 'colour'" },
-  { "rdma://h:1?call-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a server" },
+  { "rdma://h:1?connect-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a server" },
+  { "rdma://h:1?idle-timeout=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to a client" },
+  { "rdma://:1?keepalive=x", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'x' for option 'keepalive'" },
+  { "tcp://:1?idle-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to tcp://" },
   { "tcp://h:1?backlog=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a client" },
   { "tcp://:1?backlog=0", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: 1 to 4096" },
 };
@@ -117,6 +127,8 @@ test_parse_good (void)
     g_assert_cmpint (u->connect_timeout_ms, ==, g->connect_ms);
     g_assert_cmpint (u->call_timeout_ms, ==, g->call_ms);
     g_assert_cmpint (u->backlog, ==, g->backlog);
+    g_assert_cmpint (u->idle_timeout_ms, ==, g->idle_ms);
+    g_assert_cmpint (u->keepalive_ms, ==, g->keepalive_ms);
     thrift_transport_uri_free (u);
   }
 }
@@ -220,6 +232,20 @@ test_tcp_client (void)
   }
 }
 
+/* A pass-through factory of the URI helpers hands out the connection itself as a reference
+ * of its own: ThriftSimpleServer unrefs what the factories return and then the connection. */
+static void
+assert_pass_through_owned (ThriftTransportFactory *f)
+{
+  ThriftTransport *t = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, NULL);
+  ThriftTransport *got = THRIFT_TRANSPORT_FACTORY_GET_CLASS (f)->get_transport (f, t);
+
+  g_assert_true (got == t);
+  g_assert_cmpuint (G_OBJECT (t)->ref_count, ==, 2);
+  g_object_unref (got);
+  g_object_unref (t);
+}
+
 /* tcp:// servers: ThriftServerSocket on the port, with factories that match the framing. */
 static void
 test_tcp_server (void)
@@ -227,7 +253,7 @@ test_tcp_server (void)
   static const struct { const gchar *uri; GType (*factory) (void); guint backlog; } cases[] = {
     { "tcp://:4243", thrift_framed_transport_factory_get_type, 1024 },
     { "tcp://0.0.0.0:4243?framing=buffered&backlog=7", thrift_buffered_transport_factory_get_type, 7 },
-    { "tcp://:4243?framing=none", thrift_transport_factory_get_type, 1024 },
+    { "tcp://:4243?framing=none", NULL, 1024 },
   };
   guint i;
 
@@ -243,8 +269,16 @@ test_tcp_server (void)
     g_object_get (st, "port", &port, "backlog", &backlog, NULL);
     g_assert_cmpuint (port, ==, 4243);
     g_assert_cmpuint (backlog, ==, cases[i].backlog);
-    g_assert_true (G_OBJECT_TYPE (in_f) == cases[i].factory ());
-    g_assert_true (G_OBJECT_TYPE (out_f) == cases[i].factory ());
+    if (cases[i].factory != NULL)
+    {
+      g_assert_true (G_OBJECT_TYPE (in_f) == cases[i].factory ());
+      g_assert_true (G_OBJECT_TYPE (out_f) == cases[i].factory ());
+    }
+    else
+    {
+      assert_pass_through_owned (in_f);
+      assert_pass_through_owned (out_f);
+    }
     g_assert_true (in_f != out_f);
     g_object_unref (in_f);
     g_object_unref (out_f);
@@ -308,8 +342,8 @@ test_rdma_server (void)
   g_assert_cmpuint (port, ==, 4245);
   g_assert_cmpint (backlog, ==, 9);
   g_assert_cmpint (polling, ==, THRIFT_RDMA_POLLING_EVENT);
-  g_assert_true (G_OBJECT_TYPE (in_f) == THRIFT_TYPE_TRANSPORT_FACTORY);
-  g_assert_true (G_OBJECT_TYPE (out_f) == THRIFT_TYPE_TRANSPORT_FACTORY);
+  assert_pass_through_owned (in_f);
+  assert_pass_through_owned (out_f);
   g_free (host);
   g_object_unref (in_f);
   g_object_unref (out_f);

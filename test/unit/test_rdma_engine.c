@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include <glib.h>
@@ -16,6 +17,8 @@
 
 #include "lib/c_glib/transport/rdma/rdma_credit.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
+#include "lib/c_glib/transport/rdma/rdma_select.h"
+#include "lib/c_glib/transport/rdma/rdma_signal.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "lib/c_glib/transport/rdma/rdma_wire.h"
 
@@ -281,6 +284,98 @@ test_properties (void)
   g_object_unref (t);
 }
 
+/* Hints that are accepted but not acted on yet are reported, once per hint set. */
+static void
+test_select_warnings (void)
+{
+  static const ThriftHintSet h = {
+    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "put",
+    .side = THRIFT_HINT_SIDE_CLIENT,
+    .set = THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_TRANSPORT | THRIFT_HINT_HAS_NUMA,
+    .proto = THRIFT_HINT_PROTO_WRITE_RNDV, .transport = THRIFT_HINT_TRANSPORT_TCP, .numa = 1,
+  };
+  static const ThriftHintSet eager = {
+    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "get",
+    .set = THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_POLLING,
+    .proto = THRIFT_HINT_PROTO_EAGER, .polling = THRIFT_HINT_POLLING_BUSY,
+  };
+
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
+                         "*Kv.put (client side): hint proto = write_rndv is not implemented yet*");
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
+                         "*Kv.put (client side): hint transport = tcp is not implemented yet*");
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
+                         "*Kv.put (client side): hint numa = 1 is not implemented yet*");
+  g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, 3);
+  g_test_assert_expected_messages ();
+  /* once per set */
+  g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, 0);
+  g_assert_cmpuint (rdma_select_warn_unimplemented (&eager), ==, 0);
+  g_assert_true (rdma_select_protocol (&h) == &rdma_proto_eager_ops);
+  g_assert_cmpint (rdma_select_polling (&eager, THRIFT_RDMA_POLLING_EVENT), ==,
+                   THRIFT_RDMA_POLLING_BUSY);
+  g_assert_cmpint (rdma_select_polling (NULL, THRIFT_RDMA_POLLING_EVENT), ==,
+                   THRIFT_RDMA_POLLING_EVENT);
+}
+
+/* Busy polling with more spinning threads than cores is reported. */
+static void
+test_select_oversubscribed (void)
+{
+  ThriftHintSet h = {
+    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
+    .set = THRIFT_HINT_HAS_POLLING | THRIFT_HINT_HAS_CONCURRENCY,
+    .polling = THRIFT_HINT_POLLING_BUSY, .concurrency = rdma_select_cores () + 1,
+  };
+
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*busy polling with concurrency*");
+  g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, 1);
+  g_test_assert_expected_messages ();
+  /* perf_goal = latency falls back to hybrid polling when oversubscribed */
+  h.set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY;
+  h.perf_goal = THRIFT_HINT_PERF_GOAL_LATENCY;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT), ==,
+                   THRIFT_RDMA_POLLING_HYBRID);
+  h.concurrency = 1;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT), ==,
+                   THRIFT_RDMA_POLLING_BUSY);
+}
+
+static void
+on_signal (int sig)
+{
+}
+
+/* EINTR ends a wait exactly when recv (2) would fail: a handler without SA_RESTART is
+ * installed, or one was noted and has reset itself (SA_RESETHAND, as upstream's tutorial). */
+static void
+test_signal_policy (void)
+{
+  struct sigaction sa = { 0 }, old;
+
+  g_assert_cmpint (sigaction (SIGUSR1, NULL, &old), ==, 0);
+  rdma_signal_snapshot ();
+  g_assert_false (rdma_signal_interrupts_waits ());
+
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  g_assert_cmpint (sigaction (SIGUSR1, &sa, NULL), ==, 0);
+  g_assert_false (rdma_signal_interrupts_waits ());
+
+  sa.sa_flags = 0;
+  g_assert_cmpint (sigaction (SIGUSR1, &sa, NULL), ==, 0);
+  g_assert_true (rdma_signal_interrupts_waits ());
+
+  /* noted, then reset to the default by SA_RESETHAND: reported once */
+  sa.sa_flags = SA_RESETHAND;
+  g_assert_cmpint (sigaction (SIGUSR1, &sa, NULL), ==, 0);
+  rdma_signal_snapshot ();
+  g_assert_cmpint (raise (SIGUSR1), ==, 0);
+  g_assert_true (rdma_signal_interrupts_waits ());
+  g_assert_false (rdma_signal_interrupts_waits ());
+  g_assert_cmpint (sigaction (SIGUSR1, &old, NULL), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -291,6 +386,9 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/credits", test_credits);
   g_test_add_func ("/rdma_engine/proto/registry_complete", test_registry_complete);
   g_test_add_func ("/rdma_engine/status", test_status);
+  g_test_add_func ("/rdma_engine/select/warnings", test_select_warnings);
+  g_test_add_func ("/rdma_engine/select/oversubscribed", test_select_oversubscribed);
+  g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
   g_test_add_func ("/rdma_engine/transport/properties", test_properties);
   g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);
   return g_test_run ();

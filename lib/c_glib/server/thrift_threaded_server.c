@@ -27,6 +27,8 @@
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/processor/thrift_processor.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_transport_factory.h>
@@ -103,9 +105,10 @@ request_stop (ThriftThreadedServer *self)
   g_mutex_unlock (&priv->lock);
 }
 
-/* Per-connection transports and protocols from the server's factories. A pass-through
- * factory returns the connection itself without a reference: take one, so that every
- * object made here is released the same way. */
+/* Per-connection transports and protocols from the server's factories. The base
+ * ThriftTransportFactory passes the connection through without a reference: take one, so
+ * that every object made here is released the same way. Other factories (wrappers, and
+ * the URI helpers' pass-through) return a reference of their own. */
 static ThriftTransport *
 wrap_transport (ThriftTransportFactory *factory, ThriftTransport *client)
 {
@@ -116,16 +119,19 @@ wrap_transport (ThriftTransportFactory *factory, ThriftTransport *client)
   /* thrift_transport_factory_get_transport () is the base class's pass-through, not a
    * dispatcher: call the factory's own method */
   t = THRIFT_TRANSPORT_FACTORY_GET_CLASS (factory)->get_transport (factory, client);
-  if (t == client)
+  if (t == client && G_OBJECT_TYPE (factory) == THRIFT_TYPE_TRANSPORT_FACTORY)
     g_object_ref (t);
   return t;
 }
 
+/* The binary protocol is checked (thrift_checked_binary_protocol.h): Thrift 0.17's own
+ * allocates whatever length a request announces. A plain ThriftBinaryProtocolFactory is
+ * replaced by the checked one (the same wire format); other factories are used as set. */
 static ThriftProtocol *
 make_protocol (ThriftProtocolFactory *factory, ThriftTransport *transport)
 {
-  if (factory == NULL)
-    return THRIFT_PROTOCOL (g_object_new (THRIFT_TYPE_BINARY_PROTOCOL,
+  if (factory == NULL || G_OBJECT_TYPE (factory) == THRIFT_TYPE_BINARY_PROTOCOL_FACTORY)
+    return THRIFT_PROTOCOL (g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
                                           "transport", transport, NULL));
   return THRIFT_PROTOCOL_FACTORY_GET_CLASS (factory)->get_protocol (factory, transport);
 }

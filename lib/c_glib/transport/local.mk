@@ -31,6 +31,12 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_proto.c \
 	lib/c_glib/transport/rdma/rdma_proto.h \
 	lib/c_glib/transport/rdma/rdma_proto_eager.c \
+	lib/c_glib/transport/rdma/rdma_select.c \
+	lib/c_glib/transport/rdma/rdma_select.h \
+	lib/c_glib/transport/rdma/rdma_signal.c \
+	lib/c_glib/transport/rdma/rdma_signal.h \
+	lib/c_glib/transport/rdma/rdma_keepalive.c \
+	lib/c_glib/transport/rdma/rdma_keepalive.h \
 	lib/c_glib/transport/rdma/rdma_conn.c \
 	lib/c_glib/transport/rdma/rdma_conn.h \
 	lib/c_glib/transport/rdma/rdma_poll.c \

@@ -15,6 +15,9 @@
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
+#include "rdma/rdma_keepalive.h"
+#include "rdma/rdma_select.h"
+#include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
 #include "rdma/rdma_transport.h"
 
@@ -30,7 +33,9 @@ enum
   PROP_POLLING,
   PROP_CONNECT_TIMEOUT,
   PROP_CALL_TIMEOUT,
-  PROP_SOURCE_ADDRESS
+  PROP_SOURCE_ADDRESS,
+  PROP_IDLE_TIMEOUT,
+  PROP_KEEPALIVE
 };
 
 typedef struct
@@ -42,6 +47,8 @@ typedef struct
   ThriftRdmaPolling polling;
   guint connect_timeout_ms;
   guint call_timeout_ms;
+  guint idle_timeout_ms;
+  guint keepalive_ms;
 
   RdmaConn *conn;
   GByteArray *wbuf;                   /* the message being written */
@@ -53,7 +60,6 @@ typedef struct
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   const gchar *proto_name;
   ThriftRdmaStats saved;              /* counters of the last closed connection */
-  gboolean warned_busy;
 
   /* thrift_rdma_interrupt: the flag (atomic) and an eventfd the blocking poll watches; both
    * live as long as the object, so an interrupt never races with a connection's close */
@@ -93,6 +99,16 @@ deadline_after (guint ms)
   return ms == 0 ? 0 : g_get_monotonic_time () + (gint64) ms * 1000;
 }
 
+/* A server-side connection waiting for the start of its next request waits by the idle
+ * timeout; every other wait is part of a call. */
+static gint64
+wait_deadline (ThriftRdmaPrivate *priv, gboolean next_message)
+{
+  if (next_message && priv->conn != NULL && !priv->conn->is_client)
+    return deadline_after (priv->idle_timeout_ms);
+  return deadline_after (priv->call_timeout_ms);
+}
+
 static guint32
 max_message_of (ThriftConfiguration *configuration)
 {
@@ -108,53 +124,12 @@ thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling 
   rdma_conn_settings_init (out, max_message_of (configuration), polling);
 }
 
-/* The polling mode for a wait: a hint set's polling, else its perf_goal (paper Sec. 4.3:
- * latency prefers busy polling, throughput and res_util event polling), else the property. */
-static ThriftRdmaPolling
-polling_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
-{
-  if (h != NULL && (h->set & THRIFT_HINT_HAS_POLLING)) {
-    switch (h->polling) {
-    case THRIFT_HINT_POLLING_BUSY:
-      return THRIFT_RDMA_POLLING_BUSY;
-    case THRIFT_HINT_POLLING_EVENT:
-      return THRIFT_RDMA_POLLING_EVENT;
-    case THRIFT_HINT_POLLING_HYBRID:
-      return THRIFT_RDMA_POLLING_HYBRID;
-    default:
-      break;
-    }
-  }
-  if (h != NULL && (h->set & THRIFT_HINT_HAS_PERF_GOAL)) {
-    switch (h->perf_goal) {
-    case THRIFT_HINT_PERF_GOAL_LATENCY:
-      /* busy polling collapses when cores are oversubscribed (paper Fig. 5) */
-      if ((h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > g_get_num_processors ())
-        return THRIFT_RDMA_POLLING_HYBRID;
-      return THRIFT_RDMA_POLLING_BUSY;
-    case THRIFT_HINT_PERF_GOAL_THROUGHPUT:
-    case THRIFT_HINT_PERF_GOAL_RES_UTIL:
-      return THRIFT_RDMA_POLLING_EVENT;
-    default:
-      break;
-    }
-  }
-  return priv->polling;
-}
-
 static void
 use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
 {
-  priv->effective = polling_for (priv, h != NULL ? h : priv->hints);
-  if (priv->effective == THRIFT_RDMA_POLLING_BUSY && h != NULL
-      && (h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > g_get_num_processors ()
-      && !priv->warned_busy) {
-    g_message ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
-               "throughput collapses when spinning threads outnumber cores",
-               h->function ? h->function : "a function", h->concurrency,
-               g_get_num_processors ());
-    priv->warned_busy = TRUE;
-  }
+  if (h == NULL)
+    h = priv->hints;
+  priv->effective = rdma_select_polling (h, priv->polling);
   if (priv->conn != NULL)
     priv->conn->polling = priv->effective;
 }
@@ -196,6 +171,23 @@ release_current (ThriftRdmaPrivate *priv, GError **error)
   return ok;
 }
 
+/* A wait that failed in the middle of a call (call timeout, a signal, an interrupt) leaves
+ * a message that may still arrive: fail the connection, as a socket transport would be after
+ * its read failed, so a late reply can never answer a later call. */
+static void
+fail_call (ThriftRdmaPrivate *priv, const GError *cause)
+{
+  GError *e;
+
+  if (priv->conn == NULL || priv->conn->state != RDMA_CONN_CONNECTED || cause == NULL)
+    return;
+  e = g_error_new (cause->domain, cause->code,
+                   "%s; the connection was closed, so that a late reply cannot answer a later "
+                   "call: close and open the transport again", cause->message);
+  rdma_conn_fail (priv->conn, e);
+  g_error_free (e);
+}
+
 /* implements thrift_transport_is_open */
 static gboolean
 thrift_rdma_is_open (ThriftTransport *transport)
@@ -221,11 +213,13 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
     return FALSE;
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
+  settings.keepalive_ms = priv->keepalive_ms;
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), error);
   if (priv->conn == NULL)
     return FALSE;
   attach_wake (priv, priv->conn);
+  rdma_signal_snapshot ();
   priv->rpos = 0;
   priv->reading = FALSE;
   g_byte_array_set_size (priv->wbuf, 0);
@@ -279,7 +273,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   }
   priv->conn->polling = priv->effective;
   priv->last_wait = priv->effective;
-  msg = rdma_conn_wait_message (priv->conn, deadline_after (priv->call_timeout_ms), &e);
+  msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg != NULL)
     return TRUE;
   /* the peer closed the connection, or thrift_rdma_interrupt: no more data, not an error */
@@ -296,6 +290,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaMessage *msg;
+  GError *e = NULL;
   guint32 n;
 
   if (priv->conn == NULL) {
@@ -312,9 +307,12 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     return -1;
   priv->conn->polling = priv->effective;
   priv->last_wait = priv->effective;
-  msg = rdma_conn_wait_message (priv->conn, deadline_after (priv->call_timeout_ms), error);
-  if (msg == NULL)
+  msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, !priv->reading), &e);
+  if (msg == NULL) {
+    fail_call (priv, e);
+    g_propagate_error (error, e);
     return -1;
+  }
   if (!priv->reading) {
     priv->reading = TRUE;
     priv->rpos = 0;
@@ -339,6 +337,31 @@ thrift_rdma_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GEr
     have += (guint32) r;
   }
   return (gint32) have;
+}
+
+/* implements thrift_transport_checkReadBytesAvailable: a message arrives whole, so the bytes
+ * left in the one being read are known exactly; a length field that announces more is
+ * refused before the protocol allocates it. */
+static gboolean
+thrift_rdma_check_read_bytes_available (ThriftTransport *transport, glong n, GError **error)
+{
+  ThriftRdmaPrivate *priv = PRIV (transport);
+  RdmaMessage *msg;
+
+  if (priv->conn != NULL && priv->reading
+      && (msg = g_queue_peek_head (&priv->conn->received)) != NULL) {
+    gsize left = msg->len - priv->rpos;
+    if (n < 0 || (gsize) n > left) {
+      g_set_error (error, THRIFT_TRANSPORT_ERROR,
+                   THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
+                   "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in the "
+                   "%" G_GSIZE_FORMAT "-byte message", n, left, msg->len);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  return THRIFT_TRANSPORT_CLASS (thrift_rdma_parent_class)
+    ->checkReadBytesAvailable (transport, n, error);
 }
 
 /* implements thrift_transport_read_end */
@@ -388,6 +411,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
   const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
+  GError *e = NULL;
   gboolean ok;
 
   if (priv->conn == NULL) {
@@ -396,12 +420,20 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   }
   if (priv->wbuf->len == 0)
     return TRUE;
+  rdma_select_warn_unimplemented (h);
   use_hints (priv, h);
-  priv->conn->tx_proto = rdma_proto_for_hint (h != NULL && (h->set & THRIFT_HINT_HAS_PROTO)
-                                              ? h->proto : THRIFT_HINT_PROTO_EAGER);
+  priv->conn->tx_proto = rdma_select_protocol (h);
   priv->proto_name = priv->conn->tx_proto->name;
   ok = rdma_conn_send (priv->conn, priv->wbuf->data, priv->wbuf->len,
-                       deadline_after (priv->call_timeout_ms), error);
+                       deadline_after (priv->call_timeout_ms), &e);
+  if (!ok) {
+    /* part of the message may be out: the stream is no longer in step (a message refused
+     * for its size was not sent at all) */
+    if (!g_error_matches (e, THRIFT_TRANSPORT_ERROR,
+                          THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED))
+      fail_call (priv, e);
+    g_propagate_error (error, e);
+  }
   g_byte_array_set_size (priv->wbuf, 0);
   priv->wait_hints = priv->msg_hints;
   priv->msg_hints = NULL;
@@ -449,6 +481,12 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   case PROP_SOURCE_ADDRESS:
     g_value_set_string (value, priv->source_address);
     break;
+  case PROP_IDLE_TIMEOUT:
+    g_value_set_uint (value, priv->idle_timeout_ms);
+    break;
+  case PROP_KEEPALIVE:
+    g_value_set_uint (value, priv->keepalive_ms);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value))
@@ -489,6 +527,16 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
   case PROP_SOURCE_ADDRESS:
     g_free (priv->source_address);
     priv->source_address = g_value_dup_string (value);
+    break;
+  case PROP_IDLE_TIMEOUT:
+    priv->idle_timeout_ms = g_value_get_uint (value);
+    break;
+  case PROP_KEEPALIVE:
+    priv->keepalive_ms = g_value_get_uint (value);
+    if (priv->conn != NULL) {
+      priv->conn->settings.keepalive_ms = priv->keepalive_ms;
+      rdma_keepalive_start (priv->conn, g_get_monotonic_time ());
+    }
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -551,6 +599,15 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
     g_param_spec_string ("source-address", "source-address",
                          "Local address to connect from (NULL: chosen by the route)", NULL,
                          rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
+    g_param_spec_uint ("idle-timeout", "idle-timeout",
+                       "Milliseconds a server-side connection waits for its next request "
+                       "(0: forever)", 0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_KEEPALIVE,
+    g_param_spec_uint ("keepalive", "keepalive",
+                       "Milliseconds after which a peer that stopped answering is declared "
+                       "dead (0: never)", 0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS,
+                       rw | G_PARAM_CONSTRUCT));
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;
@@ -562,6 +619,7 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
   ttc->write_end = thrift_rdma_write_end;
   ttc->flush = thrift_rdma_flush;
   ttc->read_all = thrift_rdma_read_all;
+  ttc->checkReadBytesAvailable = thrift_rdma_check_read_bytes_available;
 }
 
 static void
@@ -589,16 +647,19 @@ thrift_rdma_new (const gchar *hostname, guint port)
 
 ThriftRdma *
 thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gpointer hints,
-                          ThriftRdmaPolling polling, guint call_timeout_ms)
+                          ThriftRdmaPolling polling, guint call_timeout_ms,
+                          guint idle_timeout_ms, guint keepalive_ms)
 {
   ThriftRdma *self = g_object_new (THRIFT_TYPE_RDMA, "configuration", configuration, "hints",
                                    hints, "polling", polling, "call-timeout", call_timeout_ms,
+                                   "idle-timeout", idle_timeout_ms, "keepalive", keepalive_ms,
                                    NULL);
   ThriftRdmaPrivate *priv = PRIV (self);
 
   priv->conn = conn;
   conn->polling = priv->effective;
   attach_wake (priv, conn);
+  rdma_signal_snapshot ();
   return self;
 }
 

@@ -29,7 +29,22 @@
  *                                hint set (polling, perf_goal) overrides it for that message
  *   "connect-timeout" guint      ms for address/route resolution and connection; default 5000
  *   "call-timeout"    guint      ms a read waits for a message (and a flush for credits);
- *                                0 = forever; default 30000
+ *                                0 = forever; default 30000.  When a call times out the
+ *                                connection fails (is_open is FALSE, every later call gets
+ *                                the error): a late reply can never answer another call.
+ *                                Close and open the transport to go on.
+ *   "idle-timeout"    guint      ms a server-side connection waits for its next request
+ *                                (peek, or a read that starts a request); 0 = forever
+ *                                (default).  Set by ThriftServerRdma.
+ *   "keepalive"       guint      ms after which a peer that stopped answering (host or link
+ *                                down, packets lost) is declared dead: the connection fails
+ *                                with "no sign of life".  A side that waits probes a quiet
+ *                                peer after a quarter of it.  0 = never; default 30000
+ *
+ * A signal that interrupts a blocking wait ends it (RDMA_ERR_INTERRUPTED, and a failed
+ * connection if a call was in progress) when a caught signal's handler was installed without
+ * SA_RESTART, as recv (2) would end; with SA_RESTART handlers the wait goes on.  Busy polling
+ * never blocks in the kernel, so only thrift_rdma_interrupt stops it.
  *   "source-address"  gchar*     local address to connect from (NULL: the route decides)
  */
 #ifndef _THRIFT_RDMA_H
@@ -63,6 +78,7 @@ GType thrift_rdma_polling_get_type (void);
 #define THRIFT_RDMA_DEFAULT_POLLING THRIFT_RDMA_POLLING_HYBRID
 #define THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS 5000
 #define THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS 30000
+#define THRIFT_RDMA_DEFAULT_KEEPALIVE_MS 30000
 
 /**
  * ThriftRdmaStats:
@@ -84,6 +100,8 @@ typedef struct _ThriftRdmaStats
   guint64 pinned_bytes;       /* bytes registered with the device right now (not reset) */
   guint64 credit_messages;    /* explicit credit-return messages sent */
   guint64 cq_events;          /* completion channel events (times blocked in the kernel) */
+  guint64 keepalive_probes;   /* probes posted to a quiet peer (keepalive) */
+  guint64 slots_held;         /* receive slots held back because too much was unread */
 } ThriftRdmaStats;
 
 /* Six type macros. */

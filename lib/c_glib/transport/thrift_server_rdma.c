@@ -16,6 +16,7 @@
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
 #include "rdma/rdma_resources.h"
+#include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
 #include "rdma/rdma_transport.h"
 
@@ -30,11 +31,20 @@ enum
   PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE,
-  PROP_CALL_TIMEOUT
+  PROP_CALL_TIMEOUT,
+  PROP_IDLE_TIMEOUT,
+  PROP_KEEPALIVE
 };
 
-/* How long an accepted connection may take to be established. */
-#define ACCEPT_ESTABLISH_MS 5000
+/* How long a connection request may take to complete its handshake. */
+#define HANDSHAKE_MS 5000
+
+/* A connection request accepted (rdma_accept sent) whose ESTABLISHED has not come yet. */
+typedef struct
+{
+  RdmaConn *conn;        /* (owned) ACCEPTING; its id still on the listener's channel */
+  gint64 deadline_us;
+} Pending;
 
 typedef struct
 {
@@ -44,10 +54,14 @@ typedef struct
   gpointer hints;
   ThriftRdmaPolling polling;
   guint call_timeout_ms;
+  guint idle_timeout_ms;
+  guint keepalive_ms;
 
   struct rdma_event_channel *channel;
   struct rdma_cm_id *listener;
   int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
+  GList *pending;        /* Pending *, handshakes in progress, side by side */
+  GQueue established;    /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
 } ThriftServerRdmaPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT)
@@ -56,8 +70,25 @@ G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SE
   ((ThriftServerRdmaPrivate *) thrift_server_rdma_get_instance_private (THRIFT_SERVER_RDMA (obj)))
 
 static void
+drop_handshakes (ThriftServerRdmaPrivate *priv)
+{
+  RdmaConn *conn;
+
+  for (GList *l = priv->pending; l != NULL; l = l->next) {
+    rdma_conn_free (((Pending *) l->data)->conn);
+    g_free (l->data);
+  }
+  g_list_free (priv->pending);
+  priv->pending = NULL;
+  while ((conn = g_queue_pop_head (&priv->established)) != NULL)
+    rdma_conn_free (conn);
+}
+
+static void
 close_listener (ThriftServerRdmaPrivate *priv)
 {
+  /* connections still on the listener's channel go before it */
+  drop_handshakes (priv);
   rdma_res_id_destroy (&priv->listener);
   rdma_res_channel_destroy (&priv->channel);
   if (priv->wake_fd >= 0) {
@@ -136,31 +167,118 @@ fail:
   return FALSE;
 }
 
-/* Sets up one connection request; NULL with @error if it failed (the server goes on). */
-static ThriftTransport *
-accept_request (ThriftServerTransport *transport, struct rdma_cm_event *ev, GError **error)
+static void
+settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+
+  thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
+  settings->keepalive_ms = priv->keepalive_ms;
+}
+
+/* A connection request: set up and accepted at once (rdma_accept does not wait), then it
+ * waits for its ESTABLISHED among the others, with its own deadline. */
+static void
+start_handshake (ThriftServerTransport *transport, struct rdma_cm_event *ev)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   struct rdma_cm_id *id = ev->id;
   guint8 pdata[256];
   gsize len = MIN (ev->param.conn.private_data_len, sizeof pdata);
   RdmaConnSettings settings;
+  GError *e = NULL;
+  Pending *p;
   RdmaConn *conn;
 
   if (ev->param.conn.private_data != NULL)
     memcpy (pdata, ev->param.conn.private_data, len);
   else
     len = 0;
-  /* the event must be acked before the id can move to its own channel */
+  /* the event must be acked before the id can be destroyed or moved */
   rdma_ack_cm_event (ev);
-  thrift_rdma_settings_for (transport->configuration, priv->polling, &settings);
-  conn = rdma_conn_accept (id, pdata, len, &settings,
-                           g_get_monotonic_time () + ACCEPT_ESTABLISH_MS * 1000, error);
-  if (conn == NULL)
-    return NULL;
-  return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
-                                                     priv->hints, priv->polling,
-                                                     priv->call_timeout_ms));
+  if (g_list_length (priv->pending) >= (guint) priv->backlog) {
+    g_message ("ThriftServerRdma: %d handshakes in progress (the backlog): a connection "
+               "request was refused", priv->backlog);
+    rdma_reject (id, NULL, 0);
+    rdma_destroy_id (id);
+    return;
+  }
+  settings_of (transport, &settings);
+  conn = rdma_conn_accept_start (id, pdata, len, &settings, &e);
+  if (conn == NULL) {
+    /* one bad client must not stop the server */
+    g_message ("ThriftServerRdma: a connection request failed: %s", e->message);
+    g_error_free (e);
+    return;
+  }
+  p = g_new (Pending, 1);
+  p->conn = conn;
+  p->deadline_us = g_get_monotonic_time () + (gint64) HANDSHAKE_MS * 1000;
+  priv->pending = g_list_append (priv->pending, p);
+}
+
+static GList *
+find_pending (ThriftServerRdmaPrivate *priv, struct rdma_cm_id *id)
+{
+  for (GList *l = priv->pending; l != NULL; l = l->next)
+    if (((Pending *) l->data)->conn->id == id)
+      return l;
+  return NULL;
+}
+
+/* An event of a pending handshake: ESTABLISHED completes it, anything else ends it. */
+static void
+handshake_event (ThriftServerRdmaPrivate *priv, struct rdma_cm_event *ev)
+{
+  GList *l = find_pending (priv, ev->id);
+  enum rdma_cm_event_type type = ev->event;
+  int status = ev->status;
+  Pending *p;
+  GError *e = NULL;
+
+  rdma_ack_cm_event (ev);
+  if (l == NULL)
+    return;
+  p = l->data;
+  priv->pending = g_list_delete_link (priv->pending, l);
+  if (type == RDMA_CM_EVENT_ESTABLISHED && rdma_conn_accept_finish (p->conn, &e)) {
+    g_queue_push_tail (&priv->established, p->conn);
+  } else {
+    if (e != NULL) {
+      g_message ("ThriftServerRdma: a connection failed: %s", e->message);
+      g_error_free (e);
+    } else {
+      g_message ("ThriftServerRdma: a connection request ended with %s (status %d) before "
+                 "it was established", rdma_event_str (type), status);
+    }
+    rdma_conn_free (p->conn);
+  }
+  g_free (p);
+}
+
+/* Drops the handshakes past their deadline; returns the earliest deadline left (0: none). */
+static gint64
+expire_handshakes (ThriftServerRdmaPrivate *priv, gint64 now)
+{
+  gint64 next = 0;
+  GList *l = priv->pending;
+
+  while (l != NULL) {
+    GList *following = l->next;
+    Pending *p = l->data;
+
+    if (now >= p->deadline_us) {
+      g_message ("ThriftServerRdma: a connection request did not complete its handshake "
+                 "within %d ms: dropped", HANDSHAKE_MS);
+      rdma_conn_free (p->conn);
+      g_free (p);
+      priv->pending = g_list_delete_link (priv->pending, l);
+    } else if (next == 0 || p->deadline_us < next) {
+      next = p->deadline_us;
+    }
+    l = following;
+  }
+  return next;
 }
 
 /* implements thrift_server_transport_accept */
@@ -174,41 +292,57 @@ thrift_server_rdma_accept (ThriftServerTransport *transport, GError **error)
                            "ThriftServerRdma is not listening");
     return NULL;
   }
+  rdma_signal_snapshot ();
   for (;;) {
     struct pollfd pfd[2] = {
       { .fd = priv->channel->fd, .events = POLLIN },
       { .fd = priv->wake_fd, .events = POLLIN },
     };
     struct rdma_cm_event *ev = NULL;
+    RdmaConn *conn;
+    gint64 next;
+    int timeout;
 
-    if (poll (pfd, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
+    while (rdma_get_cm_event (priv->channel, &ev) == 0) {
+      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+        start_handshake (transport, ev);
+      else if (ev->id != priv->listener)
+        handshake_event (priv, ev);
+      else
+        rdma_ack_cm_event (ev);
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
+      return NULL;
+    }
+    next = expire_handshakes (priv, g_get_monotonic_time ());
+    conn = g_queue_pop_head (&priv->established);
+    if (conn != NULL)
+      return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
+                                                         priv->hints, priv->polling,
+                                                         priv->call_timeout_ms,
+                                                         priv->idle_timeout_ms,
+                                                         priv->keepalive_ms));
+
+    timeout = next == 0 ? -1
+              : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
+    if (poll (pfd, 2, timeout) < 0) {
+      int err = errno;
+      if (err == EINTR && !rdma_signal_interrupts_waits ())
+        continue;
+      if (err == EINTR) {
+        /* as accept (2) under a handler without SA_RESTART: the server's loop decides */
+        rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", EINTR, -1,
+                               "a signal interrupted the wait for a connection");
+        return NULL;
+      }
       rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1, "accept");
       return NULL;
     }
     if (pfd[1].revents & POLLIN) {
       rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", 0, -1,
                              "thrift_server_rdma_interrupt was called");
-      return NULL;
-    }
-    while (rdma_get_cm_event (priv->channel, &ev) == 0) {
-      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-        GError *e = NULL;
-        ThriftTransport *t = accept_request (transport, ev, &e);
-        if (t != NULL)
-          return t;
-        /* one bad client must not stop the server */
-        g_message ("ThriftServerRdma: a connection request failed: %s", e->message);
-        g_error_free (e);
-      } else {
-        rdma_ack_cm_event (ev);
-      }
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      int err = errno;
-      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
       return NULL;
     }
   }
@@ -268,6 +402,12 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   case PROP_CALL_TIMEOUT:
     g_value_set_uint (value, priv->call_timeout_ms);
     break;
+  case PROP_IDLE_TIMEOUT:
+    g_value_set_uint (value, priv->idle_timeout_ms);
+    break;
+  case PROP_KEEPALIVE:
+    g_value_set_uint (value, priv->keepalive_ms);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value))
@@ -302,6 +442,12 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
     break;
   case PROP_CALL_TIMEOUT:
     priv->call_timeout_ms = g_value_get_uint (value);
+    break;
+  case PROP_IDLE_TIMEOUT:
+    priv->idle_timeout_ms = g_value_get_uint (value);
+    break;
+  case PROP_KEEPALIVE:
+    priv->keepalive_ms = g_value_get_uint (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -352,8 +498,21 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
   g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
     g_param_spec_uint ("call-timeout", "call-timeout",
-                       "Milliseconds an accepted connection waits for a request (0: forever)",
+                       "Milliseconds an accepted connection waits within a call, e.g. for "
+                       "credits to send a reply (0: forever)",
+                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS,
+                       rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
+    g_param_spec_uint ("idle-timeout", "idle-timeout",
+                       "Milliseconds an accepted connection waits for its next request "
+                       "before it is closed (0: forever)",
                        0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_KEEPALIVE,
+    g_param_spec_uint ("keepalive", "keepalive",
+                       "Milliseconds after which a silent, unresponsive client is considered "
+                       "dead and its connection freed (probes start at a quarter of it; "
+                       "0: never)",
+                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;
@@ -365,6 +524,7 @@ thrift_server_rdma_init (ThriftServerRdma *self)
 {
   ThriftServerRdmaPrivate *priv = PRIV (self);
   priv->wake_fd = -1;
+  g_queue_init (&priv->established);
   priv->backlog = THRIFT_SERVER_RDMA_DEFAULT_BACKLOG;
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
 }

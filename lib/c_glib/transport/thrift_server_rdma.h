@@ -10,14 +10,25 @@
  *   "hostname"       gchar*    address to bind; NULL (default) = every address
  *   "port"           guint     port to bind, 0 = the system picks one; after listen, reading
  *                              the property (or thrift_server_rdma_get_port) gives the real one
- *   "backlog"        gint      listen backlog (default 16)
+ *   "backlog"        gint      listen backlog, and the most handshakes in progress at once
+ *                              (default 128)
  *   "hints"          gpointer  the service's hint data (const ThriftHintSet *) or NULL;
  *                              handed to every accepted ThriftRdma
  *   "polling"        ThriftRdmaPolling  polling mode of accepted connections (default HYBRID)
  *   "configuration"  ThriftConfiguration*  (construct-only) handed to accepted connections
  *   "remainingmessagesize", "knowmessagesize"  glong, as ThriftServerSocket's
- *   "call-timeout"   guint     ms an accepted connection waits for a request before it is
- *                              dropped (0, the default: forever); see ThriftRdma
+ *   "call-timeout"   guint     ms an accepted connection waits within a call (for credits
+ *                              to send a reply); 0 = forever; default 30000
+ *   "idle-timeout"   guint     ms an accepted connection waits for its next request before
+ *                              it is closed; 0 (the default) = forever
+ *   "keepalive"      guint     ms after which a client that stopped answering (host or link
+ *                              down, packets lost) is declared dead and its connection
+ *                              freed; probes start after a quarter of it; 0 = never;
+ *                              default 30000
+ *
+ * Handshakes progress side by side: a connection request is accepted at once and waits for
+ * its ESTABLISHED with its own 5 s deadline, so clients that never complete a handshake
+ * delay nobody; at most "backlog" handshakes are in progress, further requests are refused.
  *
  * Stopping a blocked accept: thrift_server_rdma_interrupt () may be called from any thread;
  * an accept blocked in another thread then returns NULL with an error (and so does every
@@ -40,7 +51,7 @@ G_BEGIN_DECLS
 #define THRIFT_IS_SERVER_RDMA_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_SERVER_RDMA))
 #define THRIFT_SERVER_RDMA_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdmaClass))
 
-#define THRIFT_SERVER_RDMA_DEFAULT_BACKLOG 16
+#define THRIFT_SERVER_RDMA_DEFAULT_BACKLOG 128
 
 typedef struct _ThriftServerRdma ThriftServerRdma;
 typedef struct _ThriftServerRdmaClass ThriftServerRdmaClass;

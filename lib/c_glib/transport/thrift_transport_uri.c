@@ -25,6 +25,37 @@ G_DEFINE_QUARK (thrift-transport-uri-error-quark, thrift_transport_uri_error)
 #define URI_ERROR(error, code, ...) \
   g_set_error ((error), THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_##code, __VA_ARGS__)
 
+/*
+ * The factory of rdma:// servers: passes the connection through, as ThriftTransportFactory
+ * does, but as a new reference.  ThriftSimpleServer unrefs the input and output transports
+ * the factories return and then the connection itself, so a pass-through that returns a
+ * borrowed pointer unrefs the connection three times (two g_object_unref assertions per
+ * connection); ThriftThreadedServer takes a reference only from the base pass-through.
+ */
+typedef ThriftTransportFactory ThriftRefTransportFactory;
+typedef ThriftTransportFactoryClass ThriftRefTransportFactoryClass;
+static GType thrift_ref_transport_factory_get_type (void);
+G_DEFINE_TYPE (ThriftRefTransportFactory, thrift_ref_transport_factory,
+               THRIFT_TYPE_TRANSPORT_FACTORY)
+
+static ThriftTransport *
+thrift_ref_transport_factory_get_transport (ThriftTransportFactory *factory,
+                                            ThriftTransport *transport)
+{
+  return g_object_ref (transport);
+}
+
+static void
+thrift_ref_transport_factory_class_init (ThriftRefTransportFactoryClass *cls)
+{
+  cls->get_transport = thrift_ref_transport_factory_get_transport;
+}
+
+static void
+thrift_ref_transport_factory_init (ThriftRefTransportFactory *self)
+{
+}
+
 static const gchar *const polling_names[] = { "default", "busy", "event", "hybrid" };
 static const gchar *const framing_names[] = { "framed", "buffered", "none" };
 
@@ -102,11 +133,12 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->polling = (ThriftTransportUriPolling) i;
   }
-  else if (strcmp (name, "connect-timeout") == 0 || strcmp (name, "call-timeout") == 0)
+  else if (strcmp (name, "connect-timeout") == 0 || strcmp (name, "call-timeout") == 0
+           || strcmp (name, "idle-timeout") == 0 || strcmp (name, "keepalive") == 0)
   {
     if (tcp)
       goto wrong_scheme;
-    if (for_server)
+    if ((for_server && name[1] == 'o') || (!for_server && name[0] == 'i'))
       goto wrong_side;
     if (!parse_number (value, 0, G_MAXINT, &n))
     {
@@ -116,8 +148,12 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     if (name[1] == 'o')
       u->connect_timeout_ms = (gint) n;
-    else
+    else if (name[1] == 'a')
       u->call_timeout_ms = (gint) n;
+    else if (name[0] == 'i')
+      u->idle_timeout_ms = (gint) n;
+    else
+      u->keepalive_ms = (gint) n;
   }
   else if (strcmp (name, "backlog") == 0)
   {
@@ -135,7 +171,7 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
   {
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
-               "call-timeout (rdma), backlog (servers)", uri, name);
+               "call-timeout, idle-timeout, keepalive (rdma), backlog (servers)", uri, name);
     return FALSE;
   }
   return TRUE;
@@ -164,6 +200,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   }
   u = g_new0 (ThriftTransportUri, 1);
   u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
+  u->idle_timeout_ms = u->keepalive_ms = -1;
 
   sep = strstr (uri, "://");
   if (sep == NULL)
@@ -293,6 +330,10 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
       g_string_append_printf (s, ", connect-timeout=%d ms", uri->connect_timeout_ms);
     if (uri->call_timeout_ms >= 0)
       g_string_append_printf (s, ", call-timeout=%d ms", uri->call_timeout_ms);
+    if (uri->idle_timeout_ms >= 0)
+      g_string_append_printf (s, ", idle-timeout=%d ms", uri->idle_timeout_ms);
+    if (uri->keepalive_ms >= 0)
+      g_string_append_printf (s, ", keepalive=%d ms", uri->keepalive_ms);
   }
   if (uri->backlog >= 0)
     g_string_append_printf (s, ", backlog=%d", uri->backlog);
@@ -343,6 +384,9 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
                                        "call-timeout",
                                        (guint) (u->call_timeout_ms >= 0 ? u->call_timeout_ms
                                                 : THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS),
+                                       "keepalive",
+                                       (guint) (u->keepalive_ms >= 0 ? u->keepalive_ms
+                                                : THRIFT_RDMA_DEFAULT_KEEPALIVE_MS),
                                        NULL);
     return t;
   }
@@ -371,7 +415,7 @@ thrift_server_transport_new_for_uri (const gchar *uri,
 {
   g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (uri, TRUE, error);
   ThriftServerTransport *st;
-  GType factory_type = THRIFT_TYPE_TRANSPORT_FACTORY;
+  GType factory_type = thrift_ref_transport_factory_get_type ();
 
   if (u == NULL)
     return NULL;
@@ -382,6 +426,12 @@ thrift_server_transport_new_for_uri (const gchar *uri,
                        "port", u->port, "polling", rdma_polling (u->polling),
                        "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
                        NULL);
+    if (u->call_timeout_ms >= 0)
+      g_object_set (st, "call-timeout", (guint) u->call_timeout_ms, NULL);
+    if (u->idle_timeout_ms >= 0)
+      g_object_set (st, "idle-timeout", (guint) u->idle_timeout_ms, NULL);
+    if (u->keepalive_ms >= 0)
+      g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
   }
   else
   {

@@ -13,8 +13,16 @@
  *   framing=framed|buffered|none   tcp only; default framed (one write per message)
  *   polling=busy|event|hybrid      rdma only; default: from the hints, else the transport's
  *   connect-timeout=MS             rdma client only; connect timeout in milliseconds
- *   call-timeout=MS                rdma client only; per-call timeout in milliseconds
+ *   call-timeout=MS                rdma; per-call timeout in milliseconds (0: none)
+ *   idle-timeout=MS                rdma server only; a connection waiting this long for its
+ *                                  next request is closed (0: never, the default)
+ *   keepalive=MS                   rdma; a peer that stopped answering for this long is
+ *                                  declared dead and its connection freed (0: never;
+ *                                  default 30000)
  *   backlog=N                      servers only; listen backlog (1 to 65535)
+ *
+ * The server factories work with every c_glib server: each connection they hand out is a
+ * reference of its own (ThriftSimpleServer unrefs what they return and the connection).
  *
  * Errors are in THRIFT_TRANSPORT_URI_ERROR and name what is wrong and what is allowed.
  */
@@ -59,7 +67,9 @@ typedef struct
   ThriftTransportUriFraming framing;  /* tcp */
   ThriftTransportUriPolling polling;  /* rdma */
   gint connect_timeout_ms;            /* rdma client */
-  gint call_timeout_ms;               /* rdma client */
+  gint call_timeout_ms;               /* rdma */
+  gint idle_timeout_ms;               /* rdma server */
+  gint keepalive_ms;                  /* rdma */
   gint backlog;                       /* servers */
 } ThriftTransportUri;
 

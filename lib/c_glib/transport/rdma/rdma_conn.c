@@ -11,12 +11,17 @@
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
 #include "rdma_conn.h"
+#include "rdma_keepalive.h"
 #include "rdma_resources.h"
 #include "rdma_status.h"
 
 #define RDMA_DEFAULT_SLOT_SIZE 4096
 #define RDMA_DEFAULT_CREDITS 32
 #define RDMA_DEFAULT_SPIN_US 50
+#define RDMA_DEFAULT_KEEPALIVE_MS 30000
+/* Unread bytes a connection may hold before its credits stop: a few messages of the
+ * largest size that fits the slots, and never less than one max-size message can need. */
+#define RDMA_DEFAULT_UNREAD_LIMIT (4u << 20)
 #define RDMA_RNR_RETRY_INFINITE 7
 
 static const gchar *const state_names[] = {
@@ -78,6 +83,8 @@ rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPol
   s->polling = polling;
   s->spin_us = RDMA_DEFAULT_SPIN_US;
   s->wire_version = THRIFT_RDMA_WIRE_VERSION;
+  s->keepalive_ms = RDMA_DEFAULT_KEEPALIVE_MS;
+  s->unread_limit = RDMA_DEFAULT_UNREAD_LIMIT;
 }
 
 void
@@ -119,11 +126,32 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   conn->state = RDMA_CONN_IDLE;
   conn->wake_fd = -1;
   g_queue_init (&conn->received);
+  conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
   conn->tx_proto = &rdma_proto_eager_ops;
   return conn;
 }
 
 /* ---- posting ---- */
+
+gboolean
+rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GError **error)
+{
+  struct ibv_send_wr *bad = NULL;
+  int rc = ibv_post_send (conn->id->qp, wr, &bad);
+
+  conn->stats.post_send_calls++;
+  if (rc != 0) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1, "%s",
+                           what);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    return FALSE;
+  }
+  for (; wr != NULL; wr = wr->next)
+    conn->stats.wr_posted++;
+  return TRUE;
+}
 
 gboolean
 rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, GError **error)
@@ -140,20 +168,11 @@ rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, GE
     .opcode = IBV_WR_SEND,
     .send_flags = IBV_SEND_SIGNALED,
   };
-  struct ibv_send_wr *bad = NULL;
-  int rc = ibv_post_send (conn->id->qp, &wr, &bad);
 
-  conn->stats.post_send_calls++;
-  if (rc != 0) {
-    GError *e = NULL;
-    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1,
-                           "SEND of %u bytes", len);
-    rdma_conn_fail (conn, e);
-    g_propagate_error (error, e);
+  if (!rdma_conn_post_wr (conn, &wr, "SEND", error)) {
     rdma_pool_put (&conn->send_pool, slot);
     return FALSE;
   }
-  conn->stats.wr_posted++;
   return TRUE;
 }
 
@@ -194,9 +213,32 @@ post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
 gboolean
 rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error)
 {
+  /* Back-pressure, as TCP's window: while the reader is behind, freed data slots are held
+   * instead of reposted, so no credit goes back and the peer's sends stop. */
+  if (data_slot && conn->unread_bytes > conn->settings.unread_limit) {
+    g_array_append_val (conn->held_slots, slot);
+    conn->stats.slots_held++;
+    return TRUE;
+  }
   if (!post_recv_list (conn, &slot, 1, error))
     return FALSE;
   if (data_slot)
+    rdma_credit_slot_freed (&conn->credits);
+  return TRUE;
+}
+
+/* Reposts the held slots once the reader caught up. */
+static gboolean
+repost_held (RdmaConn *conn, GError **error)
+{
+  guint n = conn->held_slots->len;
+
+  if (n == 0 || conn->unread_bytes > conn->settings.unread_limit)
+    return TRUE;
+  g_array_set_size (conn->held_slots, 0);
+  if (!post_recv_list (conn, (const guint32 *) conn->held_slots->data, n, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
     rdma_credit_slot_freed (&conn->credits);
   return TRUE;
 }
@@ -225,6 +267,7 @@ rdma_conn_deliver (RdmaConn *conn, guint8 *data, gsize len, gint64 slot, gboolea
   msg->slot = slot;
   msg->owned = owned;
   g_queue_push_tail (&conn->received, msg);
+  conn->unread_bytes += len;
   conn->stats.messages_received++;
   if (conn->is_client && conn->last_was_send)
     conn->stats.round_trips++;
@@ -249,8 +292,17 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
   guint32 slot = RDMA_WRID_SLOT (wc->wr_id);
 
   conn->stats.completions++;
+  if (wc->wr_id == RDMA_WRID_PROBE) {
+    rdma_keepalive_probe_done (conn);
+    if (wc->status == IBV_WC_SUCCESS) {
+      conn->alive_seen = TRUE;
+      return TRUE;
+    }
+  } else if (wc->status == IBV_WC_SUCCESS) {
+    conn->alive_seen = TRUE;
+  }
   if (wc->status != IBV_WC_SUCCESS) {
-    if (!is_recv && slot < conn->send_pool.count)
+    if (!is_recv && wc->wr_id != RDMA_WRID_PROBE && slot < conn->send_pool.count)
       rdma_pool_put (&conn->send_pool, slot);
     /* Flushed work requests after the peer left are expected, not a new failure. */
     if (wc->status == IBV_WC_WR_FLUSH_ERR
@@ -258,7 +310,9 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
       return TRUE;
     rdma_status_set_error (&e, rdma_status_from_wc (wc->status), "ibv_poll_cq", 0, wc->status,
                            "%s completion failed (vendor error 0x%x)%s",
-                           is_recv ? "receive" : "send", wc->vendor_err,
+                           is_recv ? "receive"
+                           : wc->wr_id == RDMA_WRID_PROBE ? "keepalive probe" : "send",
+                           wc->vendor_err,
                            wc->status == IBV_WC_RETRY_EXC_ERR
                              ? "; the peer stopped answering: its process died or its "
                                "host or link went down"
@@ -424,10 +478,11 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   conn->pd = rdma_res_pd_alloc (conn->id->verbs, error);
   if (conn->pd == NULL)
     return FALSE;
-  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + n_send), &conn->comp_channel,
+  /* one send WR more than slots: the keepalive probe */
+  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + n_send + 1), &conn->comp_channel,
                            &conn->cq, error))
     return FALSE;
-  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, n_send, n_recv, error))
+  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, n_send + 1, n_recv, error))
     return FALSE;
   if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
                        IBV_ACCESS_LOCAL_WRITE, error))
@@ -473,6 +528,19 @@ take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
     if (!(*p)->peer_hello (conn, &conn->peer, error))
       return FALSE;
   return TRUE;
+}
+
+/* Our QPs' ACK timeout: retries then fail within seconds when the peer vanished, which is
+ * what the keepalive relies on (rdma_keepalive.h).  Older kernels lack the option: their
+ * default timeout applies then. */
+static void
+set_ack_timeout (RdmaConn *conn)
+{
+  guint8 timeout = RDMA_KEEPALIVE_ACK_TIMEOUT;
+
+  if (rdma_set_option (conn->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
+                       sizeof timeout) != 0)
+    g_debug ("RdmaConn: rdma_set_option (ACK_TIMEOUT): %s", g_strerror (errno));
 }
 
 static struct rdma_addrinfo *
@@ -546,6 +614,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
 
   if (!setup_resources (conn, &hello, error))
     goto fail;
+  set_ack_timeout (conn);
   set_state (conn, RDMA_CONN_CONNECTING);
   param.private_data = &hello;
   param.private_data_len = sizeof hello;
@@ -570,6 +639,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
       goto fail;
   }
   set_state (conn, RDMA_CONN_CONNECTED);
+  rdma_keepalive_start (conn, g_get_monotonic_time ());
   if (src)
     rdma_freeaddrinfo (src);
   rdma_freeaddrinfo (dst);
@@ -587,30 +657,22 @@ fail:
 }
 
 RdmaConn *
-rdma_conn_accept (struct rdma_cm_id *id, const void *private_data, gsize len,
-                  const RdmaConnSettings *settings, gint64 deadline_us, GError **error)
+rdma_conn_accept_start (struct rdma_cm_id *id, const void *private_data, gsize len,
+                        const RdmaConnSettings *settings, GError **error)
 {
   RdmaConn *conn = conn_new (settings, FALSE);
   struct rdma_conn_param param = { 0 };
-  struct rdma_cm_event *ev;
   RdmaWireHello hello;
 
   conn->id = id;
   rdma_res_id_adopt (id);
   id->context = conn;
   set_state (conn, RDMA_CONN_ACCEPTING);
-  conn->cm_channel = rdma_res_channel_create (error);
-  if (conn->cm_channel == NULL)
-    goto reject;
-  if (rdma_migrate_id (id, conn->cm_channel) != 0) {
-    int err = errno;
-    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
-    goto reject;
-  }
   if (!setup_resources (conn, &hello, error))
     goto reject;
   if (!take_peer_hello (conn, private_data, len, error))
     goto reject;
+  set_ack_timeout (conn);
   param.private_data = &hello;
   param.private_data_len = sizeof hello;
   param.responder_resources = 1;
@@ -621,12 +683,6 @@ rdma_conn_accept (struct rdma_cm_id *id, const void *private_data, gsize len,
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_accept", err, -1, NULL);
     goto fail;
   }
-  ev = wait_cm_event (conn, RDMA_CM_EVENT_ESTABLISHED, "accepting a connection", deadline_us,
-                      error);
-  if (ev == NULL)
-    goto fail;
-  rdma_ack_cm_event (ev);
-  set_state (conn, RDMA_CONN_CONNECTED);
   return conn;
 
 reject:
@@ -636,6 +692,22 @@ reject:
 fail:
   rdma_conn_free (conn);
   return NULL;
+}
+
+gboolean
+rdma_conn_accept_finish (RdmaConn *conn, GError **error)
+{
+  conn->cm_channel = rdma_res_channel_create (error);
+  if (conn->cm_channel == NULL)
+    return FALSE;
+  if (rdma_migrate_id (conn->id, conn->cm_channel) != 0) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
+    return FALSE;
+  }
+  set_state (conn, RDMA_CONN_CONNECTED);
+  rdma_keepalive_start (conn, g_get_monotonic_time ());
+  return TRUE;
 }
 
 void
@@ -664,6 +736,7 @@ rdma_conn_free (RdmaConn *conn)
   rdma_res_id_destroy (&conn->id);
   rdma_res_channel_destroy (&conn->cm_channel);
   conn->state = RDMA_CONN_CLOSED;
+  g_array_unref (conn->held_slots);
   g_clear_error (&conn->failure);
   g_free (conn);
 }
@@ -720,10 +793,13 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
 
   if (msg == NULL)
     return TRUE;
+  conn->unread_bytes -= msg->len;
   if (msg->owned)
     g_free (msg->data);
   else if (conn->state == RDMA_CONN_CONNECTED)
     ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
   g_free (msg);
+  if (ok && conn->state == RDMA_CONN_CONNECTED)
+    ok = repost_held (conn, error);
   return ok && rdma_conn_return_credits (conn, error);
 }

@@ -54,14 +54,17 @@ typedef struct
   ThriftRdmaPolling polling;
   guint spin_us;            /* hybrid: how long to spin before blocking */
   guint16 wire_version;     /* THRIFT_RDMA_WIRE_VERSION (tests may change it) */
+  guint keepalive_ms;       /* a peer quiet this long is dead (rdma_keepalive.h); 0: never */
+  guint32 unread_limit;     /* received, unread bytes after which credits stop flowing */
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
                               ThriftRdmaPolling polling);
 
-/* wr_id layout: bit 63 set for receives; bits 0..31 are the slot index; bits 32..39 the
- * RdmaProtoId of a send. */
+/* wr_id layout: bit 63 set for receives, bit 62 for the keepalive probe; bits 0..31 are the
+ * slot index; bits 32..39 the RdmaProtoId of a send. */
 #define RDMA_WRID_RECV (G_GUINT64_CONSTANT (1) << 63)
+#define RDMA_WRID_PROBE (G_GUINT64_CONSTANT (1) << 62)   /* the keepalive probe */
 #define RDMA_WRID_SEND(proto, slot) (((guint64) (proto) << 32) | (guint64) (slot))
 #define RDMA_WRID_SLOT(wr_id) ((guint32) ((wr_id) & 0xffffffffu))
 #define RDMA_WRID_PROTO(wr_id) ((guint) (((wr_id) >> 32) & 0xff))
@@ -105,6 +108,17 @@ struct _RdmaConn
   const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
   gboolean last_was_send;             /* for round trip counting */
 
+  /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
+   * settings.unread_limit; reposted as the reader releases messages */
+  gsize unread_bytes;                 /* bytes of received messages not yet released */
+  GArray *held_slots;                 /* guint32 */
+
+  /* keepalive (rdma_keepalive.c) */
+  gboolean alive_seen;                /* a completion arrived since the last tick */
+  gint64 last_alive_us;               /* monotonic time of the last sign of life */
+  gint64 keepalive_due_us;            /* next tick (0: none) */
+  gboolean probe_outstanding;
+
   ThriftRdmaStats stats;
 };
 
@@ -112,12 +126,15 @@ struct _RdmaConn
 RdmaConn *rdma_conn_connect (const gchar *host, guint port, const gchar *source,
                              const RdmaConnSettings *settings, gint64 deadline_us,
                              GError **error);
-/* Server: takes a connection request's id (its event already acked), moves it to its own
- * event channel, checks the client's hello and accepts before @deadline_us.  On failure the
- * request is rejected and the id destroyed. */
-RdmaConn *rdma_conn_accept (struct rdma_cm_id *id, const void *private_data, gsize len,
-                            const RdmaConnSettings *settings, gint64 deadline_us,
-                            GError **error);
+/* Server, first half: takes a connection request's id (its event already acked), sets up
+ * the resources, checks the client's hello and accepts (rdma_accept does not wait).  The id
+ * stays on the listener's event channel, where its ESTABLISHED event will come; on failure
+ * the request is rejected and the id destroyed.  The connection is ACCEPTING. */
+RdmaConn *rdma_conn_accept_start (struct rdma_cm_id *id, const void *private_data, gsize len,
+                                  const RdmaConnSettings *settings, GError **error);
+/* Server, second half, once the id's ESTABLISHED event was acked: moves the id to its own
+ * event channel; the connection is CONNECTED.  On failure, free it. */
+gboolean rdma_conn_accept_finish (RdmaConn *conn, GError **error);
 /* Disconnects and frees every resource.  Idempotent through a NULL pointer. */
 void rdma_conn_free (RdmaConn *conn);
 
@@ -135,6 +152,10 @@ gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
 void rdma_conn_fail (RdmaConn *conn, const GError *cause);
 gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len,
                               GError **error);
+/* Posts a list of send work requests with one doorbell, counting them; on failure the
+ * connection fails (@what names the request in the error). */
+gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
+                            GError **error);
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
 /* Sends an explicit credit message if enough credits are pending and a send slot is free. */
 gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);

@@ -10,7 +10,9 @@
  *   HYBRID: spin as BUSY for settings.spin_us, then block as EVENT.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
- * time left.  CQ events are acknowledged in batches and before the CQ is destroyed.
+ * time left, unless a caught signal's handler lacks SA_RESTART: then the wait fails with
+ * RDMA_ERR_INTERRUPTED, as recv (2) would (rdma_signal.h).  CQ events are acknowledged in batches and before the CQ is destroyed.
+ * Waits also wake for the keepalive's ticks (rdma_keepalive.h).
  * Once the owner is interrupted (conn->interrupted set), a wait that finds nothing completed
  * fails with RDMA_ERR_INTERRUPTED; spinning checks the flag on every turn.
  */
@@ -20,6 +22,8 @@
 #include <poll.h>
 
 #include "rdma_conn.h"
+#include "rdma_keepalive.h"
+#include "rdma_signal.h"
 #include "rdma_status.h"
 
 #define RDMA_POLL_BATCH 16
@@ -96,7 +100,7 @@ gboolean
 rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   RdmaConnState before = conn->state;
-  gint64 spin_until;
+  gint64 spin_until, wake;
   guint spins = 0;
 
   if (conn->cq == NULL) {
@@ -141,6 +145,14 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
         return TRUE;
     }
     now = g_get_monotonic_time ();
+    wake = rdma_keepalive_due (conn);
+    if (wake != 0 && now >= wake) {
+      if (!rdma_keepalive_tick (conn, now, error))
+        return FALSE;
+      wake = rdma_keepalive_due (conn);
+    }
+    if (deadline_us > 0 && (wake == 0 || deadline_us < wake))
+      wake = deadline_us;
     if (deadline_us > 0 && now >= deadline_us) {
       rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
                              "no message within the call timeout");
@@ -161,14 +173,19 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
         { .fd = conn->cm_channel->fd, .events = POLLIN },
         { .fd = conn->wake_fd, .events = POLLIN },   /* -1: ignored by poll(2) */
       };
-      int timeout = deadline_us > 0 ? (int) MIN ((deadline_us - now + 999) / 1000, G_MAXINT)
-                                    : -1;
+      int timeout = wake > 0 ? (int) MIN ((wake - now + 999) / 1000, G_MAXINT) : -1;
       int r = poll (pfd, 3, timeout);
 
       if (r < 0) {
-        if (errno == EINTR)
-          continue;
         int err = errno;
+        if (err == EINTR && !rdma_signal_interrupts_waits ())
+          continue;
+        if (err == EINTR) {
+          rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "poll", EINTR, -1,
+                                 "a signal interrupted the wait (its handler was installed "
+                                 "without SA_RESTART, which would end recv (2) as well)");
+          return FALSE;
+        }
         rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1,
                                "waiting on the completion channel");
         return FALSE;

@@ -17,6 +17,7 @@
 typedef struct
 {
   guint8 *buf;      /* message being reassembled, or NULL */
+  guint32 cap;      /* bytes allocated: grows with what arrives, not with what is announced */
   guint32 len;      /* its announced length */
   guint32 filled;   /* bytes received so far */
 } EagerState;
@@ -103,14 +104,9 @@ eager_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
                              "the previous one", st->filled, st->len);
       return FALSE;
     }
-    st->buf = g_try_malloc (MAX (hdr->msg_len, 1));
-    if (st->buf == NULL) {
-      rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_malloc", 0, -1,
-                             "reassembling a %u-byte message", hdr->msg_len);
-      return FALSE;
-    }
     st->len = hdr->msg_len;
     st->filled = 0;
+    st->cap = 0;
   } else if (st->buf == NULL) {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: a continuation fragment without a first one");
@@ -124,6 +120,18 @@ eager_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
                            "%u-byte message (now announced as %u)", hdr->frag_len,
                            last ? " (last)" : "", st->filled, st->len, hdr->msg_len);
     return FALSE;
+  }
+  if (st->filled + hdr->frag_len > st->cap) {
+    guint32 cap = (guint32) MIN ((guint64) st->len,
+                                 MAX ((guint64) st->cap * 2, (guint64) st->filled + hdr->frag_len));
+    guint8 *grown = g_try_realloc (st->buf, MAX (cap, 1));
+    if (grown == NULL) {
+      rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_realloc", 0, -1,
+                             "reassembling a %u-byte message", st->len);
+      return FALSE;
+    }
+    st->buf = grown;
+    st->cap = cap;
   }
   memcpy (st->buf + st->filled, payload, hdr->frag_len);
   conn->stats.bytes_copied += hdr->frag_len;

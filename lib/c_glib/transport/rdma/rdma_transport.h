@@ -12,7 +12,8 @@ G_BEGIN_DECLS
 /* A ThriftRdma around an accepted, connected @conn (ownership taken). */
 ThriftRdma *thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration,
                                       gpointer hints, ThriftRdmaPolling polling,
-                                      guint call_timeout_ms);
+                                      guint call_timeout_ms, guint idle_timeout_ms,
+                                      guint keepalive_ms);
 
 /* The settings a ThriftRdma with this configuration and polling mode uses. */
 void thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,

@@ -1,0 +1,142 @@
+/*
+ * thrift_checked_binary_protocol.c: ThriftCheckedBinaryProtocol and its factory (see
+ * thrift_checked_binary_protocol.h).
+ */
+#include "config.h"
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/protocol/thrift_protocol.h>
+
+#include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
+
+G_DEFINE_TYPE (ThriftCheckedBinaryProtocol, thrift_checked_binary_protocol,
+               THRIFT_TYPE_BINARY_PROTOCOL)
+G_DEFINE_TYPE (ThriftCheckedBinaryProtocolFactory, thrift_checked_binary_protocol_factory,
+               THRIFT_TYPE_BINARY_PROTOCOL_FACTORY)
+
+/* A read that failed must say why: callers (ThriftDispatchProcessor) dereference *error. */
+static void
+ensure_error (GError **error, const gchar *what)
+{
+  if (error != NULL && *error == NULL)
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
+                 "reading %s failed and the transport gave no reason (a framed transport "
+                 "does so on a frame of length 0)", what);
+}
+
+/* Reads a length and allocates @extra more bytes than it says, once the transport agrees
+ * that that many bytes can follow.  Returns the bytes read, or -1 with @error. */
+static gint32
+read_sized (ThriftProtocol *protocol, const gchar *what, guint extra, gpointer *out,
+            gint32 *len, GError **error)
+{
+  ThriftTransport *t = protocol->transport;
+  gint32 ret;
+
+  *out = NULL;
+  *len = 0;
+  if ((ret = thrift_protocol_read_i32 (protocol, len, error)) < 0) {
+    ensure_error (error, what);
+    return -1;
+  }
+  if (*len < 0) {
+    g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_NEGATIVE_SIZE,
+                 "a %s field announces a negative size (%d)", what, *len);
+    return -1;
+  }
+  if (!THRIFT_TRANSPORT_GET_CLASS (t)->checkReadBytesAvailable (t, *len, error)) {
+    ensure_error (error, what);
+    g_prefix_error (error, "a %s field announces %d bytes, more than the message holds: ",
+                    what, *len);
+    return -1;
+  }
+  if (*len == 0 && extra == 0)
+    return ret;
+  *out = g_try_malloc ((gsize) *len + extra);
+  if (*out == NULL) {
+    g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_SIZE_LIMIT,
+                 "out of memory for a %d-byte %s field", *len, what);
+    return -1;
+  }
+  if (*len > 0 && thrift_transport_read_all (t, *out, (guint32) *len, error) < 0) {
+    ensure_error (error, what);
+    g_free (*out);
+    *out = NULL;
+    return -1;
+  }
+  return ret + *len;
+}
+
+static gint32
+thrift_checked_binary_protocol_read_string (ThriftProtocol *protocol, gchar **str,
+                                            GError **error)
+{
+  gpointer buf;
+  gint32 len;
+  gint32 ret = read_sized (protocol, "string", 1, &buf, &len, error);
+
+  *str = buf;
+  if (ret >= 0)
+    (*str)[len] = '\0';
+  return ret;
+}
+
+static gint32
+thrift_checked_binary_protocol_read_binary (ThriftProtocol *protocol, gpointer *buf,
+                                            guint32 *len, GError **error)
+{
+  gint32 n;
+  gint32 ret = read_sized (protocol, "binary", 0, buf, &n, error);
+
+  *len = ret >= 0 ? (guint32) n : 0;
+  return ret;
+}
+
+static gint32
+thrift_checked_binary_protocol_read_message_begin (ThriftProtocol *protocol, gchar **name,
+                                                   ThriftMessageType *message_type,
+                                                   gint32 *seqid, GError **error)
+{
+  ThriftProtocolClass *parent =
+    THRIFT_PROTOCOL_CLASS (thrift_checked_binary_protocol_parent_class);
+  gint32 ret = parent->read_message_begin (protocol, name, message_type, seqid, error);
+
+  if (ret < 0)
+    ensure_error (error, "a message header");
+  return ret;
+}
+
+static void
+thrift_checked_binary_protocol_class_init (ThriftCheckedBinaryProtocolClass *cls)
+{
+  ThriftProtocolClass *pc = THRIFT_PROTOCOL_CLASS (cls);
+
+  pc->read_message_begin = thrift_checked_binary_protocol_read_message_begin;
+  pc->read_string = thrift_checked_binary_protocol_read_string;
+  pc->read_binary = thrift_checked_binary_protocol_read_binary;
+}
+
+static void
+thrift_checked_binary_protocol_init (ThriftCheckedBinaryProtocol *self)
+{
+}
+
+static ThriftProtocol *
+thrift_checked_binary_protocol_factory_get_protocol (ThriftProtocolFactory *factory,
+                                                     ThriftTransport *transport)
+{
+  return THRIFT_PROTOCOL (g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
+                                        "transport", transport, NULL));
+}
+
+static void
+thrift_checked_binary_protocol_factory_class_init (ThriftCheckedBinaryProtocolFactoryClass *cls)
+{
+  THRIFT_PROTOCOL_FACTORY_CLASS (cls)->get_protocol =
+    thrift_checked_binary_protocol_factory_get_protocol;
+}
+
+static void
+thrift_checked_binary_protocol_factory_init (ThriftCheckedBinaryProtocolFactory *self)
+{
+}

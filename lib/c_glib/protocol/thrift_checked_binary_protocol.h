@@ -1,0 +1,76 @@
+/*
+ * thrift_checked_binary_protocol.h: Thrift's binary protocol, guarded against lengths that
+ * the message cannot hold.
+ *
+ * Thrift 0.17's ThriftBinaryProtocol allocates a string or binary field at the length the
+ * peer announces before reading it (g_new0), so one ~30-byte request that announces 2 GiB
+ * makes GLib abort the process; and when a transport fails without setting an error (a
+ * ThriftFramedTransport that reads a frame of length 0), its read_message_begin returns -1
+ * with *error unset and ThriftDispatchProcessor dereferences it.
+ *
+ * ThriftCheckedBinaryProtocol is the same wire format.  Before it allocates a string or
+ * binary field it asks the transport whether that many bytes can follow
+ * (checkReadBytesAvailable: ThriftRdma knows the bytes left in the message; other transports
+ * compare with the max message size) and allocates with g_try_malloc; every read that fails
+ * reports an error.  ThriftThreadedServer uses it by default and in place of a plain
+ * ThriftBinaryProtocolFactory; with ThriftSimpleServer pass a
+ * ThriftCheckedBinaryProtocolFactory.
+ */
+#ifndef _THRIFT_CHECKED_BINARY_PROTOCOL_H
+#define _THRIFT_CHECKED_BINARY_PROTOCOL_H
+
+#include <glib-object.h>
+
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+
+G_BEGIN_DECLS
+
+#define THRIFT_TYPE_CHECKED_BINARY_PROTOCOL (thrift_checked_binary_protocol_get_type ())
+#define THRIFT_CHECKED_BINARY_PROTOCOL(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocol))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocolClass))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocolClass))
+
+typedef struct _ThriftCheckedBinaryProtocol ThriftCheckedBinaryProtocol;
+typedef struct _ThriftCheckedBinaryProtocolClass ThriftCheckedBinaryProtocolClass;
+
+struct _ThriftCheckedBinaryProtocol
+{
+  ThriftBinaryProtocol parent;
+};
+
+struct _ThriftCheckedBinaryProtocolClass
+{
+  ThriftBinaryProtocolClass parent;
+};
+
+GType thrift_checked_binary_protocol_get_type (void);
+
+/* The factory: a ThriftBinaryProtocolFactory whose protocols are checked. */
+#define THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY (thrift_checked_binary_protocol_factory_get_type ())
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactory))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactoryClass))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactoryClass))
+
+typedef struct _ThriftCheckedBinaryProtocolFactory ThriftCheckedBinaryProtocolFactory;
+typedef struct _ThriftCheckedBinaryProtocolFactoryClass ThriftCheckedBinaryProtocolFactoryClass;
+
+struct _ThriftCheckedBinaryProtocolFactory
+{
+  ThriftBinaryProtocolFactory parent;
+};
+
+struct _ThriftCheckedBinaryProtocolFactoryClass
+{
+  ThriftBinaryProtocolFactoryClass parent;
+};
+
+GType thrift_checked_binary_protocol_factory_get_type (void);
+
+G_END_DECLS
+
+#endif /* _THRIFT_CHECKED_BINARY_PROTOCOL_H */

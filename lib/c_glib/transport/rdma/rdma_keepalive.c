@@ -1,0 +1,80 @@
+/* rdma_keepalive.c: probing a quiet peer (see rdma_keepalive.h). */
+#include "config.h"
+
+#include "rdma_keepalive.h"
+#include "rdma_status.h"
+
+static gint64
+probe_interval_us (const RdmaConn *conn)
+{
+  return (gint64) conn->settings.keepalive_ms * 1000 / 4;
+}
+
+void
+rdma_keepalive_start (RdmaConn *conn, gint64 now)
+{
+  conn->alive_seen = FALSE;
+  conn->probe_outstanding = FALSE;
+  conn->last_alive_us = now;
+  conn->keepalive_due_us = conn->settings.keepalive_ms > 0 ? now + probe_interval_us (conn) : 0;
+}
+
+gint64
+rdma_keepalive_due (const RdmaConn *conn)
+{
+  return conn->state == RDMA_CONN_CONNECTED ? conn->keepalive_due_us : 0;
+}
+
+static gboolean
+post_probe (RdmaConn *conn, GError **error)
+{
+  struct ibv_send_wr wr = {
+    .wr_id = RDMA_WRID_PROBE,
+    .sg_list = NULL,
+    .num_sge = 0,
+    .opcode = IBV_WR_RDMA_WRITE,
+    .send_flags = IBV_SEND_SIGNALED,
+  };
+
+  if (!rdma_conn_post_wr (conn, &wr, "keepalive probe", error))
+    return FALSE;
+  conn->stats.keepalive_probes++;
+  conn->probe_outstanding = TRUE;
+  return TRUE;
+}
+
+gboolean
+rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
+{
+  gint64 limit = (gint64) conn->settings.keepalive_ms * 1000;
+  gint64 interval = probe_interval_us (conn);
+  gint64 quiet;
+
+  if (conn->keepalive_due_us == 0 || now < conn->keepalive_due_us
+      || conn->state != RDMA_CONN_CONNECTED)
+    return TRUE;
+  if (conn->alive_seen) {
+    conn->alive_seen = FALSE;
+    conn->last_alive_us = now;
+  }
+  quiet = now - conn->last_alive_us;
+  if (quiet >= limit) {
+    GError *e = NULL;
+    rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
+                           "no sign of life from the peer for %u ms (its host or link went "
+                           "down, or its packets are lost)", conn->settings.keepalive_ms);
+    rdma_conn_fail (conn, e);
+    g_propagate_error (error, e);
+    return FALSE;
+  }
+  if (quiet >= interval && !conn->probe_outstanding && !post_probe (conn, error))
+    return FALSE;
+  conn->keepalive_due_us = MIN (now + interval, conn->last_alive_us + limit);
+  return TRUE;
+}
+
+void
+rdma_keepalive_probe_done (RdmaConn *conn)
+{
+  conn->probe_outstanding = FALSE;
+}

@@ -1,0 +1,135 @@
+/* rdma_select.c: hints to polling mode and protocol (see rdma_select.h). */
+#include "config.h"
+
+#include "rdma_select.h"
+
+static const gchar *const proto_hint_names[] = {
+  [THRIFT_HINT_PROTO_UNSET] = "unset",
+  [THRIFT_HINT_PROTO_EAGER] = "eager",
+  [THRIFT_HINT_PROTO_WRITE_RNDV] = "write_rndv",
+  [THRIFT_HINT_PROTO_READ_RNDV] = "read_rndv",
+  [THRIFT_HINT_PROTO_DIRECT_WRITE_SEND] = "direct_write_send",
+  [THRIFT_HINT_PROTO_CHAINED_WRITE_SEND] = "chained_write_send",
+  [THRIFT_HINT_PROTO_DIRECT_WRITE_IMM] = "direct_write_imm",
+  [THRIFT_HINT_PROTO_RFP] = "rfp",
+  [THRIFT_HINT_PROTO_BATCHED_WRITE] = "batched_write",
+};
+
+guint
+rdma_select_cores (void)
+{
+  static gsize cores = 0;
+
+  /* g_get_num_processors () reads /sys on every call: once per process is enough */
+  if (g_once_init_enter (&cores))
+    g_once_init_leave (&cores, (gsize) MAX (g_get_num_processors (), 1));
+  return (guint) cores;
+}
+
+static gboolean
+oversubscribed (const ThriftHintSet *h)
+{
+  return (h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > rdma_select_cores ();
+}
+
+ThriftRdmaPolling
+rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback)
+{
+  if (h == NULL)
+    return fallback;
+  if (h->set & THRIFT_HINT_HAS_POLLING) {
+    switch (h->polling) {
+    case THRIFT_HINT_POLLING_BUSY:
+      return THRIFT_RDMA_POLLING_BUSY;
+    case THRIFT_HINT_POLLING_EVENT:
+      return THRIFT_RDMA_POLLING_EVENT;
+    case THRIFT_HINT_POLLING_HYBRID:
+      return THRIFT_RDMA_POLLING_HYBRID;
+    default:
+      break;
+    }
+  }
+  if (h->set & THRIFT_HINT_HAS_PERF_GOAL) {
+    switch (h->perf_goal) {
+    case THRIFT_HINT_PERF_GOAL_LATENCY:
+      return oversubscribed (h) ? THRIFT_RDMA_POLLING_HYBRID : THRIFT_RDMA_POLLING_BUSY;
+    case THRIFT_HINT_PERF_GOAL_THROUGHPUT:
+    case THRIFT_HINT_PERF_GOAL_RES_UTIL:
+      return THRIFT_RDMA_POLLING_EVENT;
+    default:
+      break;
+    }
+  }
+  return fallback;
+}
+
+const RdmaProtoOps *
+rdma_select_protocol (const ThriftHintSet *h)
+{
+  if (h == NULL || !(h->set & THRIFT_HINT_HAS_PROTO))
+    return &rdma_proto_eager_ops;
+  return rdma_proto_for_hint (h->proto);
+}
+
+static gchar *
+set_name (const ThriftHintSet *h)
+{
+  return g_strdup_printf ("%s.%s (%s side)", h->service ? h->service : "?",
+                          h->function ? h->function : "(service default)",
+                          h->side == THRIFT_HINT_SIDE_SERVER ? "server" : "client");
+}
+
+guint
+rdma_select_warn_unimplemented (const ThriftHintSet *h)
+{
+  static GMutex lock;
+  static GHashTable *seen = NULL;
+  g_autofree gchar *name = NULL;
+  gboolean first;
+  guint n = 0;
+
+  if (h == NULL)
+    return 0;
+  g_mutex_lock (&lock);
+  if (seen == NULL)
+    seen = g_hash_table_new (NULL, NULL);
+  first = g_hash_table_add (seen, (gpointer) h);
+  g_mutex_unlock (&lock);
+  if (!first)
+    return 0;
+
+  name = set_name (h);
+  if ((h->set & THRIFT_HINT_HAS_PROTO) && h->proto != THRIFT_HINT_PROTO_EAGER
+      && rdma_proto_for_hint (h->proto)->hint != h->proto) {
+    g_warning ("ThriftRdma: %s: hint proto = %s is not implemented yet; its messages go by "
+               "Eager-SendRecv", name,
+               (guint) h->proto < G_N_ELEMENTS (proto_hint_names) ? proto_hint_names[h->proto]
+                                                                 : "?");
+    n++;
+  }
+  if (h->set & THRIFT_HINT_HAS_TRANSPORT) {
+    g_warning ("ThriftRdma: %s: hint transport = %s is not implemented yet; the calls go "
+               "over this transport (RDMA)", name,
+               h->transport == THRIFT_HINT_TRANSPORT_TCP ? "tcp" : "rdma");
+    n++;
+  }
+  if (h->set & THRIFT_HINT_HAS_NUMA) {
+    g_warning ("ThriftRdma: %s: hint numa = %u is not implemented yet; buffers and polling "
+               "are not bound to a NUMA node", name, h->numa);
+    n++;
+  }
+  if (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE) {
+    g_warning ("ThriftRdma: %s: hint payload_size = %" G_GUINT64_FORMAT " is not used yet "
+               "(protocol choice by size comes with the other protocols)", name,
+               h->payload_size);
+    n++;
+  }
+  if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID) == THRIFT_RDMA_POLLING_BUSY
+      && oversubscribed (h)) {
+    g_warning ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
+               "throughput collapses when spinning threads outnumber cores", name,
+               h->concurrency, rdma_select_cores ());
+    n++;
+  }
+  return n;
+}

@@ -1,0 +1,39 @@
+/*
+ * rdma_select.h: from a message's resolved hints to what the engine does with it (brief
+ * section 3, paper Fig. 6): the polling mode of its wait and the protocol that carries it.
+ * Hints the engine does not act on yet are reported once per hint set, never ignored in
+ * silence.
+ */
+#ifndef _RDMA_SELECT_H
+#define _RDMA_SELECT_H
+
+#include <glib.h>
+
+#include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+#include "rdma_proto.h"
+
+G_BEGIN_DECLS
+
+/* The polling mode for a wait: @h's polling, else its perf_goal (latency: busy, or hybrid
+ * when concurrency exceeds the cores, since spinning collapses then (paper Fig. 5);
+ * throughput and res_util: event), else @fallback.  @h may be NULL. */
+ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback);
+
+/* The protocol of a message written with @h (NULL: eager).  A proto that is not
+ * implemented yet falls back to Eager-SendRecv. */
+const RdmaProtoOps *rdma_select_protocol (const ThriftHintSet *h);
+
+/* Logs, once per hint set for the life of the process, a warning for each hint of @h that
+ * is accepted but not acted on yet (a proto other than eager, transport, numa,
+ * payload_size), and one when @h asks for busy polling with concurrency above the cores.
+ * Returns the number of warnings this call logged (0 once the set was seen).  Thread-safe. */
+guint rdma_select_warn_unimplemented (const ThriftHintSet *h);
+
+/* The cores of this machine, read once. */
+guint rdma_select_cores (void);
+
+G_END_DECLS
+
+#endif

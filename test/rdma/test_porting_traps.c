@@ -1,0 +1,307 @@
+/*
+ * What a user porting a c_glib program to RDMA runs into (issue 7), over soft-RoCE with code
+ * generated from test/server/gate.thrift:
+ *
+ *   - a call that timed out fails its connection: the late reply never answers the next call;
+ *   - ThriftSimpleServer with the factories of thrift_server_transport_new_for_uri
+ *     ("rdma://...") serves connection after connection without reference-count criticals;
+ *   - upstream's SIGINT pattern (a SA_RESETHAND handler that calls thrift_server_stop) stops
+ *     ThriftSimpleServer over RDMA, idle in accept and with a client connected, as it does
+ *     over ThriftServerSocket.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib-object.h>
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_simple_server.h>
+#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+#include "gate.h"
+#include "gate_handler.h"
+#include "rdma_test_util.h"
+#include "serve_thread.h"
+
+typedef struct
+{
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  GateIf *client;
+} Client;
+
+static gboolean
+client_open (Client *c, guint port, guint call_timeout_ms, GError **error)
+{
+  c->transport = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                               "call-timeout", call_timeout_ms, NULL);
+  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
+  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
+                            "output_protocol", c->protocol, NULL);
+  return thrift_transport_open (c->transport, error);
+}
+
+static void
+client_close (Client *c)
+{
+  if (c->transport != NULL)
+    thrift_transport_close (c->transport, NULL);
+  g_clear_object (&c->client);
+  g_clear_object (&c->protocol);
+  g_clear_object (&c->transport);
+}
+
+/* A server (ThriftThreadedServer or ThriftSimpleServer) of Gate on rdma://SERVER_ADDR:PORT
+ * built the way the README shows: the URI helper's transport and factories. */
+static ThriftServer *
+server_new (GType type, guint port)
+{
+  g_autofree gchar *uri = g_strdup_printf ("rdma://%s:%u", rt_server_addr (), port);
+  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
+  ThriftServerTransport *st;
+  GObject *handler, *processor, *pf;
+  ThriftServer *server;
+  GError *error = NULL;
+
+  st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
+  g_assert_no_error (error);
+  handler = g_object_new (test_gate_get_type (), NULL);
+  processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
+  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  server = g_object_new (type, "processor", processor, "server_transport", st,
+                         "input_transport_factory", in_f, "output_transport_factory", out_f,
+                         "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
+  g_object_unref (handler);
+  g_object_unref (processor);
+  g_object_unref (pf);
+  g_object_unref (st);
+  g_object_unref (in_f);
+  g_object_unref (out_f);
+  return server;
+}
+
+static guint
+random_port (void)
+{
+  return (guint) g_random_int_range (20000, 40000);
+}
+
+/* Opens a client, retrying while the server is not listening yet (15 s). */
+static void
+client_open_retry (Client *c, guint port, guint call_timeout_ms)
+{
+  gint64 until = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
+
+  for (;;) {
+    GError *error = NULL;
+    if (client_open (c, port, call_timeout_ms, &error))
+      return;
+    client_close (c);
+    if (g_get_monotonic_time () >= until)
+      g_error ("no server on port %u: %s", port, error->message);
+    g_clear_error (&error);
+    g_usleep (50 * 1000);
+  }
+}
+
+/* ---- item 1: no stale reply after a timeout ---- */
+
+static void
+test_no_stale_reply (void)
+{
+  ThriftServer *server;
+  ServeThread serve;
+  Client c = { 0 };
+  GError *error = NULL;
+  guint port = random_port ();
+  gint32 r = -1;
+
+  server = server_new (THRIFT_TYPE_THREADED_SERVER, port);
+  serve_thread_init (&serve);
+  serve_thread_start (&serve, server);
+  client_open_retry (&c, port, 500);
+  g_assert_true (gate_if_ping (c.client, &r, 1, &error));
+  g_assert_no_error (error);
+
+  /* gather (2, 1500) answers after 1.5 s (nobody else comes): the call gives up at 0.5 s */
+  g_assert_false (gate_if_gather (c.client, &r, 2, 1500, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_test_message ("timed out: %s", error->message);
+  g_clear_error (&error);
+  g_assert_false (thrift_transport_is_open (c.transport));
+  g_usleep (1500 * 1000);  /* the late reply has arrived by now */
+
+  /* the same method on the same connection: an error, never the stale answer */
+  r = -1;
+  g_assert_false (gate_if_gather (c.client, &r, 1, 0, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "late reply"));
+  g_assert_cmpint (r, ==, -1);
+  g_clear_error (&error);
+  g_assert_false (gate_if_ping (c.client, &r, 5, &error));
+  g_clear_error (&error);
+
+  /* reopened, the transport works again */
+  thrift_transport_close (c.transport, NULL);
+  g_assert_true (thrift_transport_open (c.transport, &error));
+  g_assert_no_error (error);
+  g_assert_true (gate_if_ping (c.client, &r, 5, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 6);
+  client_close (&c);
+
+  thrift_server_stop (server);
+  g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
+  serve_thread_clear (&serve);
+  g_object_unref (server);
+}
+
+/* ---- items 7 and 8: ThriftSimpleServer over rdma:// ---- */
+
+typedef struct
+{
+  ThriftServer *server;
+  pthread_t thread;
+  gint returned;      /* atomic */
+} SimpleRun;
+
+static SimpleRun *sigint_target;
+
+/* upstream's tutorial/c_glib/c_glib_server.c pattern */
+static void
+on_sigint (int signum)
+{
+  thrift_server_stop (sigint_target->server);
+}
+
+static void *
+simple_main (void *data)
+{
+  SimpleRun *run = data;
+  GError *error = NULL;
+
+  thrift_server_serve (run->server, &error);
+  if (error != NULL)
+    g_test_message ("serve: %s", error->message);
+  g_clear_error (&error);
+  g_atomic_int_set (&run->returned, 1);
+  return NULL;
+}
+
+static gboolean
+wait_returned (SimpleRun *run, gint64 timeout_us)
+{
+  gint64 until = g_get_monotonic_time () + timeout_us;
+
+  while (!g_atomic_int_get (&run->returned) && g_get_monotonic_time () < until)
+    g_usleep (10 * 1000);
+  return g_atomic_int_get (&run->returned);
+}
+
+/* Connection after connection through the URI helper's pass-through factories (g_test makes
+ * the g_object_unref criticals of borrowed references fatal), then a stop. */
+static void
+test_simple_server_factories (void)
+{
+  SimpleRun run = { 0 };
+  guint port = random_port ();
+  gint i;
+
+  run.server = server_new (THRIFT_TYPE_SIMPLE_SERVER, port);
+  g_assert_cmpint (pthread_create (&run.thread, NULL, simple_main, &run), ==, 0);
+  for (i = 0; i < 3; i++) {
+    Client c = { 0 };
+    GError *error = NULL;
+    gint32 r = 0;
+
+    client_open_retry (&c, port, 5000);
+    g_assert_true (gate_if_ping (c.client, &r, i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, i + 1);
+    client_close (&c);
+  }
+  thrift_server_stop (run.server);
+  {
+    /* wakes accept; the server drops it at once, so it may as well fail */
+    Client c = { 0 };
+    GError *error = NULL;
+    client_open (&c, port, 5000, &error);
+    g_clear_error (&error);
+    client_close (&c);
+  }
+  g_assert_true (wait_returned (&run, 10 * G_USEC_PER_SEC));
+  pthread_join (run.thread, NULL);
+  g_object_unref (run.server);
+}
+
+/* SIGINT with a SA_RESETHAND handler (no SA_RESTART), delivered to the serving thread while
+ * it waits in accept (@data NULL) or in peek with a client connected: serve returns. */
+static void
+test_simple_server_sigint (gconstpointer data)
+{
+  gboolean connected = data != NULL;
+  struct sigaction sa, old;
+  SimpleRun run = { 0 };
+  Client c = { 0 };
+  guint port = random_port ();
+
+  run.server = server_new (THRIFT_TYPE_SIMPLE_SERVER, port);
+  sigint_target = &run;
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  g_assert_cmpint (sigaction (SIGINT, &sa, &old), ==, 0);
+  g_assert_cmpint (pthread_create (&run.thread, NULL, simple_main, &run), ==, 0);
+
+  if (connected) {
+    GError *error = NULL;
+    gint32 r = 0;
+    client_open_retry (&c, port, 5000);
+    g_assert_true (gate_if_ping (c.client, &r, 1, &error));
+    g_assert_no_error (error);
+  } else {
+    ThriftServerRdma *st = NULL;
+    gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+    g_object_get (run.server, "server_transport", &st, NULL);
+    while (thrift_server_rdma_get_port (st) == 0 && g_get_monotonic_time () < until)
+      g_usleep (10 * 1000);
+    g_assert_cmpuint (thrift_server_rdma_get_port (st), ==, port);
+    g_object_unref (st);
+  }
+  g_usleep (300 * 1000);  /* blocked in poll by now */
+  g_assert_cmpint (pthread_kill (run.thread, SIGINT), ==, 0);
+  g_assert_true (wait_returned (&run, 5 * G_USEC_PER_SEC));
+  pthread_join (run.thread, NULL);
+  client_close (&c);
+  g_assert_cmpint (sigaction (SIGINT, &old, NULL), ==, 0);
+  g_object_unref (run.server);
+}
+
+int
+main (int argc, char **argv)
+{
+  gint baseline, rc;
+
+  g_test_init (&argc, &argv, NULL);
+  /* generated code without hints registers types lazily: do it before threads race */
+  g_type_ensure (TYPE_GATE_CLIENT);
+  g_type_ensure (TYPE_GATE_PROCESSOR);
+  baseline = rt_live_resources ();
+  g_test_add_func ("/porting/call-timeout/no-stale-reply", test_no_stale_reply);
+  g_test_add_func ("/porting/simple-server/uri-factories", test_simple_server_factories);
+  g_test_add_data_func ("/porting/simple-server/sigint/idle", NULL, test_simple_server_sigint);
+  g_test_add_data_func ("/porting/simple-server/sigint/connected", "",
+                        test_simple_server_sigint);
+  rc = g_test_run ();
+  if (!rt_resources_at_baseline (baseline))
+    rc = 1;
+  return rc;
+}
