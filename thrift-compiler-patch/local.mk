@@ -9,7 +9,8 @@ hatrpc_patches = \
 	thrift-compiler-patch/0002-parse-tree-hint-groups.patch \
 	thrift-compiler-patch/0003-lexer-grammar-hint-groups.patch \
 	thrift-compiler-patch/0004-validate-resolve-hints.patch \
-	thrift-compiler-patch/0005-c_glib-generator-hints.patch
+	thrift-compiler-patch/0005-c_glib-generator-hints.patch \
+	thrift-compiler-patch/0006-command-line-version-and-generators.patch
 hatrpc_scripts = \
 	thrift-compiler-patch/fetch-source \
 	thrift-compiler-patch/apply \

@@ -5,8 +5,11 @@ AM_TESTS_ENVIRONMENT += STOCK_THRIFT='$(STOCK_THRIFT)'; export STOCK_THRIFT; \
 # corpus.sh: byte-identity of the output for every .thrift file of the Thrift 0.17.0 source.
 # hints.sh: grammar, validation and resolution cases (cases/NAME.thrift, NAME.expected).
 # grammar.sh: the patched grammar has no LALR conflicts.
-TESTS += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh
+# cli.sh: --version, and the error for a generator that is not built in.
+TESTS += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh \
+	test/compiler/cli.sh
 EXTRA_DIST += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh \
+	test/compiler/cli.sh \
 	test/compiler/hinted.thrift test/compiler/cases
 
 # test_hints_runtime: code generated from hinted.thrift, compiled with -Wall -Wextra -Werror

@@ -1,0 +1,3 @@
+// An unterminated quoted value at the very end of the file.
+service S {
+  hint: polling = "event

@@ -1,0 +1,5 @@
+// A misspelt group keyword at service level.
+service S {
+  hints: perf_goal = latency;
+  void f()
+}
