@@ -255,18 +255,23 @@ test_bound (void)
  * at once, every worker is joined, the server's connections are freed, and the clients see
  * the connection end. */
 static void
-test_stop_connected (void)
+test_stop_connected (gconstpointer data)
 {
+  gboolean pool = g_str_equal (data, "pool");
+  guint n_clients = pool ? 12 : 4;
   Fixture f;
-  Client c[4] = { { 0 } };
-  guint threads0 = count_threads (), active = 0, port, i;
+  Client c[12] = { { 0 } };
+  guint threads0 = count_threads (), active = 0, port, i, expected;
   gint baseline = rt_live_resources (), with_clients;
   GError *error = NULL;
   gint32 r = 0;
 
-  fixture_make (&f, 8);
+  fixture_make (&f, 16);
+  g_object_set (f.server, "mode", pool ? THRIFT_THREADED_SERVER_POOL
+                                       : THRIFT_THREADED_SERVER_PER_CONNECTION,
+                "workers", 2, NULL);
   port = fixture_start (&f);
-  for (i = 0; i < 4; i++) {
+  for (i = 0; i < n_clients; i++) {
     g_assert_true (client_open (&c[i], port, THRIFT_RDMA_POLLING_EVENT, &error));
     g_assert_no_error (error);
     g_assert_true (gate_if_ping (c[i].client, &r, (gint32) i, &error));
@@ -274,8 +279,16 @@ test_stop_connected (void)
     g_assert_cmpint (r, ==, (gint32) i + 1);
   }
   g_object_get (f.server, "active-connections", &active, NULL);
-  g_assert_cmpuint (active, ==, 4);
-  g_assert_cmpuint (threads_settled (threads0 + 2 + 4), ==, threads0 + 2 + 4);  /* serve, acceptor, workers */
+  g_assert_cmpuint (active, ==, n_clients);
+  /* POOL: serve, acceptor, poller, 2 workers, whatever the connections; PER_CONNECTION:
+   * serve, acceptor, one worker per connection */
+  expected = pool ? threads0 + 3 + 2 : threads0 + 2 + n_clients;
+  g_assert_cmpuint (threads_settled (expected), ==, expected);
+  for (i = n_clients; i-- > 0;) {
+    g_assert_true (gate_if_ping (c[i].client, &r, 100 + (gint32) i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, 101 + (gint32) i);
+  }
   with_clients = rt_live_resources ();
 
   fixture_stop (&f);
@@ -286,7 +299,7 @@ test_stop_connected (void)
   g_assert_cmpint (rt_live_resources (), <, with_clients);
   g_assert_cmpint (rt_live_resources (), >, baseline);
 
-  for (i = 0; i < 4; i++) {
+  for (i = 0; i < n_clients; i++) {
     g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
     g_assert_nonnull (error);
     g_clear_error (&error);
@@ -415,7 +428,8 @@ main (int argc, char **argv)
 
   g_test_add_func ("/thrift_rdma/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/thrift_rdma/threaded_server/max-connections", test_bound);
-  g_test_add_func ("/thrift_rdma/threaded_server/stop/connected", test_stop_connected);
+  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/pool", "pool", test_stop_connected);
+  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/per-connection", "per-connection", test_stop_connected);
   g_test_add_func ("/thrift_rdma/threaded_server/stop/idle-twice", test_stop_idle);
   g_test_add_data_func ("/thrift_rdma/interrupt/event",
                         GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT), test_interrupt);

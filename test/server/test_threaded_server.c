@@ -246,13 +246,17 @@ test_bound (void)
   fixture_free (&f);
 }
 
-/* Stop while 4 clients are connected and idle between calls: serve returns, every worker
- * is joined, every server-side descriptor closed; the clients see the connection end. */
+/* Stop while clients are connected and idle between calls: serve returns, every thread is
+ * joined, every server-side descriptor closed; the clients see the connection end.  In
+ * PER_CONNECTION mode each connection holds a thread; in POOL mode (2 workers here) 12 idle
+ * connections hold none: serve, acceptor, poller and the workers are all there is. */
 static void
-test_stop_connected (void)
+test_stop_connected (gconstpointer data)
 {
+  gboolean pool = g_str_equal (data, "pool");
+  guint n_clients = pool ? 12 : 4;
   Fixture f;
-  Client c[4] = { { 0 } };
+  Client c[12] = { { 0 } };
   guint threads0, fds0, active = 0;
   GError *error = NULL;
   gint32 r = 0;
@@ -260,9 +264,12 @@ test_stop_connected (void)
 
   threads0 = count_threads ();
   fds0 = count_fds ();
-  fixture_make (&f, 8, NULL);
+  fixture_make (&f, 16, NULL);
+  g_object_set (f.server, "mode", pool ? THRIFT_THREADED_SERVER_POOL
+                                       : THRIFT_THREADED_SERVER_PER_CONNECTION,
+                "workers", 2, NULL);
   fixture_start (&f);
-  for (i = 0; i < 4; i++)
+  for (i = 0; i < n_clients; i++)
   {
     g_assert_true (client_open (&c[i], f.port, NULL, &error));
     g_assert_no_error (error);
@@ -271,13 +278,24 @@ test_stop_connected (void)
     g_assert_cmpint (r, ==, (gint32) i + 1);
   }
   g_object_get (f.server, "active-connections", &active, NULL);
-  g_assert_cmpuint (active, ==, 4);
+  g_assert_cmpuint (active, ==, n_clients);
   {
     gboolean listening = FALSE;
     g_object_get (f.server, "listening", &listening, NULL);
     g_assert_true (listening);
   }
-  g_assert_cmpuint (count_threads (), ==, threads0 + 2 + 4);  /* serve, acceptor, workers */
+  if (pool)   /* serve, acceptor, poller, 2 workers */
+    g_assert_cmpuint (count_threads (), ==, threads0 + 3 + 2);
+  else        /* serve, acceptor, one worker per connection */
+    g_assert_cmpuint (count_threads (), ==, threads0 + 2 + n_clients);
+
+  /* every connection is still served, in any order */
+  for (i = n_clients; i-- > 0;)
+  {
+    g_assert_true (gate_if_ping (c[i].client, &r, 100 + (gint32) i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, 101 + (gint32) i);
+  }
 
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
@@ -286,7 +304,7 @@ test_stop_connected (void)
   g_object_get (f.server, "active-connections", &active, NULL);
   g_assert_cmpuint (active, ==, 0);
 
-  for (i = 0; i < 4; i++)
+  for (i = 0; i < n_clients; i++)
   {
     g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
     g_assert_nonnull (error);
@@ -614,7 +632,9 @@ main (int argc, char **argv)
 
   g_test_add_func ("/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/threaded_server/max-connections", test_bound);
-  g_test_add_func ("/threaded_server/stop/connected", test_stop_connected);
+  g_test_add_data_func ("/threaded_server/stop/connected/pool", "pool", test_stop_connected);
+  g_test_add_data_func ("/threaded_server/stop/connected/per-connection", "per-connection",
+                        test_stop_connected);
   g_test_add_func ("/threaded_server/stop/idle-twice", test_stop_idle);
   g_test_add_func ("/threaded_server/stop/before-serve", test_stop_before_serve);
   g_test_add_func ("/threaded_server/listen-fails", test_listen_fails);

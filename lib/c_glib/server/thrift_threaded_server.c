@@ -1,26 +1,39 @@
 /*
- * ThriftThreadedServer: one worker thread per connection, over any ThriftServerTransport.
+ * ThriftThreadedServer: many connections at once over any ThriftServerTransport, in one of
+ * two modes.
+ *
+ * POOL (the default): a connection waiting for its next request needs no thread.  Idle
+ * connections wait in one poll set (thrift_idle_watch.h: ThriftRdma's completion and CM
+ * channels, ThriftSocket's descriptor); the poller thread hands a connection whose request
+ * arrived (or that ended) to a pool of worker threads, which serve its requests while more
+ * are already there, then give it back to the poll set.  A transport that cannot be watched
+ * gets a thread of its own, as in the other mode.
+ * PER_CONNECTION: one worker thread per connection, blocking in peek between requests.
  *
  * Threads while serving:
  *   - the serving thread (the caller of thrift_server_serve) runs a private GMainLoop that
  *     only waits for a stop request (thrift_server_stop, a registered signal, or the
  *     acceptor giving up), then tears everything down;
  *   - the acceptor thread loops: reap finished workers, wait for a free slot
- *     (max-connections), accept, start a worker;
- *   - one worker per connection: peek, process, until the peer is gone or the server stops.
+ *     (max-connections), accept, start the connection;
+ *   - POOL: the poller and the workers; PER_CONNECTION: one worker per connection (peek,
+ *     process, until the peer is gone or the server stops).
  *
  * Stopping wakes what blocks: the acceptor in accept (ThriftServerSocket: shutdown of the
- * listening socket; ThriftServerRdma: its interrupt; other transports: close) and each worker
- * in peek or read (ThriftSocket: shutdown of its socket; ThriftRdma: its interrupt; other
- * transports: close). A connection is only interrupted while its worker has not begun to
- * close it; both happen under the server's lock, so a descriptor is never touched after
- * it was closed.
+ * listening socket; ThriftServerRdma: its interrupt; other transports: close), the poller
+ * (its eventfd) and each worker in peek or read (ThriftSocket: shutdown of its socket;
+ * ThriftRdma: its interrupt; other transports: close). A connection is only interrupted
+ * while a worker has it and has not begun to close it; both happen under the server's lock,
+ * so a descriptor is never touched after it was closed.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <glib-unix.h>
 
@@ -32,6 +45,8 @@
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_idle_watch.h>
 
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include "thrift_server_interrupt.h"
@@ -43,6 +58,8 @@ enum
   PROP_ACTIVE_CONNECTIONS,
   PROP_CONNECTIONS_ACCEPTED,
   PROP_LISTENING,
+  PROP_MODE,
+  PROP_WORKERS,
   N_PROPS
 };
 
@@ -56,6 +73,8 @@ typedef struct _Connection Connection;
 typedef struct
 {
   guint max_connections;
+  ThriftThreadedServerMode mode;
+  guint workers;              /* property; 0: automatic */
 
   GMutex lock;
   GCond slot_freed;           /* a worker ended, or stop began */
@@ -73,18 +92,50 @@ typedef struct
   GThread *acceptor;
   GError *accept_error;       /* under lock: why the acceptor gave up */
   gboolean listener_closed;   /* the interrupt closed the server transport */
+
+  /* POOL mode */
+  GAsyncQueue *jobs;          /* Connection * whose request is there (or that ended) */
+  GPtrArray *workers_running; /* GThread *: pop jobs until they pop the stop mark */
+  GThread *poller;
+  GList *idle;                /* Connection * waiting in the poll set, under lock */
+  int wake_fd;                /* eventfd: the poller looks at the idle list again */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
 {
   ThriftThreadedServer *server;
-  ThriftTransport *client;
-  GThread *thread;
+  ThriftTransport *client;    /* (owned) as accepted */
+  ThriftTransport *in_t;      /* (owned) from the factories */
+  ThriftTransport *out_t;     /* (owned) */
+  ThriftProtocol *in_p;       /* (owned) */
+  ThriftProtocol *out_p;      /* (owned) */
+  GThread *thread;            /* PER_CONNECTION (or an unwatchable transport): its worker */
+  gboolean busy;              /* under lock: a worker (or its own thread) serves it */
   gboolean closing;           /* under lock: the worker closes the transport; hands off */
   gboolean finished;          /* under lock: the worker is about to return */
+  gboolean gone;              /* POOL: the poll found it over: close it */
+  /* POOL: what the poll set watches for it */
+  GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
+  guint n_fds;
+  gint64 deadline_us;
 };
 
 G_DEFINE_QUARK (thrift-threaded-server-error-quark, thrift_threaded_server_error)
+
+GType
+thrift_threaded_server_mode_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    { THRIFT_THREADED_SERVER_POOL, "THRIFT_THREADED_SERVER_POOL", "pool" },
+    { THRIFT_THREADED_SERVER_PER_CONNECTION, "THRIFT_THREADED_SERVER_PER_CONNECTION",
+      "per-connection" },
+    { 0, NULL, NULL }
+  };
+  if (g_once_init_enter (&type))
+    g_once_init_leave (&type, g_enum_register_static ("ThriftThreadedServerMode", values));
+  return type;
+}
 G_DEFINE_TYPE_WITH_PRIVATE (ThriftThreadedServer, thrift_threaded_server, THRIFT_TYPE_SERVER)
 
 static GParamSpec *props[N_PROPS];
@@ -136,34 +187,23 @@ make_protocol (ThriftProtocolFactory *factory, ThriftTransport *transport)
   return THRIFT_PROTOCOL_FACTORY_GET_CLASS (factory)->get_protocol (factory, transport);
 }
 
-static gpointer
-worker_main (gpointer data)
+/* The connection's transports and protocols, from the server's factories. */
+static void
+connection_setup (Connection *conn)
 {
-  Connection *conn = data;
-  ThriftThreadedServer *self = conn->server;
-  ThriftThreadedServerPrivate *priv = PRIV (self);
-  ThriftServer *server = THRIFT_SERVER (self);
-  ThriftTransport *in_t, *out_t;
-  ThriftProtocol *in_p, *out_p;
-  GError *error = NULL;
+  ThriftServer *server = THRIFT_SERVER (conn->server);
 
-  in_t = wrap_transport (server->input_transport_factory, conn->client);
-  out_t = wrap_transport (server->output_transport_factory, conn->client);
-  in_p = make_protocol (server->input_protocol_factory, in_t);
-  out_p = make_protocol (server->output_protocol_factory, out_t);
+  conn->in_t = wrap_transport (server->input_transport_factory, conn->client);
+  conn->out_t = wrap_transport (server->output_transport_factory, conn->client);
+  conn->in_p = make_protocol (server->input_protocol_factory, conn->in_t);
+  conn->out_p = make_protocol (server->output_protocol_factory, conn->out_t);
+}
 
-  while (!g_atomic_int_get (&priv->stopping)
-         && thrift_transport_peek (in_t, &error))
-  {
-    if (!thrift_processor_process (server->processor, in_p, out_p, &error))
-      break;
-  }
-  if (error != NULL)
-  {
-    if (!g_atomic_int_get (&priv->stopping))
-      g_message ("thrift_threaded_server: connection ended: %s", error->message);
-    g_clear_error (&error);
-  }
+/* Closes the connection and releases everything; it stops counting as active. */
+static void
+connection_close (Connection *conn)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (conn->server);
 
   g_mutex_lock (&priv->lock);
   conn->closing = TRUE;
@@ -171,21 +211,333 @@ worker_main (gpointer data)
 
   /* Both wrappers may sit on the same connection: close it once, through the input side
    * (the processor has flushed every reply). */
-  thrift_transport_close (in_t, NULL);
-  if (thrift_transport_is_open (out_t))
-    thrift_transport_close (out_t, NULL);
-  g_object_unref (in_p);
-  g_object_unref (out_p);
-  g_object_unref (in_t);
-  g_object_unref (out_t);
+  thrift_transport_close (conn->in_t, NULL);
+  if (thrift_transport_is_open (conn->out_t))
+    thrift_transport_close (conn->out_t, NULL);
+  g_clear_object (&conn->in_p);
+  g_clear_object (&conn->out_p);
+  g_clear_object (&conn->in_t);
+  g_clear_object (&conn->out_t);
 
   g_mutex_lock (&priv->lock);
   g_clear_object (&conn->client);
   conn->finished = TRUE;
   priv->active--;
+  if (conn->thread == NULL)   /* nothing to join: forget it now */
+  {
+    priv->connections = g_list_remove (priv->connections, conn);
+    g_free (conn);
+  }
   g_cond_broadcast (&priv->slot_freed);
   g_mutex_unlock (&priv->lock);
+}
+
+/* Serves requests while one is there or (@block) until the peer is gone; FALSE when the
+ * connection is over. */
+static gboolean
+serve_requests (Connection *conn, gboolean block)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (conn->server);
+  ThriftServer *server = THRIFT_SERVER (conn->server);
+  GError *error = NULL;
+  gboolean alive = TRUE;
+
+  for (;;)
+  {
+    if (g_atomic_int_get (&priv->stopping) || !thrift_transport_peek (conn->in_t, &error)
+        || !thrift_processor_process (server->processor, conn->in_p, conn->out_p, &error))
+    {
+      alive = FALSE;
+      break;
+    }
+    if (!block)
+    {
+      guint n;
+      gint64 deadline;
+      ThriftIdleState st = thrift_idle_watch_prepare (conn->client, conn->fds, &n, &deadline);
+      conn->n_fds = n;
+      conn->deadline_us = deadline;
+      if (st == THRIFT_IDLE_READY)
+        continue;
+      alive = st == THRIFT_IDLE_WAIT;
+      break;
+    }
+  }
+  if (error != NULL)
+  {
+    if (!g_atomic_int_get (&priv->stopping))
+      g_message ("thrift_threaded_server: connection ended: %s", error->message);
+    g_clear_error (&error);
+  }
+  return alive;
+}
+
+/* PER_CONNECTION (and transports the poll set cannot watch): the connection's own thread. */
+static gpointer
+worker_main (gpointer data)
+{
+  Connection *conn = data;
+
+  serve_requests (conn, TRUE);
+  connection_close (conn);
   return NULL;
+}
+
+/* ---- POOL mode ---- */
+
+static void
+wake_poller (ThriftThreadedServerPrivate *priv)
+{
+  guint64 one = 1;
+
+  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0)
+  {
+    /* EAGAIN: already pending, the poller wakes anyway */
+  }
+}
+
+/* Gives a connection to the poll set, or to a worker when there is no need to wait. */
+static void
+to_poll_set (Connection *conn, ThriftIdleState st)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (conn->server);
+
+  g_mutex_lock (&priv->lock);
+  if (g_atomic_int_get (&priv->stopping))
+  {
+    /* the workers are being stopped: nothing may be queued any more */
+    g_mutex_unlock (&priv->lock);
+    connection_close (conn);
+    return;
+  }
+  if (st == THRIFT_IDLE_WAIT)
+  {
+    conn->busy = FALSE;
+    priv->idle = g_list_prepend (priv->idle, conn);
+    g_mutex_unlock (&priv->lock);
+    wake_poller (priv);
+    return;
+  }
+  conn->gone = st != THRIFT_IDLE_READY;
+  g_mutex_unlock (&priv->lock);
+  g_async_queue_push (priv->jobs, conn);
+}
+
+/* A worker of the pool: the connection's requests that are there, then back to the poll
+ * set (or closed). */
+static void
+pool_serve (Connection *conn)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (conn->server);
+
+  g_mutex_lock (&priv->lock);
+  conn->busy = TRUE;
+  g_mutex_unlock (&priv->lock);
+  if (conn->gone || g_atomic_int_get (&priv->stopping) || !serve_requests (conn, FALSE))
+  {
+    connection_close (conn);
+    return;
+  }
+  to_poll_set (conn, THRIFT_IDLE_WAIT);
+}
+
+static gpointer
+pool_worker_main (gpointer data)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (THRIFT_THREADED_SERVER (data));
+  gpointer job;
+
+  /* the queue itself is the stop mark */
+  while ((job = g_async_queue_pop (priv->jobs)) != priv->jobs)
+    pool_serve (job);
+  return NULL;
+}
+
+/* The poller: one g_poll over every idle connection's descriptors and the wake-up eventfd;
+ * a connection whose descriptors fired (or whose deadline passed) is checked here, without
+ * blocking, and goes to a worker if its request is there or it ended. */
+static gpointer
+poller_main (gpointer data)
+{
+  ThriftThreadedServer *self = data;
+  ThriftThreadedServerPrivate *priv = PRIV (self);
+  GArray *pfds = g_array_new (FALSE, FALSE, sizeof (GPollFD));
+  GPtrArray *watched = g_ptr_array_new ();
+
+  while (!g_atomic_int_get (&priv->stopping))
+  {
+    GPollFD wake = { .fd = priv->wake_fd, .events = G_IO_IN };
+    gint64 now, next = 0;
+    gint timeout;
+    guint i, at;
+    GList *l;
+
+    g_array_set_size (pfds, 0);
+    g_ptr_array_set_size (watched, 0);
+    g_array_append_val (pfds, wake);
+    g_mutex_lock (&priv->lock);
+    for (l = priv->idle; l != NULL; l = l->next)
+    {
+      Connection *conn = l->data;
+      g_ptr_array_add (watched, conn);
+      g_array_append_vals (pfds, conn->fds, conn->n_fds);
+      if (conn->deadline_us != 0 && (next == 0 || conn->deadline_us < next))
+        next = conn->deadline_us;
+    }
+    g_mutex_unlock (&priv->lock);
+
+    now = g_get_monotonic_time ();
+    timeout = next == 0 ? -1 : (gint) CLAMP ((next - now + 999) / 1000, 0, G_MAXINT);
+    if (g_poll ((GPollFD *) pfds->data, pfds->len, timeout) < 0 && errno != EINTR)
+    {
+      g_message ("thrift_threaded_server: poll: %s", g_strerror (errno));
+      g_usleep (10000);
+    }
+    if (g_array_index (pfds, GPollFD, 0).revents)
+    {
+      guint64 count;
+      if (read (priv->wake_fd, &count, sizeof count) < 0)
+      {
+        /* EAGAIN: nothing to take */
+      }
+    }
+    if (g_atomic_int_get (&priv->stopping))
+      break;
+
+    now = g_get_monotonic_time ();
+    at = 1;
+    for (i = 0; i < watched->len; i++)
+    {
+      Connection *conn = g_ptr_array_index (watched, i);
+      gboolean fired = conn->deadline_us != 0 && now >= conn->deadline_us;
+      guint k, n;
+      gint64 deadline;
+      ThriftIdleState st;
+
+      for (k = 0; k < conn->n_fds; k++)
+      {
+        conn->fds[k].revents = g_array_index (pfds, GPollFD, at + k).revents;
+        fired = fired || conn->fds[k].revents != 0;
+      }
+      at += conn->n_fds;
+      if (!fired)
+        continue;
+      g_mutex_lock (&priv->lock);
+      priv->idle = g_list_remove (priv->idle, conn);
+      g_mutex_unlock (&priv->lock);
+      st = thrift_idle_watch_check (conn->client, conn->fds, &n, &deadline);
+      conn->n_fds = n;
+      conn->deadline_us = deadline;
+      to_poll_set (conn, st);
+    }
+  }
+  g_ptr_array_unref (watched);
+  g_array_unref (pfds);
+  return NULL;
+}
+
+/* Workers of the pool: the "workers" property, else the service's concurrency hint (from
+ * the server transport's "hints", as ThriftServerRdma has), else four per core (at least
+ * eight: handlers may block). */
+static guint
+pool_size (ThriftThreadedServer *self)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (self);
+  ThriftServerTransport *st = THRIFT_SERVER (self)->server_transport;
+  const ThriftHintSet *hints = NULL;
+
+  if (priv->workers > 0)
+    return priv->workers;
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (st), "hints") != NULL)
+    g_object_get (st, "hints", &hints, NULL);
+  if (hints != NULL && (hints->set & THRIFT_HINT_HAS_CONCURRENCY) && hints->concurrency > 0)
+    return MIN (hints->concurrency, 1024);
+  return MAX (8, 4 * g_get_num_processors ());
+}
+
+/* Idle connections hold descriptors, not threads: let the process have as many as it may. */
+static void
+raise_fd_limit (void)
+{
+  struct rlimit rl;
+
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+  {
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit (RLIMIT_NOFILE, &rl) == 0)
+      g_debug ("thrift_threaded_server: descriptor limit raised from %lu to %lu",
+               (gulong) was, (gulong) rl.rlim_cur);
+  }
+}
+
+/* Starts the workers and the poller; FALSE with @error if a thread cannot be made. */
+static gboolean
+pool_start (ThriftThreadedServer *self, GError **error)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (self);
+  guint n = pool_size (self);
+
+  raise_fd_limit ();
+  priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (priv->wake_fd < 0)
+  {
+    int err = errno;
+    g_set_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_RESOURCES,
+                 "thrift_threaded_server: eventfd: %s", g_strerror (err));
+    return FALSE;
+  }
+  priv->jobs = g_async_queue_new ();
+  priv->workers_running = g_ptr_array_new ();
+  while (priv->workers_running->len < n)
+  {
+    GThread *t = g_thread_try_new ("thrift-worker", pool_worker_main, self, error);
+    if (t == NULL)
+      return FALSE;
+    g_ptr_array_add (priv->workers_running, t);
+  }
+  priv->poller = g_thread_try_new ("thrift-poll", poller_main, self, error);
+  return priv->poller != NULL;
+}
+
+/* Stops the poller, waits for the workers (those in a call finish it; a blocked read is
+ * interrupted by the caller first) and closes the idle connections. */
+static void
+pool_stop (ThriftThreadedServer *self)
+{
+  ThriftThreadedServerPrivate *priv = PRIV (self);
+  GList *idle, *l;
+
+  if (priv->poller != NULL)
+  {
+    wake_poller (priv);
+    g_thread_join (priv->poller);
+    priv->poller = NULL;
+  }
+  if (priv->workers_running != NULL)
+  {
+    guint i;
+    /* jobs queued before the marks are taken first: they see stopping and close */
+    for (i = 0; i < priv->workers_running->len; i++)
+      g_async_queue_push (priv->jobs, priv->jobs);
+    for (i = 0; i < priv->workers_running->len; i++)
+      g_thread_join (g_ptr_array_index (priv->workers_running, i));
+    g_ptr_array_unref (priv->workers_running);
+    priv->workers_running = NULL;
+  }
+  g_clear_pointer (&priv->jobs, g_async_queue_unref);
+  g_mutex_lock (&priv->lock);
+  idle = priv->idle;
+  priv->idle = NULL;
+  g_mutex_unlock (&priv->lock);
+  for (l = idle; l != NULL; l = l->next)
+    connection_close (l->data);
+  g_list_free (idle);
+  if (priv->wake_fd >= 0)
+  {
+    close (priv->wake_fd);
+    priv->wake_fd = -1;
+  }
 }
 
 /* Joins and frees the connections whose workers have finished (all of them if ALL). */
@@ -200,7 +552,7 @@ reap_connections (ThriftThreadedServer *self, gboolean all)
   {
     Connection *conn = l->data;
     next = l->next;
-    if (all || conn->finished)
+    if (conn->thread != NULL && (all || conn->finished))
     {
       priv->connections = g_list_remove_link (priv->connections, l);
       done = g_list_concat (l, done);
@@ -218,33 +570,47 @@ reap_connections (ThriftThreadedServer *self, gboolean all)
 }
 
 static void
-start_worker (ThriftThreadedServer *self, ThriftTransport *client)
+start_connection (ThriftThreadedServer *self, ThriftTransport *client)
 {
   ThriftThreadedServerPrivate *priv = PRIV (self);
   Connection *conn = g_new0 (Connection, 1);
   GError *error = NULL;
+  ThriftIdleState st = THRIFT_IDLE_UNSUPPORTED;
 
   conn->server = self;
   conn->client = client;
+  connection_setup (conn);
 
   g_mutex_lock (&priv->lock);
   priv->active++;
   priv->accepted++;
-  conn->thread = g_thread_try_new ("thrift-conn", worker_main, conn, &error);
-  if (conn->thread != NULL)
-    priv->connections = g_list_prepend (priv->connections, conn);
-  else
-    priv->active--;
+  priv->connections = g_list_prepend (priv->connections, conn);
   g_mutex_unlock (&priv->lock);
 
+  if (priv->mode == THRIFT_THREADED_SERVER_POOL)
+  {
+    guint n;
+    gint64 deadline;
+    st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
+    conn->n_fds = n;
+    conn->deadline_us = deadline;
+  }
+  if (st != THRIFT_IDLE_UNSUPPORTED)
+  {
+    to_poll_set (conn, st);
+    return;
+  }
+
+  g_mutex_lock (&priv->lock);
+  conn->busy = TRUE;
+  conn->thread = g_thread_try_new ("thrift-conn", worker_main, conn, &error);
+  g_mutex_unlock (&priv->lock);
   if (conn->thread == NULL)
   {
     g_message ("thrift_threaded_server: cannot start a worker, connection dropped: %s",
                error->message);
     g_clear_error (&error);
-    thrift_transport_close (client, NULL);
-    g_object_unref (client);
-    g_free (conn);
+    connection_close (conn);
   }
 }
 
@@ -307,7 +673,7 @@ acceptor_main (gpointer data)
     }
     failures = 0;
     pause_us = 10000;
-    start_worker (self, client);
+    start_connection (self, client);
   }
   return NULL;
 }
@@ -340,10 +706,11 @@ teardown (ThriftThreadedServer *self)
   for (l = priv->connections; l != NULL; l = l->next)
   {
     Connection *conn = l->data;
-    if (!conn->closing)
+    if (conn->busy && !conn->closing)
       thrift_server_interrupt_connection (conn->client);
   }
   g_mutex_unlock (&priv->lock);
+  pool_stop (self);
   reap_connections (self, TRUE);
 
   if (!priv->listener_closed)
@@ -403,9 +770,14 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
 
   g_atomic_int_set (&priv->stopping, 0);
   priv->listener_closed = FALSE;
-  priv->acceptor = g_thread_try_new ("thrift-accept", acceptor_main, self, error);
+  if (priv->mode == THRIFT_THREADED_SERVER_POOL && !pool_start (self, error))
+    priv->acceptor = NULL;
+  else
+    priv->acceptor = g_thread_try_new ("thrift-accept", acceptor_main, self, error);
   if (priv->acceptor == NULL)
   {
+    g_atomic_int_set (&priv->stopping, 1);
+    pool_stop (self);
     thrift_server_transport_close (server->server_transport, NULL);
     ok = FALSE;
   }
@@ -523,6 +895,12 @@ thrift_threaded_server_get_property (GObject *object, guint prop_id, GValue *val
       g_value_set_boolean (value, priv->listening);
       g_mutex_unlock (&priv->lock);
       break;
+    case PROP_MODE:
+      g_value_set_enum (value, priv->mode);
+      break;
+    case PROP_WORKERS:
+      g_value_set_uint (value, priv->workers);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -542,6 +920,12 @@ thrift_threaded_server_set_property (GObject *object, guint prop_id, const GValu
       priv->max_connections = g_value_get_uint (value);
       g_cond_broadcast (&priv->slot_freed);
       g_mutex_unlock (&priv->lock);
+      break;
+    case PROP_MODE:
+      priv->mode = g_value_get_enum (value);
+      break;
+    case PROP_WORKERS:
+      priv->workers = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -591,6 +975,18 @@ thrift_threaded_server_class_init (ThriftThreadedServerClass *klass)
                           "TRUE from a successful listen until serve returns; notified (in "
                           "the serving thread) when it changes",
                           FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_MODE] =
+    g_param_spec_enum ("mode", "Mode",
+                       "POOL: idle connections wait in one poll set and a pool of workers "
+                       "serves requests; PER_CONNECTION: one thread per connection",
+                       THRIFT_TYPE_THREADED_SERVER_MODE, THRIFT_THREADED_SERVER_POOL,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  props[PROP_WORKERS] =
+    g_param_spec_uint ("workers", "Workers",
+                       "Worker threads of the pool (0: the service's concurrency hint, else "
+                       "four per core, at least 8); read when serve starts",
+                       0, 4096, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (gobject_class, N_PROPS, props);
 }
 
@@ -603,4 +999,5 @@ thrift_threaded_server_init (ThriftThreadedServer *self)
   g_cond_init (&priv->slot_freed);
   priv->max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
   priv->signals = g_array_new (FALSE, FALSE, sizeof (gint));
+  priv->wake_fd = -1;
 }

@@ -1,10 +1,14 @@
 /*
- * ThriftThreadedServer: a ThriftServer that serves many connections at once, one worker
- * thread per connection, over any ThriftServerTransport (ThriftServerSocket,
- * ThriftServerRdma, ...).
+ * ThriftThreadedServer: a ThriftServer that serves many connections at once over any
+ * ThriftServerTransport (ThriftServerSocket, ThriftServerRdma, ...).  By default (the POOL
+ * mode) a connection waiting for its next request holds no thread: idle connections wait in
+ * one poll set and a pool of worker threads serves whichever has a request, so thousands of
+ * idle clients cost descriptors and memory, not threads (the process's descriptor limit is
+ * raised to its hard limit when serving starts).  PER_CONNECTION gives each connection its
+ * own thread, as a handler that waits for other calls may need.
  *
- * Connections are bounded by the "max-connections" property: when that many are being
- * served, the server stops accepting and further clients wait in the listen backlog of the
+ * Connections are bounded by the "max-connections" property: when that many are open, the
+ * server stops accepting and further clients wait in the listen backlog of the
  * server transport until a connection ends (they are neither refused nor dropped; a client
  * with a connect timeout may give up meanwhile).
  *
@@ -36,7 +40,11 @@ typedef struct _ThriftThreadedServer ThriftThreadedServer;
 typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
 
 /* Properties (besides ThriftServer's processor, server_transport and factories):
- *   "max-connections"       guint, 1 to 65535, default 64: connections served at once
+ *   "mode"                  ThriftThreadedServerMode, default POOL
+ *   "workers"               guint, 0 to 4096, default 0: worker threads of the pool; 0 takes
+ *                           the service's concurrency hint (the server transport's "hints")
+ *                           or else four per core, at least 8
+ *   "max-connections"       guint, 1 to 65535, default 4096: connections open at once
  *   "active-connections"    guint, read-only: connections being served now
  *   "connections-accepted"  guint64, read-only: connections accepted since construction
  *   "listening"             gboolean, read-only: TRUE from a successful listen until serve
@@ -44,7 +52,9 @@ typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
  *                           (a program can print "ready" there)
  *
  * Transport and protocol factories that are not set default to passing the connection
- * through unchanged (ThriftTransportFactory) and to ThriftBinaryProtocolFactory. */
+ * through unchanged (ThriftTransportFactory) and to ThriftCheckedBinaryProtocol, which also
+ * replaces a plain ThriftBinaryProtocolFactory (the same wire format; it refuses a length
+ * the message cannot hold before allocating it). */
 struct _ThriftThreadedServer
 {
   ThriftServer parent;
@@ -57,13 +67,31 @@ struct _ThriftThreadedServerClass
 
 GType thrift_threaded_server_get_type (void);
 
-#define THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS 64
+#define THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS 4096
 
 typedef enum
 {
-  THRIFT_THREADED_SERVER_ERROR_BUSY,    /* serve called while the server is serving */
-  THRIFT_THREADED_SERVER_ERROR_SIGNAL   /* a signal that cannot stop the server */
+  THRIFT_THREADED_SERVER_ERROR_BUSY,      /* serve called while the server is serving */
+  THRIFT_THREADED_SERVER_ERROR_SIGNAL,    /* a signal that cannot stop the server */
+  THRIFT_THREADED_SERVER_ERROR_RESOURCES  /* no descriptor or thread for the pool */
 } ThriftThreadedServerError;
+
+/**
+ * ThriftThreadedServerMode:
+ * @THRIFT_THREADED_SERVER_POOL: connections waiting for their next request wait in one
+ *   poll set (no thread each); a pool of "workers" threads serves whichever connection has
+ *   a request.  Works for ThriftRdma and ThriftSocket (under buffered or framed wrappers);
+ *   a connection of another transport gets a thread of its own.
+ * @THRIFT_THREADED_SERVER_PER_CONNECTION: one thread per connection.
+ */
+typedef enum
+{
+  THRIFT_THREADED_SERVER_POOL,
+  THRIFT_THREADED_SERVER_PER_CONNECTION
+} ThriftThreadedServerMode;
+
+GType thrift_threaded_server_mode_get_type (void);
+#define THRIFT_TYPE_THREADED_SERVER_MODE (thrift_threaded_server_mode_get_type ())
 
 #define THRIFT_THREADED_SERVER_ERROR (thrift_threaded_server_error_quark ())
 GQuark thrift_threaded_server_error_quark (void);

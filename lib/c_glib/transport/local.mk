@@ -5,6 +5,7 @@ transportincludedir = $(includedir)/thrift/c_glib/transport
 transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_rdma_version.h \
 	lib/c_glib/transport/thrift_hints.h \
+	lib/c_glib/transport/thrift_idle_watch.h \
 	lib/c_glib/transport/thrift_rdma.h \
 	lib/c_glib/transport/thrift_server_rdma.h
 
@@ -12,6 +13,7 @@ transportinclude_HEADERS = \
 rdma_engine_sources = \
 	lib/c_glib/transport/thrift_rdma_version.c \
 	lib/c_glib/transport/thrift_hints.c \
+	lib/c_glib/transport/thrift_idle_watch.c \
 	lib/c_glib/transport/thrift_transport_unwrap.c \
 	lib/c_glib/transport/thrift_transport_unwrap.h \
 	lib/c_glib/transport/rdma/rdma_device.c \

@@ -10,6 +10,7 @@
 
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_idle_watch.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
 #include "rdma/rdma_conn.h"
@@ -49,6 +50,7 @@ typedef struct
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
+  gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;
   GByteArray *wbuf;                   /* the message being written */
@@ -68,11 +70,14 @@ typedef struct
 } ThriftRdmaPrivate;
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
+static void thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface);
 
 G_DEFINE_TYPE_WITH_CODE (ThriftRdma, thrift_rdma, THRIFT_TYPE_TRANSPORT,
                          G_ADD_PRIVATE (ThriftRdma)
                          G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
-                                                thrift_rdma_hint_receiver_init))
+                                                thrift_rdma_hint_receiver_init)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH,
+                                                thrift_rdma_idle_watch_init))
 
 #define PRIV(obj) ((ThriftRdmaPrivate *) thrift_rdma_get_instance_private (THRIFT_RDMA (obj)))
 
@@ -451,6 +456,89 @@ static void
 thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface)
 {
   iface->set_hints = thrift_rdma_set_hints;
+}
+
+/* ---- ThriftIdleWatch: a server's idle connection in its poll set ---- */
+
+static ThriftIdleState
+idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guint max_fds,
+             guint *n_fds, gint64 *deadline_us)
+{
+  gint64 now, due;
+
+  *n_fds = 0;
+  *deadline_us = 0;
+  if (st == RDMA_IDLE_READY) {
+    priv->idle_deadline_us = 0;
+    return THRIFT_IDLE_READY;
+  }
+  if (st == RDMA_IDLE_GONE) {
+    if (e != NULL)
+      g_message ("ThriftRdma: an idle connection ended: %s", e->message);
+    g_clear_error (&e);
+    return THRIFT_IDLE_GONE;
+  }
+  now = g_get_monotonic_time ();
+  if (priv->idle_timeout_ms > 0) {
+    if (priv->idle_deadline_us == 0) {
+      priv->idle_deadline_us = now + (gint64) priv->idle_timeout_ms * 1000;
+    } else if (now >= priv->idle_deadline_us) {
+      g_message ("ThriftRdma: no request for %u ms (idle-timeout): connection closed",
+                 priv->idle_timeout_ms);
+      return THRIFT_IDLE_GONE;
+    }
+  }
+  g_return_val_if_fail (max_fds >= 2, THRIFT_IDLE_UNSUPPORTED);
+  fds[0] = (GPollFD) { .fd = priv->conn->comp_channel->fd, .events = G_IO_IN };
+  fds[1] = (GPollFD) { .fd = priv->conn->cm_channel->fd, .events = G_IO_IN };
+  *n_fds = 2;
+  due = rdma_keepalive_due (priv->conn);
+  *deadline_us = priv->idle_deadline_us;
+  if (due != 0 && (*deadline_us == 0 || due < *deadline_us))
+    *deadline_us = due;
+  return THRIFT_IDLE_WAIT;
+}
+
+static ThriftIdleState
+thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, guint *n_fds,
+                          gint64 *deadline_us)
+{
+  ThriftRdmaPrivate *priv = PRIV (watch);
+  GError *e = NULL;
+  RdmaMessage *msg;
+
+  if (priv->conn == NULL)
+    return THRIFT_IDLE_GONE;
+  msg = g_queue_peek_head (&priv->conn->received);
+  if (priv->reading && msg != NULL && priv->rpos < msg->len)
+    return THRIFT_IDLE_READY;
+  if (priv->reading && !release_current (priv, NULL))
+    return THRIFT_IDLE_GONE;
+  priv->conn->polling = THRIFT_RDMA_POLLING_EVENT;
+  return idle_answer (priv, rdma_conn_idle_prepare (priv->conn, &e), e, fds, max_fds, n_fds,
+                      deadline_us);
+}
+
+static ThriftIdleState
+thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, guint *n_fds,
+                        gint64 *deadline_us)
+{
+  ThriftRdmaPrivate *priv = PRIV (watch);
+  GError *e = NULL;
+  gboolean cq_event = *n_fds >= 1 && fds[0].revents != 0;
+
+  if (priv->conn == NULL)
+    return THRIFT_IDLE_GONE;
+  return idle_answer (priv, rdma_conn_idle_check (priv->conn, cq_event, g_get_monotonic_time (),
+                                                  &e),
+                      e, fds, max_fds, n_fds, deadline_us);
+}
+
+static void
+thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface)
+{
+  iface->prepare = thrift_rdma_idle_prepare;
+  iface->check = thrift_rdma_idle_check;
 }
 
 static void

@@ -206,3 +206,47 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
     }
   }
 }
+
+/* ---- waiting in someone else's poll set (ThriftIdleWatch) ---- */
+
+static RdmaIdle
+idle_state (RdmaConn *conn)
+{
+  if (!g_queue_is_empty (&conn->received))
+    return RDMA_IDLE_READY;
+  if (conn->state != RDMA_CONN_CONNECTED)
+    return RDMA_IDLE_GONE;
+  return RDMA_IDLE_WAIT;
+}
+
+RdmaIdle
+rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
+{
+  for (;;) {
+    RdmaIdle st;
+
+    if (drain (conn, error) < 0 || rdma_conn_handle_cm_events (conn, error) < 0)
+      return RDMA_IDLE_GONE;
+    if (conn->state == RDMA_CONN_CONNECTED && !progressed (conn, error))
+      return RDMA_IDLE_GONE;
+    if ((st = idle_state (conn)) != RDMA_IDLE_WAIT)
+      return st;
+    /* poll, arm, poll again: a completion before the arm raises no event */
+    if (conn->armed)
+      return RDMA_IDLE_WAIT;
+    if (!arm (conn, error))
+      return RDMA_IDLE_GONE;
+  }
+}
+
+RdmaIdle
+rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gint64 now, GError **error)
+{
+  gint64 due = rdma_keepalive_due (conn);
+
+  if (cq_event && !take_cq_event (conn, error))
+    return RDMA_IDLE_GONE;
+  if (due != 0 && now >= due && !rdma_keepalive_tick (conn, now, error))
+    return RDMA_IDLE_GONE;
+  return rdma_conn_idle_prepare (conn, error);
+}

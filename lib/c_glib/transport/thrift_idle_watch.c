@@ -1,0 +1,86 @@
+/* thrift_idle_watch.c: idle connections in a shared poll set (see thrift_idle_watch.h). */
+#include "config.h"
+
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
+
+#include <thrift/c_glib/transport/thrift_idle_watch.h>
+
+#include "thrift_transport_unwrap.h"
+
+G_DEFINE_INTERFACE (ThriftIdleWatch, thrift_idle_watch, G_TYPE_OBJECT)
+
+static void
+thrift_idle_watch_default_init (ThriftIdleWatchInterface *iface)
+{
+  (void) iface;
+}
+
+/* Bytes the stock wrappers between @connection and @inner hold already: a request may be
+ * there without anything to read from the descriptor. */
+static gboolean
+wrappers_buffer (ThriftTransport *connection, ThriftTransport *inner)
+{
+  for (int depth = 0; connection != NULL && connection != inner && depth < 16; depth++) {
+    if (THRIFT_IS_BUFFERED_TRANSPORT (connection)) {
+      if (THRIFT_BUFFERED_TRANSPORT (connection)->r_buf->len > 0)
+        return TRUE;
+      connection = THRIFT_BUFFERED_TRANSPORT (connection)->transport;
+    } else if (THRIFT_IS_FRAMED_TRANSPORT (connection)) {
+      if (THRIFT_FRAMED_TRANSPORT (connection)->r_buf->len > 0)
+        return TRUE;
+      connection = THRIFT_FRAMED_TRANSPORT (connection)->transport;
+    } else {
+      return FALSE;
+    }
+  }
+  return FALSE;
+}
+
+static ThriftIdleState
+watch (ThriftTransport *connection, gboolean after_poll, GPollFD *fds, guint *n_fds,
+       gint64 *deadline_us)
+{
+  ThriftTransport *inner;
+
+  *n_fds = 0;
+  *deadline_us = 0;
+  inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_IDLE_WATCH);
+  if (inner != NULL) {
+    ThriftIdleWatchInterface *iface = THRIFT_IDLE_WATCH_GET_INTERFACE (inner);
+    if (wrappers_buffer (connection, inner))
+      return THRIFT_IDLE_READY;
+    return (after_poll ? iface->check : iface->prepare) (THRIFT_IDLE_WATCH (inner), fds,
+                                                        THRIFT_IDLE_WATCH_MAX_FDS, n_fds,
+                                                        deadline_us);
+  }
+  inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_SOCKET);
+  if (inner != NULL) {
+    ThriftSocket *s = THRIFT_SOCKET (inner);
+    if (s->sd == THRIFT_INVALID_SOCKET)
+      return THRIFT_IDLE_GONE;
+    /* readable: data or the end of the stream, which peek tells apart */
+    if (wrappers_buffer (connection, inner) || (after_poll && fds[0].revents != 0))
+      return THRIFT_IDLE_READY;
+    fds[0] = (GPollFD) { .fd = s->sd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
+    *n_fds = 1;
+    return THRIFT_IDLE_WAIT;
+  }
+  return THRIFT_IDLE_UNSUPPORTED;
+}
+
+ThriftIdleState
+thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                           gint64 *deadline_us)
+{
+  return watch (connection, FALSE, fds, n_fds, deadline_us);
+}
+
+ThriftIdleState
+thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                         gint64 *deadline_us)
+{
+  return watch (connection, TRUE, fds, n_fds, deadline_us);
+}

@@ -1,0 +1,75 @@
+/*
+ * thrift_idle_watch.h: waiting for a connection's next request in a poll set shared with
+ * other connections, instead of in a thread of its own.
+ *
+ * A server that keeps many mostly idle connections (ThriftThreadedServer's pool mode) asks
+ * each connection, between requests, what to watch; one thread polls all of them and hands a
+ * connection to a worker only when its next request is there (or it ended).
+ *
+ * ThriftIdleWatch is the interface a transport implements for this (ThriftRdma does): a
+ * transport knows which descriptors signal its input and what it has already buffered.  For
+ * stock transports thrift_idle_watch_prepare () knows ThriftSocket (its descriptor) under
+ * ThriftBufferedTransport and ThriftFramedTransport (their buffered bytes).
+ */
+#ifndef _THRIFT_IDLE_WATCH_H
+#define _THRIFT_IDLE_WATCH_H
+
+#include <glib-object.h>
+
+#include <thrift/c_glib/transport/thrift_transport.h>
+
+G_BEGIN_DECLS
+
+/* Descriptors a connection may ask to be watched. */
+#define THRIFT_IDLE_WATCH_MAX_FDS 4
+
+typedef enum
+{
+  THRIFT_IDLE_READY,        /* a request (or the end of the connection) is there: peek
+                               will not block */
+  THRIFT_IDLE_WAIT,         /* nothing yet: watch the descriptors until the deadline */
+  THRIFT_IDLE_GONE,         /* the connection is over (peer gone, failed, idle too long) */
+  THRIFT_IDLE_UNSUPPORTED   /* the transport cannot be watched: give it a thread */
+} ThriftIdleState;
+
+typedef struct _ThriftIdleWatch ThriftIdleWatch;  /* dummy object */
+typedef struct _ThriftIdleWatchInterface ThriftIdleWatchInterface;
+
+/**
+ * ThriftIdleWatchInterface:
+ * @prepare: before the connection waits: READY or GONE if there is no need to, else fills
+ *   up to @max_fds descriptors (events set) in @fds, *@n_fds, and *@deadline_us (monotonic;
+ *   0: none) by which @check must be called even if nothing happened (keepalive, idle
+ *   timeout), and returns WAIT.  Must not block.
+ * @check: after the poll returned (revents set in @fds) or the deadline passed: takes what
+ *   happened without blocking, and then answers as @prepare does (refilling @fds).
+ */
+struct _ThriftIdleWatchInterface
+{
+  GTypeInterface parent;
+
+  ThriftIdleState (*prepare) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
+                              guint *n_fds, gint64 *deadline_us);
+  ThriftIdleState (*check) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
+                            guint *n_fds, gint64 *deadline_us);
+};
+
+GType thrift_idle_watch_get_type (void);
+#define THRIFT_TYPE_IDLE_WATCH (thrift_idle_watch_get_type ())
+#define THRIFT_IDLE_WATCH(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatch))
+#define THRIFT_IS_IDLE_WATCH(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_IDLE_WATCH))
+#define THRIFT_IDLE_WATCH_GET_INTERFACE(inst) (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatchInterface))
+
+/* For a connection as a server holds it (maybe under buffered or framed wrappers): the
+ * ThriftIdleWatch under it, or ThriftSocket's descriptor; bytes the wrappers already buffer
+ * make it READY.  UNSUPPORTED for anything else.  @fds has THRIFT_IDLE_WATCH_MAX_FDS
+ * entries. */
+ThriftIdleState thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds,
+                                           guint *n_fds, gint64 *deadline_us);
+/* The same after the poll (or the deadline). */
+ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds,
+                                         guint *n_fds, gint64 *deadline_us);
+
+G_END_DECLS
+
+#endif /* _THRIFT_IDLE_WATCH_H */
