@@ -7,7 +7,8 @@
  *     ("rdma://...") serves connection after connection without reference-count criticals;
  *   - upstream's SIGINT pattern (a SA_RESETHAND handler that calls thrift_server_stop) stops
  *     ThriftSimpleServer over RDMA, idle in accept and with a client connected, as it does
- *     over ThriftServerSocket.
+ *     over ThriftServerSocket;
+ *   - a server whose port is taken says so (RDMA CM reports it as EADDRNOTAVAIL).
  */
 #include "config.h"
 
@@ -285,6 +286,38 @@ test_simple_server_sigint (gconstpointer data)
   g_object_unref (run.server);
 }
 
+/* ---- item 10: a taken port is called a taken port ---- */
+
+static void
+test_port_in_use (void)
+{
+  ThriftServerTransport *a, *b, *c;
+  GError *error = NULL;
+  guint port;
+
+  a = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0, NULL);
+  g_assert_true (thrift_server_transport_listen (a, &error));
+  g_assert_no_error (error);
+  port = thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (a));
+  /* every address, on the taken port */
+  b = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", port, NULL);
+  g_assert_false (thrift_server_transport_listen (b, &error));
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "the port is in use"));
+  g_assert_null (strstr (error->message, "RDMA interface"));
+  g_clear_error (&error);
+  /* an address that is on no interface (TEST-NET-1) still says so */
+  c = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", "192.0.2.1", "port", port + 1, NULL);
+  g_assert_false (thrift_server_transport_listen (c, &error));
+  g_test_message ("%s", error->message);
+  g_assert_null (strstr (error->message, "in use"));
+  g_clear_error (&error);
+  g_object_unref (c);
+  g_object_unref (b);
+  thrift_server_transport_close (a, NULL);
+  g_object_unref (a);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -300,6 +333,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/porting/simple-server/sigint/idle", NULL, test_simple_server_sigint);
   g_test_add_data_func ("/porting/simple-server/sigint/connected", "",
                         test_simple_server_sigint);
+  g_test_add_func ("/porting/listen/port-in-use", test_port_in_use);
   rc = g_test_run ();
   if (!rt_resources_at_baseline (baseline))
     rc = 1;

@@ -97,6 +97,31 @@ close_listener (ThriftServerRdmaPrivate *priv)
   }
 }
 
+/* TRUE if @addr can be bound with a port the system picks. */
+static gboolean
+address_usable (ThriftServerRdmaPrivate *priv, const struct sockaddr *addr)
+{
+  struct sockaddr_storage any_port;
+  struct rdma_cm_id *probe = NULL;
+  gboolean ok;
+
+  if (addr->sa_family == AF_INET)
+    memcpy (&any_port, addr, sizeof (struct sockaddr_in));
+  else if (addr->sa_family == AF_INET6)
+    memcpy (&any_port, addr, sizeof (struct sockaddr_in6));
+  else
+    return FALSE;
+  if (addr->sa_family == AF_INET)
+    ((struct sockaddr_in *) &any_port)->sin_port = 0;
+  else
+    ((struct sockaddr_in6 *) &any_port)->sin6_port = 0;
+  if (rdma_create_id (priv->channel, &probe, NULL, RDMA_PS_TCP) != 0)
+    return FALSE;
+  ok = rdma_bind_addr (probe, (struct sockaddr *) &any_port) == 0;
+  rdma_destroy_id (probe);
+  return ok;
+}
+
 /* implements thrift_server_transport_listen */
 static gboolean
 thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
@@ -141,11 +166,16 @@ thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
   }
   if (rdma_bind_addr (priv->listener, addr) != 0) {
     int err = errno;
-    rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_bind_addr", err, -1,
-                           "binding %s port %u%s", priv->hostname ? priv->hostname : "(any)",
-                           priv->port,
-                           err == EADDRNOTAVAIL ? " (is the address on an RDMA interface?)"
-                                                : err == EADDRINUSE ? " (port in use)" : "");
+    /* RDMA CM says EADDRNOTAVAIL both for a taken port and for an address that is not on
+     * an RDMA interface: the same address with any port tells them apart */
+    gboolean taken = err == EADDRINUSE
+                     || (err == EADDRNOTAVAIL && priv->port != 0 && address_usable (priv, addr));
+    rdma_status_set_error (error, taken ? RDMA_ERR_ADDR_IN_USE : rdma_status_from_errno (err),
+                           "rdma_bind_addr", taken ? 0 : err, -1, "binding %s port %u%s",
+                           priv->hostname ? priv->hostname : "(any)", priv->port,
+                           taken ? ""
+                           : err == EADDRNOTAVAIL ? " (is the address on an RDMA interface?)"
+                           : "");
     goto fail;
   }
   if (res != NULL) {

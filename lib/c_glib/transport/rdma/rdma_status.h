@@ -25,6 +25,8 @@ G_BEGIN_DECLS
      "address or route resolution failed; check that the address belongs to an RDMA "   \
      "interface (not lo) and that the route to the peer leaves through it")              \
   X (RDMA_ERR_REFUSED, CONNECT, "connection refused; is a server listening on the port?") \
+  X (RDMA_ERR_ADDR_IN_USE, SOCKET,                                                       \
+     "the port is in use; stop the other server or choose another port")                \
   X (RDMA_ERR_UNREACHABLE, CONNECT,                                                      \
      "peer unreachable; check the port state (ibv_devinfo: PORT_ACTIVE), the RoCE GID "  \
      "of the address family and the link")                                               \
