@@ -8,7 +8,8 @@
  *   - upstream's SIGINT pattern (a SA_RESETHAND handler that calls thrift_server_stop) stops
  *     ThriftSimpleServer over RDMA, idle in accept and with a client connected, as it does
  *     over ThriftServerSocket;
- *   - a server whose port is taken says so (RDMA CM reports it as EADDRNOTAVAIL).
+ *   - a server whose port is taken says so (RDMA CM reports it as EADDRNOTAVAIL);
+ *   - the compact protocol, and a ThriftBufferedTransport over ThriftRdma, work.
  */
 #include "config.h"
 
@@ -23,6 +24,9 @@
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/protocol/thrift_compact_protocol.h>
+#include <thrift/c_glib/protocol/thrift_compact_protocol_factory.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/server/thrift_simple_server.h>
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
@@ -63,7 +67,7 @@ client_close (Client *c)
 /* A server (ThriftThreadedServer or ThriftSimpleServer) of Gate on rdma://SERVER_ADDR:PORT
  * built the way the README shows: the URI helper's transport and factories. */
 static ThriftServer *
-server_new (GType type, guint port)
+server_new_with (GType type, guint port, GType protocol_factory)
 {
   g_autofree gchar *uri = g_strdup_printf ("rdma://%s:%u", rt_server_addr (), port);
   ThriftTransportFactory *in_f = NULL, *out_f = NULL;
@@ -76,7 +80,7 @@ server_new (GType type, guint port)
   g_assert_no_error (error);
   handler = g_object_new (test_gate_get_type (), NULL);
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
-  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  pf = g_object_new (protocol_factory, NULL);
   server = g_object_new (type, "processor", processor, "server_transport", st,
                          "input_transport_factory", in_f, "output_transport_factory", out_f,
                          "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
@@ -87,6 +91,12 @@ server_new (GType type, guint port)
   g_object_unref (in_f);
   g_object_unref (out_f);
   return server;
+}
+
+static ThriftServer *
+server_new (GType type, guint port)
+{
+  return server_new_with (type, port, THRIFT_TYPE_BINARY_PROTOCOL_FACTORY);
 }
 
 static guint
@@ -286,6 +296,59 @@ test_simple_server_sigint (gconstpointer data)
   g_object_unref (run.server);
 }
 
+/* ---- the compact protocol and a buffered wrapper over ThriftRdma ---- */
+
+static void
+test_compact_buffered (void)
+{
+  ThriftServer *server;
+  ServeThread serve;
+  ThriftTransport *rdma, *buffered;
+  ThriftProtocol *protocol;
+  GateIf *client;
+  GError *error = NULL;
+  guint port = random_port ();
+  gint64 until = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
+  GByteArray *in = g_byte_array_new (), *out = NULL;
+  gint32 r = 0;
+
+  server = server_new_with (THRIFT_TYPE_THREADED_SERVER, port,
+                            THRIFT_TYPE_COMPACT_PROTOCOL_FACTORY);
+  serve_thread_init (&serve);
+  serve_thread_start (&serve, server);
+  rdma = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, NULL);
+  buffered = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", rdma, NULL);
+  protocol = g_object_new (THRIFT_TYPE_COMPACT_PROTOCOL, "transport", buffered, NULL);
+  client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", protocol,
+                         "output_protocol", protocol, NULL);
+  while (!thrift_transport_open (buffered, &error)) {
+    g_assert_cmpint (g_get_monotonic_time (), <, until);
+    g_clear_error (&error);
+    g_usleep (50 * 1000);
+  }
+  g_assert_true (gate_if_ping (client, &r, 9, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 10);
+  for (guint i = 0; i < 70000; i++) {
+    guint8 b = (guint8) (i * 13);
+    g_byte_array_append (in, &b, 1);
+  }
+  g_assert_true (gate_if_echo (client, &out, in, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (out->data, out->len, in->data, in->len);
+  g_byte_array_unref (in);
+  g_byte_array_unref (out);
+  thrift_transport_close (buffered, NULL);
+  g_object_unref (client);
+  g_object_unref (protocol);
+  g_object_unref (buffered);
+  g_object_unref (rdma);
+  thrift_server_stop (server);
+  g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
+  serve_thread_clear (&serve);
+  g_object_unref (server);
+}
+
 /* ---- item 10: a taken port is called a taken port ---- */
 
 static void
@@ -334,6 +397,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/porting/simple-server/sigint/connected", "",
                         test_simple_server_sigint);
   g_test_add_func ("/porting/listen/port-in-use", test_port_in_use);
+  g_test_add_func ("/porting/compact-protocol/buffered", test_compact_buffered);
   rc = g_test_run ();
   if (!rt_resources_at_baseline (baseline))
     rc = 1;
