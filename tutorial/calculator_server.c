@@ -177,9 +177,11 @@ main (int argc, char **argv)
 
   context = g_option_context_new ("- serve the tutorial calculator");
   g_option_context_set_summary (context,
-    "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once.\n"
-    "URI options: tcp: framing=framed|buffered|none; rdma: polling=busy|event|hybrid;\n"
-    "both: backlog=N. The host may be left out to listen on every address.");
+    "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once\n"
+    "(idle connections wait in one poll set; a pool of workers serves requests).\n"
+    "URI options: tcp: framing=framed|buffered|none; rdma: polling=busy|event|hybrid,\n"
+    "idle-timeout=MS, keepalive=MS, call-timeout=MS; both: backlog=N.\n"
+    "The host may be left out to listen on every address.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
