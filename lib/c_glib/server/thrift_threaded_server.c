@@ -254,7 +254,7 @@ serve_requests (Connection *conn, gboolean block)
     {
       guint n;
       gint64 deadline;
-      ThriftIdleState st = thrift_idle_watch_prepare (conn->client, conn->fds, &n, &deadline);
+      ThriftIdleState st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
       conn->n_fds = n;
       conn->deadline_us = deadline;
       if (st == THRIFT_IDLE_READY)
@@ -425,7 +425,7 @@ poller_main (gpointer data)
       g_mutex_lock (&priv->lock);
       priv->idle = g_list_remove (priv->idle, conn);
       g_mutex_unlock (&priv->lock);
-      st = thrift_idle_watch_check (conn->client, conn->fds, &n, &deadline);
+      st = thrift_idle_watch_check (conn->in_t, conn->fds, &n, &deadline);
       conn->n_fds = n;
       conn->deadline_us = deadline;
       to_poll_set (conn, st);
