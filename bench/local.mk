@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # bench: thrift-rdma-bench, the latency benchmark (echo of a binary argument, 4 B to 512 KB,
 # tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest.
 # Not part of `make check` (performance is measured, not asserted); test-bench-smoke.sh, a

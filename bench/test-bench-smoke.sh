@@ -3,6 +3,8 @@
 # (3 calls per size, 4 B to 64 KB), checking that it prints a full table and stops cleanly.
 # It measures nothing: it keeps the benchmark building and working. Prints TAP.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 bench=${top_builddir:-.}/bench/thrift-rdma-bench
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
 server=

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # Test suite. Host-side tests run directly; RDMA tests run in the soft-RoCE guest
 # (test/softroce/run-in-guest), all of them in one guest boot through test/rdma/rdma.sh.
 EXTRA_DIST += test/tap-run test/softroce/run-in-guest test/softroce/guest-init \
@@ -7,6 +9,10 @@ EXTRA_DIST += test/tap-run test/softroce/run-in-guest test/softroce/guest-init \
 # they run unchanged from the read-only host root inside the guest.
 test_libs = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
 test_link = -no-install
+
+# --- the license header in every source file ---
+TESTS += test/check-license.sh
+EXTRA_DIST += test/check-license.sh
 
 # --- host-side unit tests ---
 check_PROGRAMS += test/unit/test_device

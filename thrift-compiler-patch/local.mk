@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # thrift-hatrpc: Thrift 0.17.0's compiler with the HatRPC hint patches, c_glib generator only.
 #
 # stamp-source: the tarball (fetch-source: --with-thrift-source, the cache, or Debian's source

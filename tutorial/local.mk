@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # tutorial: the calculator service (calculator.thrift, with hints), a server and a client that
 # take --transport URI, and run-demo, which runs them end to end over rdma:// and tcp://.
 EXTRA_DIST += tutorial/calculator.thrift tutorial/run-demo tutorial/test-tutorial.sh \

@@ -7,6 +7,8 @@
 # 10.77.0.1, or THRIFT_RDMA_TEST_SERVER_ADDR); top_builddir (where the programs are built;
 # default: the current directory).
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 scheme=${TUTORIAL_SCHEME:-tcp}
 bin=${top_builddir:-.}/tutorial
 n=0

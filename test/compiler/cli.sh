@@ -3,6 +3,8 @@
 # release it is based on; a generator that is not built in (every one but c_glib) is an
 # error that says so, before any IDL is read, and nothing is written.  One TAP line per check.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 top_builddir=${top_builddir:-.}
 HATRPC=${HATRPC:-$top_builddir/thrift-compiler-patch/thrift-hatrpc}
 

@@ -7,6 +7,8 @@
 # HATRPC (default: $top_builddir/thrift-compiler-patch/thrift-hatrpc), THRIFT_SRC (default:
 # the extracted source tree left by the build in $top_builddir/thrift-compiler-patch/src).
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 top_builddir=${top_builddir:-.}
 STOCK_THRIFT=${STOCK_THRIFT:-thrift}
 HATRPC=${HATRPC:-$top_builddir/thrift-compiler-patch/thrift-hatrpc}

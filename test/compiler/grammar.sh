@@ -2,6 +2,8 @@
 # The patched grammar has no LALR conflicts, as the stock grammar of Thrift 0.17.0 (which has
 # none): bison reports no shift/reduce or reduce/reduce conflict.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 top_builddir=${top_builddir:-.}
 BISON=${BISON:-bison}
 yy=$top_builddir/thrift-compiler-patch/src/thrift-0.17.0/compiler/cpp/src/thrift/thrifty.yy

@@ -10,6 +10,8 @@
 #   of the case files.
 # A case that fails must also write nothing; one that succeeds must write the generated files.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 top_srcdir=${top_srcdir:-.}
 top_builddir=${top_builddir:-.}
 STOCK_THRIFT=${STOCK_THRIFT:-thrift}

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # Tests of thrift-hatrpc and the hint runtime (issue 3).  All host-side.
 AM_TESTS_ENVIRONMENT += STOCK_THRIFT='$(STOCK_THRIFT)'; export STOCK_THRIFT; \
 	BISON='$(BISON)'; export BISON;

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # RDMA tests: each program here is added to rdma_tests and runs inside the soft-RoCE guest.
 rdma_tests += test/rdma/test_verbs_path
 check_PROGRAMS += test/rdma/test_verbs_path

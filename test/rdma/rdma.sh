@@ -2,6 +2,8 @@
 # The RDMA tests, all in one soft-RoCE guest boot (or directly on a host with an RDMA device).
 # Prints TAP for automake's driver. RDMA_TESTS lists the programs (set by test/local.mk).
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 if [ -z "${RDMA_TESTS:-}" ]; then
   echo "1..1"; echo "not ok 1 - RDMA_TESTS is empty: run through make check"; exit 0
 fi

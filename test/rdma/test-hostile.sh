@@ -1,23 +1,4 @@
 #!/usr/bin/env bash
-#
-# Licensed to the Apache Software Foundation (ASF) under one
-# or more contributor license agreements. See the NOTICE file
-# distributed with this work for additional information
-# regarding copyright ownership. The ASF licenses this file
-# to you under the Apache License, Version 2.0 (the
-# "License"); you may not use this file except in compliance
-# with the License. You may obtain a copy of the License at
-#
-#   http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing,
-# software distributed under the License is distributed on an
-# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
-# KIND, either express or implied. See the License for the
-# specific language governing permissions and limitations
-# under the License.
-#
-
 # test-hostile.sh [--tap]: hostile peers against tutorial/calculator-server, printing TAP.
 # Runs where RDMA works, as root (the soft-RoCE guest: test/softroce/run-in-guest, or
 # test/rdma/run-suite through make check). For each attack it starts a server of its own,
@@ -35,8 +16,8 @@
 #   flood                      a connection whose worker is blocked (no credit ever returned)
 #                              is sent 128 MiB: credits must stop, RSS stay under +64 MiB
 #   vanish                     64 peers from 10.77.0.3 whose packets are black-holed, then
-#                              killed: freed within keepalive (rdma://...?keepalive=5000) + 10 s,
-#                              and within 30 s + 10 s by default; a control run without the
+#                              killed: freed within keepalive (rdma://...?keepalive=5000),
+#                              and within 30 s by default; a control run without the
 #                              black hole shows the method (their DREQs do arrive there)
 #   idle                       1000 idle rdma:// connections (server defaults) and 100 idle
 #                              tcp:// ones: a good client within 5 s meanwhile
@@ -47,6 +28,8 @@
 # 1 small requests, 2 half-open, 3 flood, 4 vanish, 5 idle). Every wait is bounded; all started processes are killed
 # and the guest's network changes undone on exit.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 
 top=${top_builddir:-.}
 SERVER=$top/tutorial/calculator-server
@@ -164,6 +147,10 @@ stop_server() {
   kill -KILL "$spid" 2>/dev/null
   wait "$spid" 2>/dev/null
   spid=
+  # what the server said, each kind of line once with its count (evidence for the notes)
+  sed -e 's/[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]*: //' -e 's/[0-9][0-9]* ms/N ms/g' \
+      -e 's/port [0-9]*/port N/g' "$sout" 2>/dev/null | grep -v '^ok \|^client\|^server: [a-z]*(' \
+    | sort | uniq -c | sort -rn | head -n 6 | while IFS= read -r l; do diag "server log: $l"; done
 }
 
 # wait_gone PID LIMIT_S: waits until PID has exited
@@ -412,7 +399,7 @@ vanish() {
     no_server "$name" "64 peers connected from $VANISH_SRC, one call each" \
       "the black hole silences $VANISH_SRC (probe fails, kill -9 delivers no packet)" \
       "a good client is served within 5 s while the vanished peers are held" \
-      "vanished peers detected and freed within $detect s + 10 s" \
+      "vanished peers detected and freed within $detect s" \
       "a good client is served after it" "VmRSS back to baseline + 16 MiB"
     return
   fi
@@ -441,12 +428,12 @@ vanish() {
   [ $prc -ne 0 ] && [ "$rx" -eq 0 ] && ok_silent=0
   tap $ok_silent "$name: the black hole silences $VANISH_SRC (probe fails, kill -9 delivers no packet)"
   good_client "$suri" 5; tap $? "$name: a good client is served within 5 s while the vanished peers are held"
-  # detection: threads and fds back to baseline within DETECT_S + 10 s of the kill
+  # detection: threads and fds back to baseline within DETECT_S of the kill (the issue: 30 s by default)
   while :; do
     elapsed_since $t0; waited=$ELAPSED
     if res && [ "$r_threads" -le "$b_threads" ] && [ "$r_fds" -le "$b_fds" ]; then freed=0; break; fi
     server_alive || break
-    [ $waited -ge $(((detect + 10) * 1000)) ] && break
+    [ $waited -ge $((detect * 1000)) ] && break
     nap 0.25
   done
   if [ $freed -eq 0 ]; then
@@ -455,7 +442,7 @@ vanish() {
     res
     diag "$name: vanished peers still held $waited ms after kill -9: threads $b_threads -> ${r_threads:-gone}, fds $b_fds -> ${r_fds:-gone}, VmRSS $b_rss -> ${r_rss:-gone} kB"
   fi
-  tap $freed "$name: vanished peers detected and freed within $detect s + 10 s"
+  tap $freed "$name: vanished peers detected and freed within $detect s"
   "$IP" rule del pref 5 from "$VANISH_SRC" blackhole
   "$IP" rule del pref 5 to "$VANISH_SRC" blackhole
   good_client "$suri" 10; tap $? "$name: a good client is served after it"

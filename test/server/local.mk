@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # test/server: ThriftThreadedServer and transport URIs, host-side (tcp:// on 127.0.0.1).
 EXTRA_DIST += test/server/gate.thrift
 

@@ -4,6 +4,8 @@
 # TAP driver reports the exit status). The in-guest tests use ASan/UBSan builds instead,
 # because valgrind does not know the memory that the verbs provider maps and writes.
 set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 for prog in test/unit/test_rdma_engine test/unit/test_device; do
   if [ ! -x "$prog" ]; then
     printf '1..1\nnot ok 1 - %s is not built\n' "$prog"

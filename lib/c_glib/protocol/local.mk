@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # lib/c_glib/protocol: protocols (ThriftCheckedBinaryProtocol), installed under
 # include/thrift/c_glib/protocol/ beside Debian's thrift_binary_protocol.h.
 protocolincludedir = $(includedir)/thrift/c_glib/protocol

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # lib/c_glib/server: servers (ThriftThreadedServer), and choosing transports from URIs.
 # Public headers install under include/thrift/c_glib/server/ beside Debian's thrift_server.h.
 serverincludedir = $(includedir)/thrift/c_glib/server

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # libthrift_c_glib_rdma: the RDMA transports and their engine.
 lib_LTLIBRARIES = lib/c_glib/libthrift_c_glib_rdma.la
 

@@ -1,4 +1,18 @@
 /*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
  * thrift_rdma.c: ThriftRdma, the GObject shell over one RdmaConn (see thrift_rdma.h).
  */
 #include "config.h"
@@ -506,6 +520,7 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
   ThriftRdmaPrivate *priv = PRIV (watch);
   GError *e = NULL;
   RdmaMessage *msg;
+  RdmaIdle st;
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
@@ -515,8 +530,8 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
   if (priv->reading && !release_current (priv, NULL))
     return THRIFT_IDLE_GONE;
   priv->conn->polling = THRIFT_RDMA_POLLING_EVENT;
-  return idle_answer (priv, rdma_conn_idle_prepare (priv->conn, &e), e, fds, max_fds, n_fds,
-                      deadline_us);
+  st = rdma_conn_idle_prepare (priv->conn, &e);
+  return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
 
 static ThriftIdleState
@@ -527,11 +542,13 @@ thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, gui
   GError *e = NULL;
   gboolean cq_event = *n_fds >= 1 && fds[0].revents != 0;
 
+  RdmaIdle st;
+
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
-  return idle_answer (priv, rdma_conn_idle_check (priv->conn, cq_event, g_get_monotonic_time (),
-                                                  &e),
-                      e, fds, max_fds, n_fds, deadline_us);
+  /* (the call first: the error it sets is an argument too) */
+  st = rdma_conn_idle_check (priv->conn, cq_event, g_get_monotonic_time (), &e);
+  return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
 
 static void

@@ -1,4 +1,18 @@
 /*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
  * rdma_conn.h: one RDMA connection (the engine's private header): the CM id and its own event
  * channel, the verbs resources, the slot pools, credits, received messages, statistics and the
  * state machine.  ThriftRdma owns one per open connection.
@@ -118,6 +132,7 @@ struct _RdmaConn
   gint64 last_alive_us;               /* monotonic time of the last sign of life */
   gint64 keepalive_due_us;            /* next tick (0: none) */
   gboolean probe_outstanding;
+  gint64 probe_sent_us;
 
   ThriftRdmaStats stats;
 };

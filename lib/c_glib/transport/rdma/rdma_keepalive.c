@@ -1,3 +1,17 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
 /* rdma_keepalive.c: probing a quiet peer (see rdma_keepalive.h). */
 #include "config.h"
 
@@ -58,17 +72,21 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
     conn->last_alive_us = now;
   }
   quiet = now - conn->last_alive_us;
-  if (quiet >= limit) {
+  if (quiet >= limit || (conn->probe_outstanding && now - conn->probe_sent_us >= interval)) {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
-                           "no sign of life from the peer for %u ms (its host or link went "
-                           "down, or its packets are lost)", conn->settings.keepalive_ms);
+                           "no sign of life from the peer for %" G_GINT64_FORMAT " ms, and a "
+                           "probe was not acknowledged (its host or link went down, or its "
+                           "packets are lost)", quiet / 1000);
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
     return FALSE;
   }
-  if (quiet >= interval && !conn->probe_outstanding && !post_probe (conn, error))
-    return FALSE;
+  if (quiet >= interval && !conn->probe_outstanding) {
+    if (!post_probe (conn, error))
+      return FALSE;
+    conn->probe_sent_us = now;
+  }
   conn->keepalive_due_us = MIN (now + interval, conn->last_alive_us + limit);
   return TRUE;
 }

@@ -1,14 +1,30 @@
 /*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
  * rdma_keepalive.h: noticing a peer that vanished without a disconnect (its host or link went
  * down, or every packet is lost).  Nothing tells a side that only waits to receive: its QP
  * has nothing in flight, so no retransmission ever fails.  So once the peer has been quiet
  * for a quarter of settings.keepalive_ms, a side posts a probe, a zero-byte RDMA WRITE: the
  * peer's adapter acknowledges it without its software and without a receive slot (a
- * zero-length RDMA operation needs no memory key, IBTA C9-88).  A dead peer never does, and
- * the probe fails with IBV_WC_RETRY_EXC_ERR after the QP's retries (ack timeout 2^17 *
- * 4.096 us, 7 retries: about 4 s), which fails the connection.  A peer quiet for all of
- * keepalive_ms is dead in any case.  Waits wake up for the ticks (rdma_keepalive_due), and
- * the clock is read only there: a completion just sets conn->alive_seen.
+ * zero-length RDMA operation needs no memory key, IBTA C9-88).  A probe that is not
+ * acknowledged within another quarter means the peer is gone, whatever the QP's retries do
+ * (soft-RoCE keeps a probe to an unroutable peer pending without ever failing it), and so
+ * does a peer quiet for all of keepalive_ms.  A vanished peer is so noticed between half
+ * and three quarters of keepalive_ms after its last sign of life.  Waits wake up for the
+ * ticks (rdma_keepalive_due), and the clock is read only there: a completion just sets
+ * conn->alive_seen.
  */
 #ifndef _RDMA_KEEPALIVE_H
 #define _RDMA_KEEPALIVE_H
@@ -19,7 +35,8 @@
 
 G_BEGIN_DECLS
 
-/* Local ACK timeout of our QPs: 4.096 us * 2^17 = 0.54 s per try. */
+/* Local ACK timeout of our QPs: 4.096 us * 2^17 = 0.54 s per try, so that a send to a
+ * vanished peer fails within seconds where the device honours it. */
 #define RDMA_KEEPALIVE_ACK_TIMEOUT 17
 
 /* Starts the keepalive of a connection that just became CONNECTED. */

@@ -1,8 +1,28 @@
-/* rdma_pool.c: registered slot pools. */
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_pool.c: registered slot pools.  The slots are mapped, not allocated: a pool is whole
+ * pages (as registration pins them) and goes back to the system when the connection closes,
+ * where memory from malloc would stay in the heap (a server that had a thousand connections
+ * would keep their slots' worth of RSS for good).
+ */
 #include "config.h"
 
-#include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rdma_pool.h"
 #include "rdma_resources.h"
@@ -13,16 +33,18 @@ rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_s
                 gint access, GError **error)
 {
   gsize len = (gsize) count * slot_size;
-  void *mem = NULL;
+  void *mem;
 
   memset (pool, 0, sizeof *pool);
-  if (posix_memalign (&mem, 4096, len) != 0) {
-    rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "posix_memalign", 0, -1,
+  mem = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
                            "%" G_GSIZE_FORMAT " bytes of slots", len);
     return FALSE;
   }
-  memset (mem, 0, len);
   pool->base = mem;
+  pool->len = len;
   pool->slot_size = slot_size;
   pool->count = count;
   pool->mr = rdma_res_mr_reg (pd, mem, len, access, error);
@@ -41,8 +63,10 @@ void
 rdma_pool_clear (RdmaPool *pool)
 {
   rdma_res_mr_dereg (&pool->mr);
-  free (pool->base);
+  if (pool->base != NULL)
+    munmap (pool->base, pool->len);
   pool->base = NULL;
+  pool->len = 0;
   g_clear_pointer (&pool->free_stack, g_free);
   pool->n_free = 0;
   pool->count = 0;

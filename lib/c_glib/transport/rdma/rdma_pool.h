@@ -1,4 +1,18 @@
 /*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
  * rdma_pool.h: a registered pool of equal slots (receive slots, send slots).  One allocation,
  * one memory region, registered once when the connection is set up; a free stack hands out
  * slot indexes.
@@ -13,7 +27,8 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  guint8 *base;
+  guint8 *base;            /* mmap'ed, len bytes */
+  gsize len;
   guint32 slot_size;
   guint32 count;
   struct ibv_mr *mr;
