@@ -17,6 +17,7 @@
  * generated from test/server/gate.thrift:
  *
  *   - a call that timed out fails its connection: the late reply never answers the next call;
+ *   - the server's idle-timeout (a URI option) closes a quiet connection and no other;
  *   - ThriftSimpleServer with the factories of thrift_server_transport_new_for_uri
  *     ("rdma://...") serves connection after connection without reference-count criticals;
  *   - upstream's SIGINT pattern (a SA_RESETHAND handler that calls thrift_server_stop) stops
@@ -81,9 +82,9 @@ client_close (Client *c)
 /* A server (ThriftThreadedServer or ThriftSimpleServer) of Gate on rdma://SERVER_ADDR:PORT
  * built the way the README shows: the URI helper's transport and factories. */
 static ThriftServer *
-server_new_with (GType type, guint port, GType protocol_factory)
+server_new_query (GType type, guint port, GType protocol_factory, const gchar *query)
 {
-  g_autofree gchar *uri = g_strdup_printf ("rdma://%s:%u", rt_server_addr (), port);
+  g_autofree gchar *uri = g_strdup_printf ("rdma://%s:%u%s", rt_server_addr (), port, query);
   ThriftTransportFactory *in_f = NULL, *out_f = NULL;
   ThriftServerTransport *st;
   GObject *handler, *processor, *pf;
@@ -105,6 +106,12 @@ server_new_with (GType type, guint port, GType protocol_factory)
   g_object_unref (in_f);
   g_object_unref (out_f);
   return server;
+}
+
+static ThriftServer *
+server_new_with (GType type, guint port, GType protocol_factory)
+{
+  return server_new_query (type, port, protocol_factory, "");
 }
 
 static ThriftServer *
@@ -183,6 +190,51 @@ test_no_stale_reply (void)
   g_assert_cmpint (r, ==, 6);
   client_close (&c);
 
+  thrift_server_stop (server);
+  g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
+  serve_thread_clear (&serve);
+  g_object_unref (server);
+}
+
+/* ---- item 5: the server's idle timeout, from the URI ---- */
+
+/* rdma://...?idle-timeout=800 on the pool server: a client quiet for longer is closed (its
+ * next call fails), one that keeps calling is not, and the count of open connections says
+ * so. */
+static void
+test_idle_timeout (void)
+{
+  ThriftServer *server;
+  ServeThread serve;
+  Client quiet = { 0 }, busy = { 0 };
+  GError *error = NULL;
+  guint port = random_port (), active = 0;
+  gint32 r = 0;
+  gint i;
+
+  server = server_new_query (THRIFT_TYPE_THREADED_SERVER, port,
+                             THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, "?idle-timeout=800");
+  serve_thread_init (&serve);
+  serve_thread_start (&serve, server);
+  client_open_retry (&quiet, port, 5000);
+  client_open_retry (&busy, port, 5000);
+  g_assert_true (gate_if_ping (quiet.client, &r, 1, &error));
+  g_assert_no_error (error);
+  for (i = 0; i < 10; i++) {   /* 2 s of calls every 200 ms */
+    g_assert_true (gate_if_ping (busy.client, &r, i, &error));
+    g_assert_no_error (error);
+    g_usleep (200 * 1000);
+  }
+  g_object_get (server, "active-connections", &active, NULL);
+  g_assert_cmpuint (active, ==, 1);
+  g_assert_false (gate_if_ping (quiet.client, &r, 2, &error));
+  g_test_message ("the quiet client: %s", error->message);
+  g_clear_error (&error);
+  g_assert_true (gate_if_ping (busy.client, &r, 7, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 8);
+  client_close (&quiet);
+  client_close (&busy);
   thrift_server_stop (server);
   g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
   serve_thread_clear (&serve);
@@ -406,6 +458,7 @@ main (int argc, char **argv)
   g_type_ensure (TYPE_GATE_PROCESSOR);
   baseline = rt_live_resources ();
   g_test_add_func ("/porting/call-timeout/no-stale-reply", test_no_stale_reply);
+  g_test_add_func ("/porting/idle-timeout/pool", test_idle_timeout);
   g_test_add_func ("/porting/simple-server/uri-factories", test_simple_server_factories);
   g_test_add_data_func ("/porting/simple-server/sigint/idle", NULL, test_simple_server_sigint);
   g_test_add_data_func ("/porting/simple-server/sigint/connected", "",
