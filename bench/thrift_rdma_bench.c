@@ -96,7 +96,7 @@ on_listening (GObject *server, GParamSpec *pspec, gpointer uri)
 }
 
 static int
-run_servers (gchar **uris)
+run_servers (gchar **uris, ThriftThreadedServerMode mode)
 {
   guint n = g_strv_length (uris), i;
   ThriftServer **servers = g_new0 (ThriftServer *, n);
@@ -122,7 +122,8 @@ run_servers (gchar **uris)
     servers[i] = g_object_new (THRIFT_TYPE_THREADED_SERVER,
                                "processor", processor, "server_transport", st,
                                "input_transport_factory", in_f, "output_transport_factory", out_f,
-                               "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
+                               "input_protocol_factory", pf, "output_protocol_factory", pf,
+                               "mode", mode, NULL);
     g_object_unref (st);
     g_object_unref (in_f);
     g_object_unref (out_f);
@@ -348,11 +349,14 @@ int
 main (int argc, char **argv)
 {
   gchar **servers = NULL, **clients = NULL;
+  gchar *server_mode = NULL;
   gint iterations = 200, large_iterations = 50, warmup = 10;
   gint min_size = 4, max_size = 512 * 1024;
   GOptionEntry entries[] = {
     { "server", 's', 0, G_OPTION_ARG_STRING_ARRAY, &servers,
       "serve the echo service on URI (repeat for several, side by side); until SIGINT", "URI" },
+    { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
+      "ThriftThreadedServer mode of the servers: pool (default) or per-connection", "MODE" },
     { "client", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &clients,
       "measure against URI (repeat: one column each, in order)", "URI" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations,
@@ -397,10 +401,19 @@ main (int argc, char **argv)
                      "and 0 <= min-size <= max-size\n");
     return 2;
   }
+  if (server_mode != NULL && g_strcmp0 (server_mode, "pool") != 0
+      && g_strcmp0 (server_mode, "per-connection") != 0)
+  {
+    fprintf (stderr, "thrift-rdma-bench: --server-mode must be pool or per-connection\n");
+    return 2;
+  }
   signal (SIGPIPE, SIG_IGN);
   if (servers != NULL)
   {
-    status = run_servers (servers);
+    status = run_servers (servers, g_strcmp0 (server_mode, "per-connection") == 0
+                                   ? THRIFT_THREADED_SERVER_PER_CONNECTION
+                                   : THRIFT_THREADED_SERVER_POOL);
+    g_free (server_mode);
     g_strfreev (servers);
     return status;
   }

@@ -82,6 +82,10 @@ enum
  * is one failure; the next good accept resets the count. */
 #define ACCEPT_MAX_FAILURES 50
 
+/* POOL: how long a worker keeps a connection whose request it served, waiting for the next
+ * (only while no other connection waits for a worker). */
+#define POOL_LINGER_US 2000
+
 typedef struct _Connection Connection;
 
 typedef struct
@@ -268,7 +272,16 @@ serve_requests (Connection *conn, gboolean block)
     {
       guint n;
       gint64 deadline;
-      ThriftIdleState st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
+      ThriftIdleState st;
+
+      /* A client calling back to back sends its next request about a round trip after the
+       * reply: wait that long here, as the connection waits in a call (its hints' polling),
+       * while no other connection waits for a worker, rather than hand the connection to
+       * the poller and back (two more thread wake-ups and a blocking wait). */
+      if (g_async_queue_length (priv->jobs) <= 0
+          && thrift_idle_watch_linger (conn->in_t, POOL_LINGER_US))
+        continue;
+      st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
       conn->n_fds = n;
       conn->deadline_us = deadline;
       if (st == THRIFT_IDLE_READY)

@@ -98,3 +98,25 @@ thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds, guint *n_fds
 {
   return watch (connection, TRUE, fds, n_fds, deadline_us);
 }
+
+gboolean
+thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us)
+{
+  ThriftTransport *inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_IDLE_WATCH);
+  GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
+  guint n = 0;
+  gint64 deadline = 0;
+
+  if (inner != NULL && wrappers_buffer (connection, inner))
+    return TRUE;
+  if (inner != NULL && THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger != NULL)
+    return THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger (THRIFT_IDLE_WATCH (inner), max_us);
+  switch (watch (connection, FALSE, fds, &n, &deadline)) {
+  case THRIFT_IDLE_WAIT:
+    return g_poll (fds, n, (gint) ((max_us + 999) / 1000)) > 0;
+  case THRIFT_IDLE_UNSUPPORTED:
+    return FALSE;
+  default:
+    return TRUE;
+  }
+}

@@ -57,6 +57,9 @@ typedef struct _ThriftIdleWatchInterface ThriftIdleWatchInterface;
  *   timeout), and returns WAIT.  Must not block.
  * @check: after the poll returned (revents set in @fds) or the deadline passed: takes what
  *   happened without blocking, and then answers as @prepare does (refilling @fds).
+ * @linger: (optional) right after a request was served, waits at most @max_us for the next
+ *   one the way the connection waits in a call (its polling mode: a latency hint spins), and
+ *   returns TRUE if it is there or the connection ended; FALSE when the time is up.
  */
 struct _ThriftIdleWatchInterface
 {
@@ -66,6 +69,7 @@ struct _ThriftIdleWatchInterface
                               guint *n_fds, gint64 *deadline_us);
   ThriftIdleState (*check) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
                             guint *n_fds, gint64 *deadline_us);
+  gboolean (*linger) (ThriftIdleWatch *self, gint64 max_us);
 };
 
 GType thrift_idle_watch_get_type (void);
@@ -80,6 +84,12 @@ GType thrift_idle_watch_get_type (void);
  * entries. */
 ThriftIdleState thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds,
                                            guint *n_fds, gint64 *deadline_us);
+/* A worker that just served a request waits at most @max_us for the next on the same
+ * connection (a client calling back to back sends it about a round trip later), without the
+ * poll set's round trip through another thread; TRUE if it is there (or the connection
+ * ended). */
+gboolean thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us);
+
 /* The same after the poll (or the deadline). */
 ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds,
                                          guint *n_fds, gint64 *deadline_us);

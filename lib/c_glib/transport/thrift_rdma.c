@@ -551,11 +551,32 @@ thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, gui
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
 
+static gboolean
+thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
+{
+  ThriftRdmaPrivate *priv = PRIV (watch);
+  GError *e = NULL;
+  gboolean there;
+
+  if (priv->conn == NULL)
+    return TRUE;
+  if (priv->reading && !release_current (priv, NULL))
+    return TRUE;
+  /* by the connection's own polling mode (use_hints): a latency hint spins */
+  priv->conn->polling = priv->effective;
+  there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
+          || !g_error_matches (e, THRIFT_TRANSPORT_ERROR,
+                               rdma_status_thrift_code (RDMA_ERR_TIMED_OUT));
+  g_clear_error (&e);
+  return there;
+}
+
 static void
 thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface)
 {
   iface->prepare = thrift_rdma_idle_prepare;
   iface->check = thrift_rdma_idle_check;
+  iface->linger = thrift_rdma_idle_linger;
 }
 
 static void
