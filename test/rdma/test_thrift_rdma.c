@@ -309,6 +309,31 @@ test_keepalive_alive (void)
   close_client (t);
 }
 
+/* A client that did not wait for much longer than the keepalive (an idle application, a slow
+ * caller) is not declared dead for it: only an unanswered probe proves a peer gone. */
+static void
+test_keepalive_after_silence (void)
+{
+  ThriftTransport *t = rt_client_new (rt_echo_server_port (server), THRIFT_RDMA_POLLING_EVENT);
+  GError *error = NULL;
+
+  g_object_set (t, "keepalive", 400, NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  g_assert_true (rt_echo (t, 64, 1, &error));
+  /* a quiet wait: its ticks take the signs of life (the probes' answers) as they come */
+  g_object_set (t, "call-timeout", 350, NULL);
+  g_assert_false (thrift_transport_peek (t, &error));
+  g_clear_error (&error);
+  g_object_set (t, "call-timeout", 20000, NULL);
+  g_usleep (1500 * 1000);   /* no wait, so no tick, for almost four keepalives */
+  for (guint i = 0; i < 20; i++) {
+    g_assert_true (rt_echo (t, 64 + i, i, &error));
+    g_assert_no_error (error);
+  }
+  close_client (t);
+}
+
 /* Runs last: everything every test opened is gone again, on both sides. */
 static void
 test_resources_back (void)
@@ -356,6 +381,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_rdma/credits/one_way_stream", test_one_way_stream);
   g_test_add_func ("/thrift_rdma/fault/no_listener", test_no_listener);
   g_test_add_func ("/thrift_rdma/keepalive/alive_peer", test_keepalive_alive);
+  g_test_add_func ("/thrift_rdma/keepalive/after_silence", test_keepalive_after_silence);
   g_test_add_func ("/thrift_rdma/resources/back", test_resources_back);
   rc = g_test_run ();
   rt_echo_server_stop (server);

@@ -60,7 +60,6 @@ post_probe (RdmaConn *conn, GError **error)
 gboolean
 rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
 {
-  gint64 limit = (gint64) conn->settings.keepalive_ms * 1000;
   gint64 interval = probe_interval_us (conn);
   gint64 quiet;
 
@@ -72,7 +71,9 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
     conn->last_alive_us = now;
   }
   quiet = now - conn->last_alive_us;
-  if (quiet >= limit || (conn->probe_outstanding && now - conn->probe_sent_us >= interval)) {
+  /* Only an unanswered probe proves anything: after a long time without a wait (a slow
+   * handler, an idle client) the last sign of life is old, and the peer may well be there. */
+  if (conn->probe_outstanding && now - conn->probe_sent_us >= interval) {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
                            "no sign of life from the peer for %" G_GINT64_FORMAT " ms, and a "
@@ -87,7 +88,7 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
       return FALSE;
     conn->probe_sent_us = now;
   }
-  conn->keepalive_due_us = MIN (now + interval, conn->last_alive_us + limit);
+  conn->keepalive_due_us = now + interval;
   return TRUE;
 }
 

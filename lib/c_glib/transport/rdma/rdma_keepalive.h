@@ -20,11 +20,12 @@
  * peer's adapter acknowledges it without its software and without a receive slot (a
  * zero-length RDMA operation needs no memory key, IBTA C9-88).  A probe that is not
  * acknowledged within another quarter means the peer is gone, whatever the QP's retries do
- * (soft-RoCE keeps a probe to an unroutable peer pending without ever failing it), and so
- * does a peer quiet for all of keepalive_ms.  A vanished peer is so noticed between half
- * and three quarters of keepalive_ms after its last sign of life.  Waits wake up for the
- * ticks (rdma_keepalive_due), and the clock is read only there: a completion just sets
- * conn->alive_seen.
+ * (soft-RoCE keeps a probe to an unroutable peer pending without ever failing it).  A
+ * vanished peer is so noticed between half and three quarters of keepalive_ms after its last
+ * sign of life.  Silence alone proves nothing (a side that did not wait for a long time has
+ * an old last sign of life): only an unanswered probe does.  Waits wake up for the ticks
+ * (rdma_keepalive_due), and the clock is read only there: a completion just sets
+ * conn->alive_seen, so completions must be taken before a tick judges.
  */
 #ifndef _RDMA_KEEPALIVE_H
 #define _RDMA_KEEPALIVE_H

@@ -260,6 +260,9 @@ rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gint64 now, GError **er
 
   if (cq_event && !take_cq_event (conn, error))
     return RDMA_IDLE_GONE;
+  /* what completed (a probe's answer among it) counts before the tick judges */
+  if (drain (conn, error) < 0)
+    return RDMA_IDLE_GONE;
   if (due != 0 && now >= due && !rdma_keepalive_tick (conn, now, error))
     return RDMA_IDLE_GONE;
   return rdma_conn_idle_prepare (conn, error);
