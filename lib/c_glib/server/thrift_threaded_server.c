@@ -91,7 +91,8 @@ typedef struct _Connection Connection;
 typedef struct
 {
   guint max_connections;
-  ThriftThreadedServerMode mode;
+  ThriftThreadedServerMode mode;        /* property */
+  ThriftThreadedServerMode serving_mode;  /* the mode of the serve in progress */
   guint workers;              /* property; 0: automatic */
 
   GMutex lock;
@@ -452,6 +453,7 @@ poller_main (gpointer data)
       g_mutex_lock (&priv->lock);
       priv->idle = g_list_remove (priv->idle, conn);
       g_mutex_unlock (&priv->lock);
+      n = conn->n_fds;
       st = thrift_idle_watch_check (conn->in_t, conn->fds, &n, &deadline);
       conn->n_fds = n;
       conn->deadline_us = deadline;
@@ -614,7 +616,7 @@ start_connection (ThriftThreadedServer *self, ThriftTransport *client)
   priv->connections = g_list_prepend (priv->connections, conn);
   g_mutex_unlock (&priv->lock);
 
-  if (priv->mode == THRIFT_THREADED_SERVER_POOL)
+  if (priv->serving_mode == THRIFT_THREADED_SERVER_POOL)
   {
     guint n;
     gint64 deadline;
@@ -797,7 +799,8 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
 
   g_atomic_int_set (&priv->stopping, 0);
   priv->listener_closed = FALSE;
-  if (priv->mode == THRIFT_THREADED_SERVER_POOL && !pool_start (self, error))
+  priv->serving_mode = priv->mode;  /* a change while serving applies to the next serve */
+  if (priv->serving_mode == THRIFT_THREADED_SERVER_POOL && !pool_start (self, error))
     priv->acceptor = NULL;
   else
     priv->acceptor = g_thread_try_new ("thrift-accept", acceptor_main, self, error);

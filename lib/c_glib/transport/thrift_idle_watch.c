@@ -32,57 +32,82 @@ thrift_idle_watch_default_init (ThriftIdleWatchInterface *iface)
   (void) iface;
 }
 
-/* Bytes the stock wrappers between @connection and @inner hold already: a request may be
- * there without anything to read from the descriptor. */
-static gboolean
+typedef enum
+{
+  WRAPPERS_EMPTY,       /* nothing buffered between @connection and @inner */
+  WRAPPERS_BUFFER,      /* a request may be there without anything to read from below */
+  WRAPPERS_UNKNOWN      /* a wrapper whose buffers we cannot see (zlib) */
+} Wrappers;
+
+/* What the wrappers between @connection and @inner hold already. */
+static Wrappers
 wrappers_buffer (ThriftTransport *connection, ThriftTransport *inner)
 {
   for (int depth = 0; connection != NULL && connection != inner && depth < 16; depth++) {
     if (THRIFT_IS_BUFFERED_TRANSPORT (connection)) {
       if (THRIFT_BUFFERED_TRANSPORT (connection)->r_buf->len > 0)
-        return TRUE;
+        return WRAPPERS_BUFFER;
       connection = THRIFT_BUFFERED_TRANSPORT (connection)->transport;
     } else if (THRIFT_IS_FRAMED_TRANSPORT (connection)) {
       if (THRIFT_FRAMED_TRANSPORT (connection)->r_buf->len > 0)
-        return TRUE;
+        return WRAPPERS_BUFFER;
       connection = THRIFT_FRAMED_TRANSPORT (connection)->transport;
     } else {
-      return FALSE;
+      return WRAPPERS_UNKNOWN;
     }
   }
-  return FALSE;
+  return WRAPPERS_EMPTY;
 }
 
+/* The transport under @connection that can be watched (a ThriftIdleWatch or ThriftSocket)
+ * and what the wrappers above it hold; NULL when there is none or a wrapper hides its
+ * buffers. */
+static ThriftTransport *
+watched_transport (ThriftTransport *connection, Wrappers *wrappers)
+{
+  ThriftTransport *inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_IDLE_WATCH);
+
+  if (inner == NULL)
+    inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_SOCKET);
+  if (inner == NULL)
+    return NULL;
+  *wrappers = wrappers_buffer (connection, inner);
+  return *wrappers == WRAPPERS_UNKNOWN ? NULL : inner;
+}
+
+/* @n_fds and @fds are what prepare filled, with revents set, when @after_poll. */
 static ThriftIdleState
 watch (ThriftTransport *connection, gboolean after_poll, GPollFD *fds, guint *n_fds,
        gint64 *deadline_us)
 {
-  ThriftTransport *inner;
+  Wrappers wrappers = WRAPPERS_EMPTY;
+  ThriftTransport *inner = watched_transport (connection, &wrappers);
+  gboolean fired = FALSE;
 
-  *n_fds = 0;
+  if (after_poll)
+    for (guint i = 0; i < *n_fds; i++)
+      fired = fired || fds[i].revents != 0;
+  else
+    *n_fds = 0;
   *deadline_us = 0;
-  inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_IDLE_WATCH);
-  if (inner != NULL) {
+  if (inner == NULL)
+    return THRIFT_IDLE_UNSUPPORTED;
+  if (THRIFT_IS_IDLE_WATCH (inner)) {
     ThriftIdleWatchInterface *iface = THRIFT_IDLE_WATCH_GET_INTERFACE (inner);
-    if (wrappers_buffer (connection, inner))
+    if (wrappers == WRAPPERS_BUFFER)
       return THRIFT_IDLE_READY;
     return (after_poll ? iface->check : iface->prepare) (THRIFT_IDLE_WATCH (inner), fds,
                                                         THRIFT_IDLE_WATCH_MAX_FDS, n_fds,
                                                         deadline_us);
   }
-  inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_SOCKET);
-  if (inner != NULL) {
-    ThriftSocket *s = THRIFT_SOCKET (inner);
-    if (s->sd == THRIFT_INVALID_SOCKET)
-      return THRIFT_IDLE_GONE;
-    /* readable: data or the end of the stream, which peek tells apart */
-    if (wrappers_buffer (connection, inner) || (after_poll && fds[0].revents != 0))
-      return THRIFT_IDLE_READY;
-    fds[0] = (GPollFD) { .fd = s->sd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
-    *n_fds = 1;
-    return THRIFT_IDLE_WAIT;
-  }
-  return THRIFT_IDLE_UNSUPPORTED;
+  if (THRIFT_SOCKET (inner)->sd == THRIFT_INVALID_SOCKET)
+    return THRIFT_IDLE_GONE;
+  /* readable: data or the end of the stream, which peek tells apart */
+  if (wrappers == WRAPPERS_BUFFER || fired)
+    return THRIFT_IDLE_READY;
+  fds[0] = (GPollFD) { .fd = THRIFT_SOCKET (inner)->sd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
+  *n_fds = 1;
+  return THRIFT_IDLE_WAIT;
 }
 
 ThriftIdleState
@@ -102,14 +127,17 @@ thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds, guint *n_fds
 gboolean
 thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us)
 {
-  ThriftTransport *inner = thrift_transport_find_wrapped (connection, THRIFT_TYPE_IDLE_WATCH);
+  Wrappers wrappers = WRAPPERS_EMPTY;
+  ThriftTransport *inner = watched_transport (connection, &wrappers);
   GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
   guint n = 0;
   gint64 deadline = 0;
 
-  if (inner != NULL && wrappers_buffer (connection, inner))
+  if (inner == NULL)
+    return FALSE;
+  if (wrappers == WRAPPERS_BUFFER)
     return TRUE;
-  if (inner != NULL && THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger != NULL)
+  if (THRIFT_IS_IDLE_WATCH (inner) && THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger != NULL)
     return THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger (THRIFT_IDLE_WATCH (inner), max_us);
   switch (watch (connection, FALSE, fds, &n, &deadline)) {
   case THRIFT_IDLE_WAIT:

@@ -23,7 +23,8 @@
  * ThriftIdleWatch is the interface a transport implements for this (ThriftRdma does): a
  * transport knows which descriptors signal its input and what it has already buffered.  For
  * stock transports thrift_idle_watch_prepare () knows ThriftSocket (its descriptor) under
- * ThriftBufferedTransport and ThriftFramedTransport (their buffered bytes).
+ * ThriftBufferedTransport and ThriftFramedTransport (their buffered bytes); a connection under
+ * another wrapper (ThriftZlibTransport hides what it has inflated) is UNSUPPORTED.
  */
 #ifndef _THRIFT_IDLE_WATCH_H
 #define _THRIFT_IDLE_WATCH_H
@@ -55,8 +56,9 @@ typedef struct _ThriftIdleWatchInterface ThriftIdleWatchInterface;
  *   up to @max_fds descriptors (events set) in @fds, *@n_fds, and *@deadline_us (monotonic;
  *   0: none) by which @check must be called even if nothing happened (keepalive, idle
  *   timeout), and returns WAIT.  Must not block.
- * @check: after the poll returned (revents set in @fds) or the deadline passed: takes what
- *   happened without blocking, and then answers as @prepare does (refilling @fds).
+ * @check: after the poll returned or the deadline passed, with @fds and *@n_fds as @prepare
+ *   left them and revents set: takes what happened without blocking, and then answers as
+ *   @prepare does (refilling @fds).
  * @linger: (optional) right after a request was served, waits at most @max_us for the next
  *   one the way the connection waits in a call (its polling mode: a latency hint spins), and
  *   returns TRUE if it is there or the connection ended; FALSE when the time is up.
@@ -90,7 +92,8 @@ ThriftIdleState thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD 
  * ended). */
 gboolean thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us);
 
-/* The same after the poll (or the deadline). */
+/* The same after the poll (or the deadline): @fds and *@n_fds as prepare left them, with
+ * revents set. */
 ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds,
                                          guint *n_fds, gint64 *deadline_us);
 

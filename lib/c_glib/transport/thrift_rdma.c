@@ -558,8 +558,13 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   GError *e = NULL;
   gboolean there;
 
+  RdmaMessage *msg;
+
   if (priv->conn == NULL)
     return TRUE;
+  msg = g_queue_peek_head (&priv->conn->received);
+  if (priv->reading && msg != NULL && priv->rpos < msg->len)
+    return TRUE;   /* the rest of the message is the next request */
   if (priv->reading && !release_current (priv, NULL))
     return TRUE;
   /* by the connection's own polling mode (use_hints): a latency hint spins */
@@ -659,10 +664,8 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     break;
   case PROP_KEEPALIVE:
     priv->keepalive_ms = g_value_get_uint (value);
-    if (priv->conn != NULL) {
-      priv->conn->settings.keepalive_ms = priv->keepalive_ms;
-      rdma_keepalive_start (priv->conn, g_get_monotonic_time ());
-    }
+    if (priv->conn != NULL)
+      rdma_keepalive_set (priv->conn, priv->keepalive_ms, g_get_monotonic_time ());
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,

@@ -33,6 +33,14 @@ rdma_keepalive_start (RdmaConn *conn, gint64 now)
   conn->keepalive_due_us = conn->settings.keepalive_ms > 0 ? now + probe_interval_us (conn) : 0;
 }
 
+void
+rdma_keepalive_set (RdmaConn *conn, guint keepalive_ms, gint64 now)
+{
+  /* a probe in flight stays counted: the send queue has room for one */
+  conn->settings.keepalive_ms = keepalive_ms;
+  conn->keepalive_due_us = keepalive_ms > 0 ? now + probe_interval_us (conn) : 0;
+}
+
 gint64
 rdma_keepalive_due (const RdmaConn *conn)
 {

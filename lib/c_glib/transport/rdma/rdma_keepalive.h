@@ -42,6 +42,8 @@ G_BEGIN_DECLS
 
 /* Starts the keepalive of a connection that just became CONNECTED. */
 void rdma_keepalive_start (RdmaConn *conn, gint64 now);
+/* Changes the keepalive of an open connection (0: none). */
+void rdma_keepalive_set (RdmaConn *conn, guint keepalive_ms, gint64 now);
 /* When the connection's next tick is due (monotonic us), or 0 if it has none. */
 gint64 rdma_keepalive_due (const RdmaConn *conn);
 /* Runs a tick: FALSE with @error (the connection failed) if the peer is dead. */

@@ -233,13 +233,24 @@ idle_state (RdmaConn *conn)
   return RDMA_IDLE_WAIT;
 }
 
+/* Takes every completion there is (an armed CQ raises no event for those already in it). */
+static gboolean
+drain_all (RdmaConn *conn, GError **error)
+{
+  gint n;
+
+  while ((n = drain (conn, error)) == RDMA_POLL_BATCH)
+    ;
+  return n >= 0;
+}
+
 RdmaIdle
 rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
 {
   for (;;) {
     RdmaIdle st;
 
-    if (drain (conn, error) < 0 || rdma_conn_handle_cm_events (conn, error) < 0)
+    if (!drain_all (conn, error) || rdma_conn_handle_cm_events (conn, error) < 0)
       return RDMA_IDLE_GONE;
     if (conn->state == RDMA_CONN_CONNECTED && !progressed (conn, error))
       return RDMA_IDLE_GONE;
@@ -261,7 +272,7 @@ rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gint64 now, GError **er
   if (cq_event && !take_cq_event (conn, error))
     return RDMA_IDLE_GONE;
   /* what completed (a probe's answer among it) counts before the tick judges */
-  if (drain (conn, error) < 0)
+  if (!drain_all (conn, error))
     return RDMA_IDLE_GONE;
   if (due != 0 && now >= due && !rdma_keepalive_tick (conn, now, error))
     return RDMA_IDLE_GONE;

@@ -48,8 +48,12 @@ non_restarting (guint64 *reset_of_noted)
 void
 rdma_signal_snapshot (void)
 {
-  guint64 mask = non_restarting (NULL);
-  __atomic_store_n (&noted, mask, __ATOMIC_RELEASE);
+  guint64 reset;
+  guint64 mask = non_restarting (&reset);
+
+  /* a noted handler that is back to the default may have just fired in another thread,
+   * whose wait has yet to see its EINTR: keep it noted until reported */
+  __atomic_store_n (&noted, mask | reset, __ATOMIC_RELEASE);
 }
 
 gboolean

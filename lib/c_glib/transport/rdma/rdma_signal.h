@@ -23,6 +23,11 @@
  * socket transports would.  A SA_RESETHAND handler is already gone when the wait sees its
  * EINTR, so the handlers are also noted beforehand (rdma_signal_snapshot, at listen, accept
  * and open): one that was there and is now back to the default has just fired.
+ *
+ * poll (2) does not say which signal interrupted it, so the policy is per process: once any
+ * caught signal lacks SA_RESTART, every EINTR ends the wait (a SIGCHLD with SA_RESTART that
+ * lands in a waiting thread then ends it too, where recv (2) would have restarted).  Install
+ * handlers with SA_RESTART, or let GLib's (which use it) handle signals, to keep waits going.
  */
 #ifndef _RDMA_SIGNAL_H
 #define _RDMA_SIGNAL_H
