@@ -20,7 +20,7 @@ bench_thrift_rdma_bench_SOURCES = bench/thrift_rdma_bench.c
 nodist_bench_thrift_rdma_bench_SOURCES = $(bench_gen)
 bench_thrift_rdma_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/gen
 bench_thrift_rdma_bench_CFLAGS = $(gen_cflags)
-bench_thrift_rdma_bench_LDADD = $(test_libs)
+bench_thrift_rdma_bench_LDADD = $(user_libs)
 bench_thrift_rdma_bench_LDFLAGS = $(test_link)
 bench/thrift_rdma_bench-thrift_rdma_bench.$(OBJEXT): bench/gen/stamp
 

@@ -7,12 +7,19 @@ EXTRA_DIST += test/tap-run test/softroce/run-in-guest test/softroce/guest-init \
 
 # Test programs link our library directly and never relink through libtool wrappers, so
 # they run unchanged from the read-only host root inside the guest.
-test_libs = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
+test_libs = lib/c_glib/libthrift_c_glib_rdma_engine.la $(THRIFT_LIBS) $(GLIB_LIBS)
+# Programs that are users of the library (tutorial, benchmark) link the installed one, which
+# exports the public API only.
+user_libs = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
 test_link = -no-install
 
 # --- the license header in every source file ---
 TESTS += test/check-license.sh
 EXTRA_DIST += test/check-license.sh
+
+# --- the installed library exports the public API only ---
+TESTS += test/unit/exports.sh
+EXTRA_DIST += test/unit/exports.sh
 
 # --- host-side unit tests ---
 check_PROGRAMS += test/unit/test_device

@@ -21,7 +21,7 @@ tutorial_calculator_server_SOURCES = tutorial/calculator_server.c tutorial/tutor
 nodist_tutorial_calculator_server_SOURCES = $(calculator_gen)
 tutorial_calculator_server_CPPFLAGS = $(tutorial_cppflags)
 tutorial_calculator_server_CFLAGS = $(gen_cflags)
-tutorial_calculator_server_LDADD = $(test_libs)
+tutorial_calculator_server_LDADD = $(user_libs)
 tutorial_calculator_server_LDFLAGS = $(test_link)
 tutorial/calculator_server-calculator_server.$(OBJEXT): tutorial/gen/stamp
 
@@ -29,7 +29,7 @@ tutorial_calculator_client_SOURCES = tutorial/calculator_client.c tutorial/tutor
 nodist_tutorial_calculator_client_SOURCES = $(calculator_gen)
 tutorial_calculator_client_CPPFLAGS = $(tutorial_cppflags)
 tutorial_calculator_client_CFLAGS = $(gen_cflags)
-tutorial_calculator_client_LDADD = $(test_libs)
+tutorial_calculator_client_LDADD = $(user_libs)
 tutorial_calculator_client_LDFLAGS = $(test_link)
 tutorial/calculator_client-calculator_client.$(OBJEXT): tutorial/gen/stamp
 

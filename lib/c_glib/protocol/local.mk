@@ -4,7 +4,7 @@
 # include/thrift/c_glib/protocol/ beside Debian's thrift_binary_protocol.h.
 protocolincludedir = $(includedir)/thrift/c_glib/protocol
 protocolinclude_HEADERS = lib/c_glib/protocol/thrift_checked_binary_protocol.h
-lib_c_glib_libthrift_c_glib_rdma_la_SOURCES += lib/c_glib/protocol/thrift_checked_binary_protocol.c
+lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES += lib/c_glib/protocol/thrift_checked_binary_protocol.c
 
 # Sources include <thrift/c_glib/protocol/...> as users do; Debian's headers of that
 # directory are found through THRIFT_CFLAGS (the staged one only holds ours).

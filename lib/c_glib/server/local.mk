@@ -4,14 +4,14 @@
 # Public headers install under include/thrift/c_glib/server/ beside Debian's thrift_server.h.
 serverincludedir = $(includedir)/thrift/c_glib/server
 serverinclude_HEADERS = lib/c_glib/server/thrift_threaded_server.h
-lib_c_glib_libthrift_c_glib_rdma_la_SOURCES += \
+lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES += \
 	lib/c_glib/server/thrift_threaded_server.c \
 	lib/c_glib/server/thrift_server_interrupt.c \
 	lib/c_glib/server/thrift_server_interrupt.h
 
 # thrift_transport_uri: tcp:// and rdma:// URIs to transports (lib/c_glib/transport/).
 transportinclude_HEADERS += lib/c_glib/transport/thrift_transport_uri.h
-lib_c_glib_libthrift_c_glib_rdma_la_SOURCES += lib/c_glib/transport/thrift_transport_uri.c
+lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES += lib/c_glib/transport/thrift_transport_uri.c
 
 # Sources include <thrift/c_glib/server/...> as users do after `make install`. Debian's
 # thrift/c_glib/server/ (thrift_server.h, ...) is found through THRIFT_CFLAGS: the staged

@@ -47,6 +47,18 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_gobject.c \
 	lib/c_glib/transport/rdma/rdma_gobject.h \
 	lib/c_glib/transport/rdma/rdma_transport.h
-lib_c_glib_libthrift_c_glib_rdma_la_SOURCES = $(rdma_engine_sources)
-lib_c_glib_libthrift_c_glib_rdma_la_LIBADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
-lib_c_glib_libthrift_c_glib_rdma_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+# Everything is built once into a convenience library, which the tests link (they look at
+# the engine's insides); the installed library is the same objects exporting only the public
+# API (the thrift_* names: libthrift_c_glib_rdma.map), so no engine symbol lands in
+# librdmacm's rdma_* namespace of the programs that use it.
+noinst_LTLIBRARIES += lib/c_glib/libthrift_c_glib_rdma_engine.la
+lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES = $(rdma_engine_sources)
+lib_c_glib_libthrift_c_glib_rdma_engine_la_LIBADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) \
+	$(IBVERBS_LIBS)
+lib_c_glib_libthrift_c_glib_rdma_la_SOURCES =
+lib_c_glib_libthrift_c_glib_rdma_la_LIBADD = lib/c_glib/libthrift_c_glib_rdma_engine.la \
+	$(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+lib_c_glib_libthrift_c_glib_rdma_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+	-Wl,--version-script=$(srcdir)/lib/c_glib/libthrift_c_glib_rdma.map
+EXTRA_lib_c_glib_libthrift_c_glib_rdma_la_DEPENDENCIES = $(srcdir)/lib/c_glib/libthrift_c_glib_rdma.map
+EXTRA_DIST += lib/c_glib/libthrift_c_glib_rdma.map
