@@ -47,36 +47,19 @@
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "gate.h"
+#include "gate_client.h"
 #include "gate_handler.h"
 #include "rdma_test_util.h"
 #include "serve_thread.h"
 
-typedef struct
-{
-  ThriftTransport *transport;
-  ThriftProtocol *protocol;
-  GateIf *client;
-} Client;
+typedef GateTestClient Client;
 
 static gboolean
 client_open (Client *c, guint port, guint call_timeout_ms, GError **error)
 {
-  c->transport = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                               "call-timeout", call_timeout_ms, NULL);
-  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
-  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
-                            "output_protocol", c->protocol, NULL);
+  gate_test_client_init (c, g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (),
+                                          "port", port, "call-timeout", call_timeout_ms, NULL));
   return thrift_transport_open (c->transport, error);
-}
-
-static void
-client_close (Client *c)
-{
-  if (c->transport != NULL)
-    thrift_transport_close (c->transport, NULL);
-  g_clear_object (&c->client);
-  g_clear_object (&c->protocol);
-  g_clear_object (&c->transport);
 }
 
 /* A server (ThriftThreadedServer or ThriftSimpleServer) of Gate on rdma://SERVER_ADDR:PORT
@@ -136,7 +119,7 @@ client_open_retry (Client *c, guint port, guint call_timeout_ms)
     GError *error = NULL;
     if (client_open (c, port, call_timeout_ms, &error))
       return;
-    client_close (c);
+    gate_test_client_clear (c);
     if (g_get_monotonic_time () >= until)
       g_error ("no server on port %u: %s", port, error->message);
     g_clear_error (&error);
@@ -188,7 +171,7 @@ test_no_stale_reply (void)
   g_assert_true (gate_if_ping (c.client, &r, 5, &error));
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 6);
-  client_close (&c);
+  gate_test_client_clear (&c);
 
   thrift_server_stop (server);
   g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
@@ -233,8 +216,8 @@ test_idle_timeout (void)
   g_assert_true (gate_if_ping (busy.client, &r, 7, &error));
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 8);
-  client_close (&quiet);
-  client_close (&busy);
+  gate_test_client_clear (&quiet);
+  gate_test_client_clear (&busy);
   thrift_server_stop (server);
   g_assert_true (serve_thread_join (&serve, 10 * G_USEC_PER_SEC));
   serve_thread_clear (&serve);
@@ -303,7 +286,7 @@ test_simple_server_factories (void)
     g_assert_true (gate_if_ping (c.client, &r, i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, i + 1);
-    client_close (&c);
+    gate_test_client_clear (&c);
   }
   thrift_server_stop (run.server);
   {
@@ -312,7 +295,7 @@ test_simple_server_factories (void)
     GError *error = NULL;
     client_open (&c, port, 5000, &error);
     g_clear_error (&error);
-    client_close (&c);
+    gate_test_client_clear (&c);
   }
   g_assert_true (wait_returned (&run, 10 * G_USEC_PER_SEC));
   pthread_join (run.thread, NULL);
@@ -357,7 +340,7 @@ test_simple_server_sigint (gconstpointer data)
   g_assert_cmpint (pthread_kill (run.thread, SIGINT), ==, 0);
   g_assert_true (wait_returned (&run, 5 * G_USEC_PER_SEC));
   pthread_join (run.thread, NULL);
-  client_close (&c);
+  gate_test_client_clear (&c);
   g_assert_cmpint (sigaction (SIGINT, &old, NULL), ==, 0);
   g_object_unref (run.server);
 }

@@ -34,6 +34,7 @@
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
 
 #include "gate.h"
+#include "gate_client.h"
 #include "gate_handler.h"
 #include "rdma_test_util.h"
 #include "serve_thread.h"
@@ -136,31 +137,13 @@ fixture_free (Fixture *f)
 
 /* ---- clients ---- */
 
-typedef struct
-{
-  ThriftTransport *transport;
-  ThriftProtocol *protocol;
-  GateIf *client;
-} Client;
+typedef GateTestClient Client;
 
 static gboolean
 client_open (Client *c, guint port, ThriftRdmaPolling polling, GError **error)
 {
-  c->transport = rt_client_new (port, polling);
-  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
-  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
-                            "output_protocol", c->protocol, NULL);
+  gate_test_client_init (c, rt_client_new (port, polling));
   return thrift_transport_open (c->transport, error);
-}
-
-static void
-client_close (Client *c)
-{
-  if (c->transport != NULL)
-    thrift_transport_close (c->transport, NULL);
-  g_clear_object (&c->client);
-  g_clear_object (&c->protocol);
-  g_clear_object (&c->transport);
 }
 
 typedef struct
@@ -188,7 +171,7 @@ gather_client (gpointer data)
   if (error != NULL)
     g_printerr ("# gather client %d: %s\n", job->id, error->message);
   g_clear_error (&error);
-  client_close (&c);
+  gate_test_client_clear (&c);
   return NULL;
 }
 
@@ -318,7 +301,7 @@ test_stop_connected (gconstpointer data)
     g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
     g_assert_nonnull (error);
     g_clear_error (&error);
-    client_close (&c[i]);
+    gate_test_client_clear (&c[i]);
   }
   fixture_free (&f);
   g_assert_true (rt_resources_at_baseline (baseline));
@@ -346,7 +329,7 @@ test_stop_idle (void)
     g_assert_true (gate_if_ping (c.client, &r, 41, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, 42);
-    client_close (&c);
+    gate_test_client_clear (&c);
     fixture_stop (&f);
     g_assert_cmpuint (threads_settled (threads0), ==, threads0);
     g_assert_true (rt_resources_at_baseline (baseline));
@@ -425,7 +408,7 @@ test_interrupt (gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 7);
 
-  client_close (&c);
+  gate_test_client_clear (&c);
   fixture_stop (&f);
   fixture_free (&f);
   g_assert_true (rt_resources_at_baseline (baseline));
@@ -476,7 +459,7 @@ test_pool_idle_cpu (void)
     g_assert_true (gate_if_ping (c[i].client, &r, 10 + (gint32) i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, 11 + (gint32) i);
-    client_close (&c[i]);
+    gate_test_client_clear (&c[i]);
   }
   fixture_stop (&f);
   fixture_free (&f);
@@ -514,7 +497,7 @@ test_pool_large_then_small (void)
     g_assert_cmpint (r, ==, (gint32) i + 1);
   }
   g_byte_array_unref (in);
-  client_close (&c);
+  gate_test_client_clear (&c);
   fixture_stop (&f);
   fixture_free (&f);
 }

@@ -16,6 +16,7 @@ CLEANFILES += $(gate_gen) test/server/gen/stamp
 # The Gate handler and the serve-in-a-thread harness, shared with
 # test/rdma/test_threaded_server_rdma.
 gate_test_support = test/server/gate_handler.c test/server/gate_handler.h \
+	test/server/gate_client.c test/server/gate_client.h \
 	test/server/serve_thread.c test/server/serve_thread.h
 
 # Generated code is compiled without -Wmissing-prototypes (its static helpers are fine).

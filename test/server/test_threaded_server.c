@@ -38,6 +38,7 @@
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "gate.h"
+#include "gate_client.h"
 #include "gate_handler.h"
 #include "serve_thread.h"
 
@@ -122,12 +123,7 @@ fixture_free (Fixture *f)
   serve_thread_clear (&f->serve);
 }
 
-typedef struct
-{
-  ThriftTransport *transport;
-  ThriftProtocol *protocol;
-  GateIf *client;
-} Client;
+typedef GateTestClient Client;
 
 /* Connects to the fixture, retrying while the server is not listening yet (2 s). */
 static gboolean
@@ -136,7 +132,7 @@ client_open (Client *c, guint port, const gchar *options, GError **error)
   g_autofree gchar *uri = g_strdup_printf ("tcp://127.0.0.1:%u%s", port, options ? options : "");
   gint tries;
 
-  c->transport = thrift_transport_new_for_uri (uri, error);
+  gate_test_client_init (c, thrift_transport_new_for_uri (uri, error));
   g_assert_nonnull (c->transport);
   for (tries = 0; ; tries++)
   {
@@ -146,26 +142,13 @@ client_open (Client *c, guint port, const gchar *options, GError **error)
     if (tries == 200)
     {
       g_propagate_error (error, e);
-      g_clear_object (&c->transport);
+      gate_test_client_clear (c);
       return FALSE;
     }
     g_clear_error (&e);
     g_usleep (10 * 1000);
   }
-  c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
-  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
-                            "output_protocol", c->protocol, NULL);
   return TRUE;
-}
-
-static void
-client_close (Client *c)
-{
-  if (c->transport != NULL && thrift_transport_is_open (c->transport))
-    thrift_transport_close (c->transport, NULL);
-  g_clear_object (&c->client);
-  g_clear_object (&c->protocol);
-  g_clear_object (&c->transport);
 }
 
 /* ---- tests ---- */
@@ -191,7 +174,7 @@ gather_client (gpointer data)
   if (error != NULL)
     g_printerr ("# gather client: %s\n", error->message);
   g_clear_error (&error);
-  client_close (&c);
+  gate_test_client_clear (&c);
   return NULL;
 }
 
@@ -323,7 +306,7 @@ test_stop_connected (gconstpointer data)
     g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
     g_assert_nonnull (error);
     g_clear_error (&error);
-    client_close (&c[i]);
+    gate_test_client_clear (&c[i]);
   }
   fixture_free (&f);
   g_assert_cmpuint (count_fds (), ==, fds0);
@@ -351,7 +334,7 @@ test_stop_idle (void)
     g_assert_true (gate_if_ping (c.client, &r, 41, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, 42);
-    client_close (&c);
+    gate_test_client_clear (&c);
     thrift_server_stop (f.server);
     g_assert_true (fixture_wait (&f));
     g_assert_no_error (f.serve.error);
@@ -394,7 +377,7 @@ test_sigint (void)
   g_assert_cmpint (kill (getpid (), SIGINT), ==, 0);
   g_assert_true (fixture_wait (&f));
   g_assert_no_error (f.serve.error);
-  client_close (&c);
+  gate_test_client_clear (&c);
   fixture_free (&f);
 }
 
@@ -472,7 +455,7 @@ test_echo (gconstpointer data)
     g_byte_array_unref (in);
     g_byte_array_unref (out);
   }
-  client_close (&c);
+  gate_test_client_clear (&c);
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
   fixture_free (&f);
@@ -560,11 +543,11 @@ test_hostile (gconstpointer data)
   g_assert_true (gate_if_ping (c.client, &r, 2, &error));
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 3);
-  client_close (&c);
+  gate_test_client_clear (&c);
   g_assert_true (client_open (&c, f.port, NULL, &error));
   g_assert_true (gate_if_ping (c.client, &r, 41, &error));
   g_assert_cmpint (r, ==, 42);
-  client_close (&c);
+  gate_test_client_clear (&c);
   thrift_server_stop (f.server);
   g_assert_true (fixture_wait (&f));
   fixture_free (&f);
@@ -618,14 +601,14 @@ test_simple_server_factories (void)
     g_assert_true (gate_if_ping (c.client, &r, i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, i + 1);
-    client_close (&c);
+    gate_test_client_clear (&c);
   }
   /* stop: the flag, then one more connection wakes accept */
   thrift_server_stop (server);
   {
     Client c = { 0 };
     g_assert_true (client_open (&c, port, "?framing=none", &error));
-    client_close (&c);
+    gate_test_client_clear (&c);
   }
   g_thread_join (thread);
   g_object_unref (server);
