@@ -72,6 +72,7 @@ typedef struct
   gboolean reading;                   /* the head message is being read */
   const ThriftHintSet *msg_hints;     /* set_hints of the message being written */
   const ThriftHintSet *wait_hints;    /* hints of the last message sent (its reply's wait) */
+  const ThriftHintSet *checked_hints; /* the last set looked at for unimplemented hints */
   ThriftRdmaPolling effective;
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   const gchar *proto_name;
@@ -439,7 +440,11 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   }
   if (priv->wbuf->len == 0)
     return TRUE;
-  rdma_select_warn_unimplemented (h);
+  if (h != priv->checked_hints) {
+    /* once per change of hint set, not per call: the check takes a process-wide lock */
+    rdma_select_warn_unimplemented (h);
+    priv->checked_hints = h;
+  }
   use_hints (priv, h);
   priv->conn->tx_proto = rdma_select_protocol (h);
   priv->proto_name = priv->conn->tx_proto->name;
@@ -541,13 +546,14 @@ thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, gui
   ThriftRdmaPrivate *priv = PRIV (watch);
   GError *e = NULL;
   gboolean cq_event = *n_fds >= 1 && fds[0].revents != 0;
+  gboolean cm_event = *n_fds >= 2 && fds[1].revents != 0;
 
   RdmaIdle st;
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
   /* (the call first: the error it sets is an argument too) */
-  st = rdma_conn_idle_check (priv->conn, cq_event, g_get_monotonic_time (), &e);
+  st = rdma_conn_idle_check (priv->conn, cq_event, cm_event, g_get_monotonic_time (), &e);
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
 

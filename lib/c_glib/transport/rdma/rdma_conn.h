@@ -179,8 +179,8 @@ gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
 gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Waiting in a poll set owned by the caller (rdma_poll.c), for a server's idle connections:
  * prepare takes what already completed and arms the CQ; check (after the poll said the
- * completion channel is readable (@cq_event), or the keepalive was due) takes the event and
- * prepares again.  READY: a message is there; GONE: the connection is over (@error says
+ * completion channel (@cq_event) or the CM channel (@cm_event) is readable, or the keepalive
+ * was due) takes the events and prepares again.  READY: a message is there; GONE: the connection is over (@error says
  * why, when it failed); WAIT: watch the completion and CM channels' fds until
  * rdma_keepalive_due (). */
 typedef enum
@@ -190,7 +190,8 @@ typedef enum
   RDMA_IDLE_GONE
 } RdmaIdle;
 RdmaIdle rdma_conn_idle_prepare (RdmaConn *conn, GError **error);
-RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gint64 now, GError **error);
+RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event,
+                               gint64 now, GError **error);
 /* Handles a work completion (rdma_conn.c). */
 gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error);
 /* Handles every pending CM event of the connection's channel (rdma_conn.c). */

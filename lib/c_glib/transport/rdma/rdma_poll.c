@@ -250,7 +250,9 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
   for (;;) {
     RdmaIdle st;
 
-    if (!drain_all (conn, error) || rdma_conn_handle_cm_events (conn, error) < 0)
+    /* CM events (a disconnect) are not read here: the CM channel is in the poll set and
+     * check reads it when it fires, which saves a system call per request */
+    if (!drain_all (conn, error))
       return RDMA_IDLE_GONE;
     if (conn->state == RDMA_CONN_CONNECTED && !progressed (conn, error))
       return RDMA_IDLE_GONE;
@@ -265,11 +267,14 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
 }
 
 RdmaIdle
-rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gint64 now, GError **error)
+rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint64 now,
+                      GError **error)
 {
   gint64 due = rdma_keepalive_due (conn);
 
   if (cq_event && !take_cq_event (conn, error))
+    return RDMA_IDLE_GONE;
+  if (cm_event && rdma_conn_handle_cm_events (conn, error) < 0)
     return RDMA_IDLE_GONE;
   /* what completed (a probe's answer among it) counts before the tick judges */
   if (!drain_all (conn, error))
