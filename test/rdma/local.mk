@@ -22,6 +22,14 @@ test_unit_test_rdma_engine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_unit_test_rdma_engine_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_unit_test_rdma_engine_LDFLAGS = $(test_link)
 
+# The RDMA protocols, each forced by a proto hint: sizes, verbs footprint, switching.
+rdma_tests += test/rdma/test_protocols
+check_PROGRAMS += test/rdma/test_protocols
+test_rdma_test_protocols_SOURCES = test/rdma/test_protocols.c $(rdma_test_util)
+test_rdma_test_protocols_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_protocols_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_protocols_LDFLAGS = $(test_link)
+
 # Faults: a killed server, bad peers (raw engine connections), idle and vanishing clients.
 rdma_tests += test/rdma/test_rdma_faults
 check_PROGRAMS += test/rdma/test_rdma_faults
@@ -63,6 +71,16 @@ test_rdma_test_thrift_rdma_asan_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefin
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_thrift_rdma_asan_LDFLAGS = -fsanitize=address,undefined
+
+# The protocols under ASan/UBSan: their buffers, rings and error paths.
+rdma_tests += test/rdma/test_protocols_asan
+check_PROGRAMS += test/rdma/test_protocols_asan
+test_rdma_test_protocols_asan_SOURCES = test/rdma/test_protocols.c $(rdma_test_util) \
+	$(rdma_engine_sources)
+test_rdma_test_protocols_asan_CPPFLAGS = $(test_rdma_test_thrift_rdma_asan_CPPFLAGS)
+test_rdma_test_protocols_asan_CFLAGS = $(test_rdma_test_thrift_rdma_asan_CFLAGS)
+test_rdma_test_protocols_asan_LDADD = $(test_rdma_test_thrift_rdma_asan_LDADD)
+test_rdma_test_protocols_asan_LDFLAGS = $(test_rdma_test_thrift_rdma_asan_LDFLAGS)
 
 # The fault tests under ASan/UBSan too: the error and teardown paths are where leaks hide.
 rdma_tests += test/rdma/test_rdma_faults_asan

@@ -112,8 +112,9 @@ echo_thread (gpointer data)
   return NULL;
 }
 
-RtEchoServer *
-rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_timeout_ms)
+static RtEchoServer *
+echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_timeout_ms,
+                   const ThriftHintSet *hints)
 {
   RtEchoServer *srv = g_new0 (RtEchoServer, 1);
   ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
@@ -122,13 +123,26 @@ rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_t
 
   srv->server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
                               "polling", polling, "configuration", conf, "idle-timeout",
-                              idle_timeout_ms, NULL);
+                              idle_timeout_ms, "hints", hints, NULL);
   g_object_unref (conf);
   g_assert_true (thrift_server_transport_listen (srv->server, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (rt_echo_server_port (srv), >, 0);
   srv->thread = g_thread_new ("echo", echo_thread, srv);
   return srv;
+}
+
+RtEchoServer *
+rt_echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_timeout_ms)
+{
+  return echo_server_start (polling, max_message, idle_timeout_ms, NULL);
+}
+
+RtEchoServer *
+rt_echo_server_start_hinted (ThriftRdmaPolling polling, guint max_message,
+                             const ThriftHintSet *hints)
+{
+  return echo_server_start (polling, max_message, 0, hints);
 }
 
 guint

@@ -17,6 +17,7 @@
 #define _RDMA_TEST_UTIL_H
 
 #include <glib.h>
+#include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
@@ -36,6 +37,9 @@ typedef struct _RtEchoServer RtEchoServer;
 /* @idle_timeout_ms: how long the server waits for a request (0: forever). */
 RtEchoServer *rt_echo_server_start (ThriftRdmaPolling polling, guint max_message,
                                     guint idle_timeout_ms);
+/* With a default hint set for the replies (NULL: none); @hints must outlive the server. */
+RtEchoServer *rt_echo_server_start_hinted (ThriftRdmaPolling polling, guint max_message,
+                                           const ThriftHintSet *hints);
 guint rt_echo_server_port (RtEchoServer *srv);
 /* Connections served so far, and how many ended with an error. */
 guint rt_echo_server_served (RtEchoServer *srv);

@@ -155,7 +155,7 @@ raw_send (RdmaConn *c, const void *bytes, guint32 len)
 
   g_assert_true (rdma_pool_get (&c->send_pool, &slot));
   memcpy (rdma_pool_slot (&c->send_pool, slot), bytes, len);
-  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, len, &error));
+  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, len, NULL, 0, 0, &error));
   g_assert_no_error (error);
 }
 

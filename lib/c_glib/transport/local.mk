@@ -34,7 +34,17 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_pool.h \
 	lib/c_glib/transport/rdma/rdma_proto.c \
 	lib/c_glib/transport/rdma/rdma_proto.h \
-	lib/c_glib/transport/rdma/rdma_proto_eager.c \
+	lib/c_glib/transport/rdma/rdma_op.h \
+	lib/c_glib/transport/rdma/rdma_tx.c \
+	lib/c_glib/transport/rdma/rdma_tx.h \
+	lib/c_glib/transport/rdma/rdma_ring.c \
+	lib/c_glib/transport/rdma/rdma_ring.h \
+	lib/c_glib/transport/rdma/proto/rdma_proto_eager.c \
+	lib/c_glib/transport/rdma/proto/rdma_write_send.c \
+	lib/c_glib/transport/rdma/proto/rdma_write_send.h \
+	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_send.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_chained_write_send.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_imm.c \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
 	lib/c_glib/transport/rdma/rdma_signal.c \

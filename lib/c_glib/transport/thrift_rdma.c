@@ -67,7 +67,7 @@ typedef struct
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;
-  GByteArray *wbuf;                   /* the message being written */
+  gsize wlen;                         /* bytes of the message being written (0: none yet) */
   gsize rpos;                         /* read position in the head received message */
   gboolean reading;                   /* the head message is being read */
   const ThriftHintSet *msg_hints;     /* set_hints of the message being written */
@@ -242,7 +242,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   rdma_signal_snapshot ();
   priv->rpos = 0;
   priv->reading = FALSE;
-  g_byte_array_set_size (priv->wbuf, 0);
+  priv->wlen = 0;
   return TRUE;
 }
 
@@ -260,7 +260,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   }
   priv->rpos = 0;
   priv->reading = FALSE;
-  g_byte_array_set_size (priv->wbuf, 0);
+  priv->wlen = 0;
   /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
    * writes it before setting the flag, so a readable eventfd never outlives a clear flag) */
   g_atomic_int_set (&priv->interrupted, 0);
@@ -336,6 +336,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   if (!priv->reading) {
     priv->reading = TRUE;
     priv->rpos = 0;
+    priv->proto_name = msg->proto->name;
   }
   n = (guint32) MIN ((gsize) len, msg->len - priv->rpos);
   memcpy (buf, msg->data + priv->rpos, n);
@@ -407,14 +408,24 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
     not_open (error);
     return FALSE;
   }
-  if (priv->wbuf->len + (gsize) len > max_message_of (transport->configuration)) {
+  if (priv->wlen + (gsize) len > max_message_of (transport->configuration)) {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
                  "ThriftRdma: the message being written exceeds the max message size %u",
                  max_message_of (transport->configuration));
     return FALSE;
   }
-  g_byte_array_append (priv->wbuf, buf, len);
-  priv->conn->stats.bytes_copied += len;
+  /* straight into registered memory: the only copy on the way out */
+  if (priv->wlen == 0) {
+    GError *e = NULL;
+    if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
+      fail_call (priv, e);
+      g_propagate_error (error, e);
+      return FALSE;
+    }
+  }
+  if (!rdma_conn_tx_append (priv->conn, buf, len, error))
+    return FALSE;
+  priv->wlen += len;
   return TRUE;
 }
 
@@ -438,7 +449,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
     not_open (error);
     return FALSE;
   }
-  if (priv->wbuf->len == 0)
+  if (priv->wlen == 0)
     return TRUE;
   if (h != priv->checked_hints) {
     /* once per change of hint set, not per call: the check takes a process-wide lock */
@@ -447,9 +458,9 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   }
   use_hints (priv, h);
   priv->conn->tx_proto = rdma_select_protocol (h);
-  priv->proto_name = priv->conn->tx_proto->name;
-  ok = rdma_conn_send (priv->conn, priv->wbuf->data, priv->wbuf->len,
-                       deadline_after (priv->call_timeout_ms), &e);
+  ok = rdma_conn_tx_send (priv->conn, deadline_after (priv->call_timeout_ms), &e);
+  if (ok)
+    priv->proto_name = priv->conn->last_tx_proto->name;
   if (!ok) {
     /* part of the message may be out: the stream is no longer in step (a message refused
      * for its size was not sent at all) */
@@ -458,7 +469,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
       fail_call (priv, e);
     g_propagate_error (error, e);
   }
-  g_byte_array_set_size (priv->wbuf, 0);
+  priv->wlen = 0;
   priv->wait_hints = priv->msg_hints;
   priv->msg_hints = NULL;
   return ok;
@@ -693,7 +704,6 @@ thrift_rdma_finalize (GObject *object)
     close (priv->wake_fd);
   g_free (priv->hostname);
   g_free (priv->source_address);
-  g_byte_array_unref (priv->wbuf);
   g_clear_object (&tt->configuration);
   G_OBJECT_CLASS (thrift_rdma_parent_class)->finalize (object);
 }
@@ -762,7 +772,6 @@ thrift_rdma_init (ThriftRdma *self)
 {
   ThriftRdmaPrivate *priv = PRIV (self);
 
-  priv->wbuf = g_byte_array_new ();
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
   priv->effective = priv->polling;
   priv->proto_name = rdma_proto_eager_ops.name;

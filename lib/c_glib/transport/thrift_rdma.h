@@ -116,6 +116,13 @@ typedef struct _ThriftRdmaStats
   guint64 cq_events;          /* completion channel events (times blocked in the kernel) */
   guint64 keepalive_probes;   /* probes posted to a quiet peer (keepalive) */
   guint64 slots_held;         /* receive slots held back because too much was unread */
+  guint64 sends;              /* SEND work requests (data, notices, control, credits) */
+  guint64 writes;             /* RDMA WRITE work requests (keepalive probes included) */
+  guint64 write_imms;         /* RDMA WRITE_WITH_IMM work requests */
+  guint64 reads;              /* RDMA READ work requests */
+  guint64 recvs;              /* receive work requests posted */
+  guint64 control_messages;   /* control channel messages sent (ring requests and adverts,
+                                 rendezvous) */
 } ThriftRdmaStats;
 
 /* Six type macros. */

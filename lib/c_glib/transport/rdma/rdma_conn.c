@@ -27,6 +27,7 @@
 #include "rdma_conn.h"
 #include "rdma_keepalive.h"
 #include "rdma_resources.h"
+#include "rdma_ring.h"
 #include "rdma_status.h"
 
 #define RDMA_DEFAULT_SLOT_SIZE 4096
@@ -37,6 +38,11 @@
  * largest size that fits the slots, and never less than one max-size message can need. */
 #define RDMA_DEFAULT_UNREAD_LIMIT (4u << 20)
 #define RDMA_RNR_RETRY_INFINITE 7
+#define RDMA_DEFAULT_RING_SIZE (512u << 10)
+/* Send queue entries beyond the send slots: WRITEs and READs of the protocols, and the
+ * keepalive probe. */
+#define RDMA_SQ_EXTRA 64
+#define RDMA_OP_BLOCK 32
 
 static const gchar *const state_names[] = {
   [RDMA_CONN_IDLE] = "idle",
@@ -99,6 +105,8 @@ rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPol
   s->wire_version = THRIFT_RDMA_WIRE_VERSION;
   s->keepalive_ms = RDMA_DEFAULT_KEEPALIVE_MS;
   s->unread_limit = RDMA_DEFAULT_UNREAD_LIMIT;
+  s->rx_protocols = rdma_proto_implemented ();
+  s->ring_size = RDMA_DEFAULT_RING_SIZE;
 }
 
 void
@@ -140,52 +148,230 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   conn->state = RDMA_CONN_IDLE;
   conn->wake_fd = -1;
   g_queue_init (&conn->received);
+  g_queue_init (&conn->control_out);
   conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
+  conn->op_blocks = g_ptr_array_new_with_free_func (g_free);
   conn->tx_proto = &rdma_proto_eager_ops;
+  conn->probe_op = (RdmaOp) { .kind = RDMA_OP_PROBE, .slot = -1, .sq_entries = 1 };
+  conn->quiet_op = (RdmaOp) { .kind = RDMA_OP_QUIET, .slot = -1 };
+  conn->max_rd_atomic = 1;
   return conn;
 }
 
 /* ---- posting ---- */
 
+RdmaOp *
+rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto)
+{
+  RdmaOp *op;
+
+  if (conn->free_ops == NULL) {
+    RdmaOp *block = g_new0 (RdmaOp, RDMA_OP_BLOCK);
+    g_ptr_array_add (conn->op_blocks, block);
+    for (guint i = 0; i < RDMA_OP_BLOCK; i++) {
+      block[i].next_free = conn->free_ops;
+      conn->free_ops = &block[i];
+    }
+  }
+  op = conn->free_ops;
+  conn->free_ops = op->next_free;
+  *op = (RdmaOp) { .kind = kind, .proto = proto, .slot = -1, .pooled = TRUE };
+  return op;
+}
+
+static void
+op_put (RdmaConn *conn, RdmaOp *op)
+{
+  op->next_free = conn->free_ops;
+  conn->free_ops = op;
+}
+
+gboolean
+rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error)
+{
+  while (conn->sq_used + n > conn->sq_depth) {
+    if (!rdma_conn_check_usable (conn, error) || !rdma_conn_progress (conn, deadline_us, error))
+      return FALSE;
+  }
+  return rdma_conn_check_usable (conn, error);
+}
+
+static void
+count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
+{
+  switch (wr->opcode) {
+  case IBV_WR_SEND:
+  case IBV_WR_SEND_WITH_IMM:
+    conn->stats.sends++;
+    break;
+  case IBV_WR_RDMA_WRITE:
+    conn->stats.writes++;
+    break;
+  case IBV_WR_RDMA_WRITE_WITH_IMM:
+    conn->stats.write_imms++;
+    break;
+  case IBV_WR_RDMA_READ:
+    conn->stats.reads++;
+    break;
+  default:
+    break;
+  }
+}
+
 gboolean
 rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GError **error)
 {
   struct ibv_send_wr *bad = NULL;
-  int rc = ibv_post_send (conn->id->qp, wr, &bad);
+  int rc;
 
+  /* An unsignalled WR is retired by the next signalled one: that one's completion means the
+   * send queue has moved past both.  Force a signal before the queue could fill up with
+   * WRs nobody retires. */
+  for (struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
+    RdmaOp *op = rdma_op_from_wr_id (w->wr_id);
+    if (!(w->send_flags & IBV_SEND_SIGNALED) && conn->sq_unsignalled + 1 >= conn->sq_depth / 2)
+      w->send_flags |= IBV_SEND_SIGNALED;
+    if (w->send_flags & IBV_SEND_SIGNALED) {
+      g_assert (op != &conn->quiet_op);
+      op->sq_entries = conn->sq_unsignalled + 1;
+      conn->sq_unsignalled = 0;
+      if (op->tx != NULL)
+        op->tx->busy++;
+    } else {
+      conn->sq_unsignalled++;
+    }
+    conn->sq_used++;
+  }
+  rc = ibv_post_send (conn->id->qp, wr, &bad);
   conn->stats.post_send_calls++;
   if (rc != 0) {
     GError *e = NULL;
     rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1, "%s",
                            what);
+    /* what was not posted never completes: give back what it holds */
+    for (struct ibv_send_wr *w = bad; w != NULL; w = w->next) {
+      RdmaOp *op = rdma_op_from_wr_id (w->wr_id);
+      conn->sq_used--;
+      if ((w->send_flags & IBV_SEND_SIGNALED) && op->tx != NULL)
+        op->tx->busy--;
+      if (op->kind == RDMA_OP_SEND && op->slot >= 0)
+        rdma_pool_put (&conn->send_pool, (guint32) op->slot);
+      if (op->pooled)
+        op_put (conn, op);
+    }
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
     return FALSE;
   }
-  for (; wr != NULL; wr = wr->next)
+  for (; wr != NULL; wr = wr->next) {
     conn->stats.wr_posted++;
+    count_wr (conn, wr);
+  }
   return TRUE;
 }
 
 gboolean
-rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, GError **error)
+rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, RdmaTx *tx,
+                     gsize tx_off, guint32 tx_len, GError **error)
 {
-  struct ibv_sge sge = {
-    .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
-    .length = len,
-    .lkey = conn->send_pool.mr->lkey,
+  RdmaOp *op = &conn->send_ops[slot];
+  struct ibv_sge sge[2] = {
+    {
+      .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
+      .length = len,
+      .lkey = conn->send_pool.mr->lkey,
+    },
   };
   struct ibv_send_wr wr = {
-    .wr_id = RDMA_WRID_SEND (proto, slot),
-    .sg_list = &sge,
+    .wr_id = rdma_op_wr_id (op),
+    .sg_list = sge,
     .num_sge = 1,
     .opcode = IBV_WR_SEND,
     .send_flags = IBV_SEND_SIGNALED,
   };
 
-  if (!rdma_conn_post_wr (conn, &wr, "SEND", error)) {
-    rdma_pool_put (&conn->send_pool, slot);
-    return FALSE;
+  *op = (RdmaOp) { .kind = RDMA_OP_SEND, .proto = proto, .slot = slot };
+  if (tx != NULL && tx_len > 0) {
+    /* gather the payload from the transmit buffer: no copy into the slot */
+    sge[1] = (struct ibv_sge) {
+      .addr = (uintptr_t) (tx->base + tx_off),
+      .length = tx_len,
+      .lkey = tx->mr->lkey,
+    };
+    wr.num_sge = 2;
+    op->tx = tx;
+  }
+  return rdma_conn_post_wr (conn, &wr, "SEND", error);
+}
+
+void
+rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 flags,
+                  guint32 frag_len, guint32 msg_len)
+{
+  rdma_wire_header_write (slot, proto, type, flags, rdma_credit_piggyback (&conn->credits),
+                          frag_len, msg_len);
+  rdma_wire_header_set_freed (slot, (guint8) rdma_ring_take_freed (conn, G_MAXUINT8));
+}
+
+typedef struct
+{
+  guint8 proto;
+  guint8 kind;
+  guint32 len;
+  guint8 payload[RDMA_WIRE_CONTROL_MAX];
+} ControlMsg;
+
+/* Sends queued control messages while send slots are free. */
+static gboolean
+flush_control (RdmaConn *conn, GError **error)
+{
+  ControlMsg *m;
+  guint32 slot;
+
+  while ((m = g_queue_peek_head (&conn->control_out)) != NULL) {
+    guint8 *dst, proto;
+    guint32 len;
+
+    if (conn->state != RDMA_CONN_CONNECTED || conn->sq_used + 1 > conn->sq_depth
+        || !rdma_pool_get (&conn->send_pool, &slot))
+      return TRUE;
+    g_queue_pop_head (&conn->control_out);
+    dst = rdma_pool_slot (&conn->send_pool, slot);
+    rdma_conn_header (conn, dst, m->proto, RDMA_WIRE_CONTROL, m->kind, m->len, m->len);
+    memcpy (dst + RDMA_WIRE_HEADER_SIZE, m->payload, m->len);
+    len = RDMA_WIRE_HEADER_SIZE + m->len;
+    proto = m->proto;
+    g_free (m);
+    conn->stats.control_messages++;
+    if (!rdma_conn_post_send (conn, proto, slot, len, NULL, 0, 0, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind, const void *payload,
+                        guint32 len, GError **error)
+{
+  ControlMsg *m = g_new (ControlMsg, 1);
+
+  g_return_val_if_fail (len <= RDMA_WIRE_CONTROL_MAX, FALSE);
+  m->proto = proto;
+  m->kind = kind;
+  m->len = len;
+  if (len > 0)
+    memcpy (m->payload, payload, len);
+  g_queue_push_tail (&conn->control_out, m);
+  return flush_control (conn, error);
+}
+
+gboolean
+rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer), gpointer data,
+                    gint64 deadline_us, GError **error)
+{
+  while (!done (conn, data)) {
+    if (!rdma_conn_check_usable (conn, error) || !rdma_conn_progress (conn, deadline_us, error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -204,8 +390,9 @@ post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
       .length = conn->recv_pool.slot_size,
       .lkey = conn->recv_pool.mr->lkey,
     };
+    conn->recv_ops[slots[i]] = (RdmaOp) { .kind = RDMA_OP_RECV, .slot = slots[i] };
     wr[i] = (struct ibv_recv_wr) {
-      .wr_id = RDMA_WRID_RECV | slots[i],
+      .wr_id = rdma_op_wr_id (&conn->recv_ops[slots[i]]),
       .sg_list = &sge[i],
       .num_sge = 1,
       .next = i + 1 < n ? &wr[i + 1] : NULL,
@@ -221,6 +408,7 @@ post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
     return FALSE;
   }
   conn->stats.wr_posted += n;
+  conn->stats.recvs += n;
   return TRUE;
 }
 
@@ -262,24 +450,32 @@ rdma_conn_return_credits (RdmaConn *conn, GError **error)
 {
   guint32 slot;
 
-  if (conn->state != RDMA_CONN_CONNECTED || !rdma_credit_need_explicit (&conn->credits))
+  if (conn->state != RDMA_CONN_CONNECTED)
     return TRUE;
-  if (!rdma_pool_get (&conn->send_pool, &slot))
+  if (!flush_control (conn, error))
+    return FALSE;
+  if (!rdma_credit_need_explicit (&conn->credits) && !rdma_ring_need_report (conn))
+    return TRUE;
+  if (conn->sq_used + 1 > conn->sq_depth || !rdma_pool_get (&conn->send_pool, &slot))
     return TRUE; /* deferred: tried again after the next completion */
-  rdma_wire_header_write (rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,
-                          RDMA_WIRE_CREDIT, 0, rdma_credit_piggyback (&conn->credits), 0, 0);
+  rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,
+                    RDMA_WIRE_CREDIT, 0, 0, 0);
   conn->stats.credit_messages++;
-  return rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE, error);
+  return rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE, NULL, 0, 0,
+                              error);
 }
 
 void
-rdma_conn_deliver (RdmaConn *conn, guint8 *data, gsize len, gint64 slot, gboolean owned)
+rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
+                   RdmaMsgOwner owner, gint64 slot, guint64 token)
 {
   RdmaMessage *msg = g_new (RdmaMessage, 1);
   msg->data = data;
   msg->len = len;
+  msg->owner = owner;
   msg->slot = slot;
-  msg->owned = owned;
+  msg->token = token;
+  msg->proto = proto;
   g_queue_push_tail (&conn->received, msg);
   conn->unread_bytes += len;
   conn->stats.messages_received++;
@@ -290,24 +486,134 @@ rdma_conn_deliver (RdmaConn *conn, guint8 *data, gsize len, gint64 slot, gboolea
 
 /* ---- completions and CM events ---- */
 
-static gboolean
-fail_with (RdmaConn *conn, GError *e, GError **error)
+gboolean
+rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error)
 {
   rdma_conn_fail (conn, e);
   g_propagate_error (error, e);
   return FALSE;
 }
 
+static const gchar *
+op_kind_name (const RdmaOp *op)
+{
+  switch (op->kind) {
+  case RDMA_OP_RECV:
+    return "receive";
+  case RDMA_OP_SEND:
+    return "send";
+  case RDMA_OP_WRITE:
+    return "RDMA write";
+  case RDMA_OP_READ:
+    return "RDMA read";
+  case RDMA_OP_PROBE:
+    return "keepalive probe";
+  default:
+    return "unsignalled work request";
+  }
+}
+
+/* A send queue op completed (successfully or flushed): give back what it holds. */
+static void
+retire (RdmaConn *conn, RdmaOp *op, gboolean signalled)
+{
+  if (signalled) {
+    conn->sq_used -= MIN (op->sq_entries, conn->sq_used);
+    if (op->tx != NULL && op->tx->busy > 0)
+      op->tx->busy--;
+  }
+  if (op->kind == RDMA_OP_SEND && op->slot >= 0 && (guint64) op->slot < conn->send_pool.count) {
+    rdma_pool_put (&conn->send_pool, (guint32) op->slot);
+    op->slot = -1;
+  }
+}
+
+/* A receive: a SEND (header in the slot) or a WRITE_WITH_IMM (the immediate). */
+static gboolean
+handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **error)
+{
+  GError *e = NULL;
+  RdmaWireHeader hdr;
+  const guint8 *buf = rdma_pool_slot (&conn->recv_pool, slot);
+  const RdmaProtoOps *ops;
+
+  if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+    guint32 imm = GUINT32_FROM_BE (wc->imm_data);
+
+    ops = rdma_proto_by_id (RDMA_IMM_PROTO (imm));
+    if (ops == NULL || ops->on_imm == NULL
+        || !(conn->settings.rx_protocols & (1u << RDMA_IMM_PROTO (imm)))) {
+      rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: a write with immediate 0x%08x for protocol %u, "
+                             "which this side does not accept", imm, RDMA_IMM_PROTO (imm));
+      return rdma_conn_fail_with (conn, e, error);
+    }
+    /* the slot carried no data: it is free again (and is a credit the peer used) */
+    if (!rdma_conn_repost (conn, slot, TRUE, error))
+      return FALSE;
+    if (!ops->on_imm (conn, imm, wc->byte_len, &e))
+      return rdma_conn_fail_with (conn, e, error);
+    return TRUE;
+  }
+
+  if (!rdma_wire_header_parse (buf, wc->byte_len, conn->settings.max_message, &hdr, &e))
+    return rdma_conn_fail_with (conn, e, error);
+  if (!rdma_credit_grant (&conn->credits, hdr.credits)) {
+    rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: the peer returns %u credits, only %u are "
+                           "outstanding", hdr.credits, conn->credits.in_flight);
+    return rdma_conn_fail_with (conn, e, error);
+  }
+  if (hdr.freed > 0 && !rdma_ring_tx_freed (conn, hdr.freed, &e))
+    return rdma_conn_fail_with (conn, e, error);
+  if (hdr.type == RDMA_WIRE_CREDIT)
+    return rdma_conn_repost (conn, slot, FALSE, error);
+  if (hdr.type == RDMA_WIRE_CONTROL) {
+    guint8 payload[RDMA_WIRE_CONTROL_MAX];
+    gboolean ok;
+
+    /* copied out so the slot goes back before the handler (which may send) runs */
+    memcpy (payload, buf + RDMA_WIRE_HEADER_SIZE, hdr.frag_len);
+    if (!rdma_conn_repost (conn, slot, FALSE, error))
+      return FALSE;
+    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
+      ok = rdma_ring_control (conn, hdr.flags, payload, hdr.frag_len, &e);
+    } else {
+      ops = rdma_proto_by_id (hdr.proto);
+      if (ops == NULL || ops->on_control == NULL) {
+        rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                               "garbage framing: a control message for protocol %u",
+                               hdr.proto);
+        return rdma_conn_fail_with (conn, e, error);
+      }
+      ok = ops->on_control (conn, hdr.flags, payload, hdr.frag_len, &e);
+    }
+    return ok || rdma_conn_fail_with (conn, e, error);
+  }
+  ops = rdma_proto_by_id (hdr.proto);
+  if (ops == NULL || ops->on_receive == NULL
+      || !(conn->settings.rx_protocols & (1u << hdr.proto))) {
+    rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: a message for protocol id %u, which this side "
+                           "does not accept", hdr.proto);
+    return rdma_conn_fail_with (conn, e, error);
+  }
+  if (!ops->on_receive (conn, slot, &hdr, buf + RDMA_WIRE_HEADER_SIZE, &e))
+    return rdma_conn_fail_with (conn, e, error);
+  return TRUE;
+}
+
 gboolean
 rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
 {
   GError *e = NULL;
-  gboolean is_recv = (wc->wr_id & RDMA_WRID_RECV) != 0;
-  guint32 slot = RDMA_WRID_SLOT (wc->wr_id);
+  RdmaOp *op = rdma_op_from_wr_id (wc->wr_id);
+  gboolean ok = TRUE;
 
   conn->stats.completions++;
-  if (wc->wr_id == RDMA_WRID_PROBE) {
+  if (op->kind == RDMA_OP_PROBE) {
     rdma_keepalive_probe_done (conn);
+    conn->sq_used -= MIN (op->sq_entries, conn->sq_used);
     if (wc->status == IBV_WC_SUCCESS) {
       conn->alive_seen = TRUE;
       return TRUE;
@@ -315,58 +621,36 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
   } else if (wc->status == IBV_WC_SUCCESS) {
     conn->alive_seen = TRUE;
   }
+  if (op->kind != RDMA_OP_RECV && op->kind != RDMA_OP_PROBE)
+    retire (conn, op, op->kind != RDMA_OP_QUIET);
+
   if (wc->status != IBV_WC_SUCCESS) {
-    if (!is_recv && wc->wr_id != RDMA_WRID_PROBE && slot < conn->send_pool.count)
-      rdma_pool_put (&conn->send_pool, slot);
+    if (op->pooled)
+      op_put (conn, op);
     /* Flushed work requests after the peer left are expected, not a new failure. */
     if (wc->status == IBV_WC_WR_FLUSH_ERR
         && (conn->state == RDMA_CONN_DISCONNECTED || conn->state == RDMA_CONN_FAILED))
       return TRUE;
     rdma_status_set_error (&e, rdma_status_from_wc (wc->status), "ibv_poll_cq", 0, wc->status,
-                           "%s completion failed (vendor error 0x%x)%s",
-                           is_recv ? "receive"
-                           : wc->wr_id == RDMA_WRID_PROBE ? "keepalive probe" : "send",
+                           "%s completion failed (vendor error 0x%x)%s", op_kind_name (op),
                            wc->vendor_err,
                            wc->status == IBV_WC_RETRY_EXC_ERR
                              ? "; the peer stopped answering: its process died or its "
                                "host or link went down"
+                           : wc->status == IBV_WC_REM_ACCESS_ERR
+                             ? "; the peer refused the remote access (a stale or wrong key, "
+                               "or a range outside its buffer)"
                              : "");
-    return fail_with (conn, e, error);
+    return rdma_conn_fail_with (conn, e, error);
   }
 
-  if (!is_recv) {
-    const RdmaProtoOps *ops = rdma_proto_by_id (RDMA_WRID_PROTO (wc->wr_id));
-    rdma_pool_put (&conn->send_pool, slot);
-    if (ops != NULL)
-      ops->on_send_complete (conn, wc->wr_id);
-    return TRUE;
-  }
-
-  {
-    RdmaWireHeader hdr;
-    const guint8 *buf = rdma_pool_slot (&conn->recv_pool, slot);
-    const RdmaProtoOps *ops;
-
-    if (!rdma_wire_header_parse (buf, wc->byte_len, conn->settings.max_message, &hdr, &e))
-      return fail_with (conn, e, error);
-    if (!rdma_credit_grant (&conn->credits, hdr.credits)) {
-      rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                             "garbage framing: the peer returns %u credits, only %u are "
-                             "outstanding", hdr.credits, conn->credits.in_flight);
-      return fail_with (conn, e, error);
-    }
-    if (hdr.type == RDMA_WIRE_CREDIT)
-      return rdma_conn_repost (conn, slot, FALSE, error);
-    ops = rdma_proto_by_id (hdr.proto);
-    if (ops == NULL) {
-      rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                             "garbage framing: unknown protocol id %u", hdr.proto);
-      return fail_with (conn, e, error);
-    }
-    if (!ops->on_receive (conn, slot, &hdr, buf + RDMA_WIRE_HEADER_SIZE, &e))
-      return fail_with (conn, e, error);
-    return TRUE;
-  }
+  if (op->kind == RDMA_OP_RECV)
+    return handle_recv (conn, (guint32) op->slot, wc, error);
+  if (op->done != NULL)
+    ok = op->done (conn, op, wc, error);
+  if (op->pooled)
+    op_put (conn, op);
+  return ok;
 }
 
 gint
@@ -492,12 +776,14 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   conn->pd = rdma_res_pd_alloc (conn->id->verbs, error);
   if (conn->pd == NULL)
     return FALSE;
-  /* one send WR more than slots: the keepalive probe */
-  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + n_send + 1), &conn->comp_channel,
+  conn->sq_depth = n_send + RDMA_SQ_EXTRA;
+  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + conn->sq_depth), &conn->comp_channel,
                            &conn->cq, error))
     return FALSE;
-  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, n_send + 1, n_recv, error))
+  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, conn->sq_depth, n_recv, error))
     return FALSE;
+  conn->recv_ops = g_new0 (RdmaOp, n_recv);
+  conn->send_ops = g_new0 (RdmaOp, n_send);
   if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
                        IBV_ACCESS_LOCAL_WRITE, error))
     return FALSE;
@@ -518,11 +804,10 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   hello->credits = GUINT32_TO_LE (conn->settings.credits);
   hello->slot_size = GUINT32_TO_LE (conn->settings.slot_size);
   hello->max_message = GUINT32_TO_LE (conn->settings.max_message);
-  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++) {
-    hello->protocols |= GUINT16_TO_LE ((guint16) (1u << (*p)->id));
-    if (!(*p)->setup (conn, hello, error))
-      return FALSE;
-  }
+  /* always Eager-SendRecv: every peer must be able to fall back to it */
+  conn->settings.rx_protocols |= 1u << RDMA_PROTO_EAGER;
+  conn->settings.rx_protocols &= rdma_proto_implemented ();
+  hello->protocols = GUINT16_TO_LE (conn->settings.rx_protocols);
   return TRUE;
 }
 
@@ -537,10 +822,17 @@ take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
                            conn->settings.slot_size);
     return FALSE;
   }
+  if ((conn->peer.protocols & (1u << RDMA_PROTO_EAGER)) == 0) {
+    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
+                           "the peer does not receive Eager-SendRecv messages");
+    return FALSE;
+  }
   rdma_credit_init (&conn->credits, conn->settings.credits, conn->peer.credits);
-  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
-    if (!(*p)->peer_hello (conn, &conn->peer, error))
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    if (ops != NULL && ops->setup != NULL && !ops->setup (conn, error))
       return FALSE;
+  }
   return TRUE;
 }
 
@@ -736,13 +1028,24 @@ rdma_conn_free (RdmaConn *conn)
                            || conn->state == RDMA_CONN_FAILED))
     rdma_disconnect (conn->id);
   while ((msg = g_queue_pop_head (&conn->received)) != NULL) {
-    if (msg->owned)
+    if (msg->owner == RDMA_MSG_ON_HEAP)
       g_free (msg->data);
     g_free (msg);
   }
-  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
-    (*p)->teardown (conn);
+  /* the QP goes first: no WR can touch protocol memory once it is deregistered */
   rdma_res_qp_destroy (conn->id);
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    if (ops != NULL && ops->teardown != NULL)
+      ops->teardown (conn);
+  }
+  rdma_ring_free (conn);
+  rdma_tx_clear (&conn->tx[0], &conn->stats.pinned_bytes);
+  rdma_tx_clear (&conn->tx[1], &conn->stats.pinned_bytes);
+  g_queue_clear_full (&conn->control_out, g_free);
+  g_clear_pointer (&conn->recv_ops, g_free);
+  g_clear_pointer (&conn->send_ops, g_free);
+  g_ptr_array_unref (conn->op_blocks);
   rdma_pool_clear (&conn->send_pool);
   rdma_pool_clear (&conn->recv_pool);
   rdma_res_cq_destroy (&conn->cq, &conn->comp_channel, &conn->unacked_events);
@@ -757,11 +1060,86 @@ rdma_conn_free (RdmaConn *conn)
 
 /* ---- messages ---- */
 
+static gboolean
+tx_idle (RdmaConn *conn, gpointer tx)
+{
+  return ((RdmaTx *) tx)->busy == 0;
+}
+
+RdmaTx *
+rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaTx *tx = &conn->tx[conn->tx_cur];
+
+  if (!rdma_conn_check_usable (conn, error))
+    return NULL;
+  if (tx->busy > 0 && !rdma_conn_wait_for (conn, tx_idle, tx, deadline_us, error))
+    return NULL;
+  tx->len = 0;
+  return tx;
+}
+
+gboolean
+rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error)
+{
+  RdmaTx *tx = &conn->tx[conn->tx_cur];
+
+  if (tx->len + len > tx->cap
+      && !rdma_tx_reserve (tx, conn->pd, tx->len + len, &conn->stats.pinned_bytes, error))
+    return FALSE;
+  memcpy (tx->base + tx->len, buf, len);
+  tx->len += len;
+  conn->stats.bytes_copied += len;
+  return TRUE;
+}
+
+gboolean
+rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaTx *tx = &conn->tx[conn->tx_cur];
+  const RdmaProtoOps *ops = conn->tx_proto;
+
+  if (!rdma_conn_check_usable (conn, error))
+    return FALSE;
+  if (tx->len > conn->peer.max_message) {
+    rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
+                           "a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u",
+                           tx->len, conn->peer.max_message);
+    return FALSE;
+  }
+  /* a protocol the peer does not accept: the one every peer accepts */
+  if (ops == NULL || !(conn->peer.protocols & (1u << ops->id)))
+    ops = &rdma_proto_eager_ops;
+  if (ops->uses_ring) {
+    switch (rdma_ring_tx_open (conn, deadline_us, error)) {
+    case RDMA_RING_READY:
+      break;
+    case RDMA_RING_REFUSED:
+      ops = &rdma_proto_eager_ops;
+      break;
+    default:
+      return FALSE;
+    }
+  }
+  /* the protocols post from registered memory: an empty message still needs a buffer */
+  if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, &conn->stats.pinned_bytes, error))
+    return FALSE;
+  if (!ops->send_message (conn, tx, deadline_us, error))
+    return FALSE;
+  conn->tx_cur ^= 1;
+  conn->last_tx_proto = ops;
+  conn->stats.messages_sent++;
+  if (!conn->is_client && !conn->last_was_send)
+    conn->stats.round_trips++;
+  conn->last_was_send = TRUE;
+  return TRUE;
+}
+
 gboolean
 rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
                 GError **error)
 {
-  if (!rdma_conn_check_usable (conn, error))
+  if (rdma_conn_tx_begin (conn, deadline_us, error) == NULL)
     return FALSE;
   if (len > conn->peer.max_message) {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
@@ -769,13 +1147,8 @@ rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us
                            len, conn->peer.max_message);
     return FALSE;
   }
-  if (!conn->tx_proto->send_message (conn, buf, len, deadline_us, error))
-    return FALSE;
-  conn->stats.messages_sent++;
-  if (!conn->is_client && !conn->last_was_send)
-    conn->stats.round_trips++;
-  conn->last_was_send = TRUE;
-  return TRUE;
+  return rdma_conn_tx_append (conn, buf, len, error)
+         && rdma_conn_tx_send (conn, deadline_us, error);
 }
 
 RdmaMessage *
@@ -808,10 +1181,19 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
   if (msg == NULL)
     return TRUE;
   conn->unread_bytes -= msg->len;
-  if (msg->owned)
+  switch (msg->owner) {
+  case RDMA_MSG_ON_HEAP:
     g_free (msg->data);
-  else if (conn->state == RDMA_CONN_CONNECTED)
-    ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
+    break;
+  case RDMA_MSG_IN_SLOT:
+    if (conn->state == RDMA_CONN_CONNECTED)
+      ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
+    break;
+  case RDMA_MSG_IN_PROTO:
+    if (conn->state == RDMA_CONN_CONNECTED)
+      ok = msg->proto->release (conn, msg->data, msg->len, msg->token, error);
+    break;
+  }
   g_free (msg);
   if (ok && conn->state == RDMA_CONN_CONNECTED)
     ok = repost_held (conn, error);

@@ -27,8 +27,10 @@
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
 #include "rdma_credit.h"
+#include "rdma_op.h"
 #include "rdma_pool.h"
 #include "rdma_proto.h"
+#include "rdma_tx.h"
 #include "rdma_wire.h"
 
 G_BEGIN_DECLS
@@ -70,27 +72,34 @@ typedef struct
   guint16 wire_version;     /* THRIFT_RDMA_WIRE_VERSION (tests may change it) */
   guint keepalive_ms;       /* a peer quiet this long is dead (rdma_keepalive.h); 0: never */
   guint32 unread_limit;     /* received, unread bytes after which credits stop flowing */
+  guint16 rx_protocols;     /* bits (1 << RdmaProtoId) of the protocols this side accepts */
+  guint32 ring_size;        /* bytes of the direct ring, registered on the peer's first
+                               direct message (rdma_ring.h) */
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
                               ThriftRdmaPolling polling);
 
-/* wr_id layout: bit 63 set for receives, bit 62 for the keepalive probe; bits 0..31 are the
- * slot index; bits 32..39 the RdmaProtoId of a send. */
-#define RDMA_WRID_RECV (G_GUINT64_CONSTANT (1) << 63)
-#define RDMA_WRID_PROBE (G_GUINT64_CONSTANT (1) << 62)   /* the keepalive probe */
-#define RDMA_WRID_SEND(proto, slot) (((guint64) (proto) << 32) | (guint64) (slot))
-#define RDMA_WRID_SLOT(wr_id) ((guint32) ((wr_id) & 0xffffffffu))
-#define RDMA_WRID_PROTO(wr_id) ((guint) (((wr_id) >> 32) & 0xff))
+/* Who owns the memory of a received message, and so how it is given back. */
+typedef enum
+{
+  RDMA_MSG_IN_SLOT,    /* in its receive slot: reposted */
+  RDMA_MSG_ON_HEAP,    /* reassembled with g_malloc: freed */
+  RDMA_MSG_IN_PROTO    /* in the protocol's registered memory: its release slot */
+} RdmaMsgOwner;
 
-/* A received message: in its receive slot (slot >= 0) or reassembled in owned memory. */
+/* A received message. */
 typedef struct
 {
   guint8 *data;
   gsize len;
-  gint64 slot;     /* receive slot to repost when released, or -1 */
-  gboolean owned;  /* data was g_malloc'ed by the protocol */
+  RdmaMsgOwner owner;
+  gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
+  guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
+  const RdmaProtoOps *proto;    /* the protocol that carried it */
 } RdmaMessage;
+
+typedef struct _RdmaRing RdmaRing;
 
 struct _RdmaConn
 {
@@ -119,8 +128,32 @@ struct _RdmaConn
 
   GQueue received;                    /* RdmaMessage *, complete, in arrival order */
   gpointer proto_state[RDMA_PROTO_COUNT];
+  guint8 progress_mask;               /* protocols whose progress slot runs in waits */
   const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
+  const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
   gboolean last_was_send;             /* for round trip counting */
+
+  /* operations (rdma_op.h) */
+  RdmaOp *recv_ops;                   /* one per receive slot */
+  RdmaOp *send_ops;                   /* one per send slot */
+  RdmaOp probe_op;
+  RdmaOp quiet_op;
+  RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
+  GPtrArray *op_blocks;               /* their allocations */
+  guint32 sq_depth;                   /* send queue entries of the QP */
+  guint32 sq_used;                    /* posted and not yet retired */
+  guint32 sq_unsignalled;             /* unsignalled WRs since the last signalled one */
+  guint32 max_rd_atomic;              /* READs that may be outstanding (both sides agree) */
+
+  /* transmit buffers (rdma_tx.h), used in turn */
+  RdmaTx tx[2];
+  guint tx_cur;
+
+  /* the control channel: messages waiting for a free send slot */
+  GQueue control_out;
+
+  /* the direct ring (rdma_ring.h), made on first use */
+  RdmaRing *ring;
 
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */
@@ -153,7 +186,16 @@ gboolean rdma_conn_accept_finish (RdmaConn *conn, GError **error);
 /* Disconnects and frees every resource.  Idempotent through a NULL pointer. */
 void rdma_conn_free (RdmaConn *conn);
 
-/* Sends @len bytes as one message with conn->tx_proto. */
+/* The transmit buffer the next message is written into, emptied; waits (by the polling
+ * mode, until @deadline_us) while the NIC still reads it from an earlier message. */
+RdmaTx *rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* Appends to the current transmit buffer (rdma_conn_tx_begin first). */
+gboolean rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error);
+/* Sends what the current transmit buffer holds as one message with conn->tx_proto (or
+ * Eager-SendRecv when the peer does not accept it); the next message goes to the other
+ * buffer. */
+gboolean rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* The three above in one: copies @buf and sends it. */
 gboolean rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
                          GError **error);
 /* Waits until a whole message is received; returns it (still queued) or NULL with @error
@@ -165,12 +207,31 @@ gboolean rdma_conn_release_message (RdmaConn *conn, GError **error);
 /* For protocols: */
 gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
 void rdma_conn_fail (RdmaConn *conn, const GError *cause);
+/* Posts a signalled SEND of @len bytes of send slot @slot (header included), optionally
+ * followed by @tx_len bytes of @tx gathered from @tx_off (@tx NULL: none). */
 gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len,
-                              GError **error);
-/* Posts a list of send work requests with one doorbell, counting them; on failure the
- * connection fails (@what names the request in the error). */
+                              RdmaTx *tx, gsize tx_off, guint32 tx_len, GError **error);
+/* An op from the free list for a WRITE or READ (never fails: the list grows). */
+RdmaOp *rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto);
+/* Waits until @n more send queue entries are free. */
+gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error);
+/* Posts a list of send work requests with one doorbell (each wr_id an RdmaOp, or the quiet
+ * op for unsignalled ones), counting them by opcode and accounting the send queue and the
+ * transmit buffers the ops hold; on failure the connection fails (@what names the request in
+ * the error).  Call rdma_conn_sq_reserve first. */
 gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
                             GError **error);
+/* Writes a header with the credits and freed ring chunks to return (piggybacked). */
+void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 flags,
+                       guint32 frag_len, guint32 msg_len);
+/* Queues a control message (RDMA_WIRE_CONTROL, @len <= RDMA_WIRE_CONTROL_MAX) for @proto's
+ * peer; it goes out at once if a send slot is free, else at the next completion.  Never
+ * blocks: completion handlers call it. */
+gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
+                                 const void *payload, guint32 len, GError **error);
+/* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
+gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
+                             gpointer data, gint64 deadline_us, GError **error);
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
 /* Sends an explicit credit message if enough credits are pending and a send slot is free. */
 gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
@@ -197,7 +258,10 @@ gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **
 /* Handles every pending CM event of the connection's channel (rdma_conn.c). */
 gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
 /* Queues a complete received message (protocols call it); counts it. */
-void rdma_conn_deliver (RdmaConn *conn, guint8 *data, gsize len, gint64 slot, gboolean owned);
+void rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
+                        RdmaMsgOwner owner, gint64 slot, guint64 token);
+/* Counts a protocol error of the peer's: fails the connection with @e (taken). */
+gboolean rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error);
 
 G_END_DECLS
 

@@ -61,6 +61,14 @@ rdma_credit_piggyback (RdmaCredits *c)
   return n;
 }
 
+guint32
+rdma_credit_piggyback_max (RdmaCredits *c, guint32 max)
+{
+  guint32 n = MIN (c->pending, max);
+  c->pending -= n;
+  return n;
+}
+
 gboolean
 rdma_credit_need_explicit (const RdmaCredits *c)
 {

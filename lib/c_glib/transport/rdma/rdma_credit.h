@@ -18,12 +18,14 @@
  * Each side posts `local` data receive slots and advertises that number in its hello; the
  * peer may have that many data SENDs outstanding (its send credits).  A receiver counts the
  * slots it reposts (`pending`) and returns them in the `credits` field of the next header it
- * sends (piggybacked), or, when `pending` reaches half its slots and nothing else is going
+ * sends or in the immediate of its next WRITE_WITH_IMM (piggybacked), or, when `pending` reaches half its slots and nothing else is going
  * out (a one-way stream, a large message being reassembled), in an explicit credit message.
  * Credit messages land in a few extra control slots that are reposted as soon as they are
- * polled and never count against data credits: a side sends at most one per half window, so
- * at most three can be waiting at the peer (RDMA_CREDIT_CONTROL_SLOTS covers them; the QP's
- * RNR retry covers the rest).  Pure bookkeeping: no verbs, so host tests exercise it.
+ * polled and never count against data credits, as do the control channel's messages
+ * (rdma_conn_send_control, a few per large message or per direct ring); a side sends at most
+ * one credit message per half window, so RDMA_CREDIT_CONTROL_SLOTS covers what can be waiting
+ * at the peer in practice, and the QP's RNR retry covers the rest.  A WRITE_WITH_IMM takes a
+ * credit as a SEND does: it consumes a receive slot.  Pure bookkeeping: no verbs, so host tests exercise it.
  */
 #ifndef _RDMA_CREDIT_H
 #define _RDMA_CREDIT_H
@@ -32,7 +34,7 @@
 
 G_BEGIN_DECLS
 
-#define RDMA_CREDIT_CONTROL_SLOTS 4
+#define RDMA_CREDIT_CONTROL_SLOTS 8
 
 typedef struct
 {
@@ -52,6 +54,8 @@ gboolean rdma_credit_grant (RdmaCredits *c, guint32 n);
 void rdma_credit_slot_freed (RdmaCredits *c);
 /* The credits to put in an outgoing header; resets pending. */
 guint32 rdma_credit_piggyback (RdmaCredits *c);
+/* At most @max of them (an immediate has a few bits for it); the rest stays pending. */
+guint32 rdma_credit_piggyback_max (RdmaCredits *c, guint32 max);
 /* TRUE when pending is large enough that an explicit credit message should go out now. */
 gboolean rdma_credit_need_explicit (const RdmaCredits *c);
 

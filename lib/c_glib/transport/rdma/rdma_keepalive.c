@@ -51,7 +51,7 @@ static gboolean
 post_probe (RdmaConn *conn, GError **error)
 {
   struct ibv_send_wr wr = {
-    .wr_id = RDMA_WRID_PROBE,
+    .wr_id = rdma_op_wr_id (&conn->probe_op),
     .sg_list = NULL,
     .num_sge = 0,
     .opcode = IBV_WR_RDMA_WRITE,

@@ -64,6 +64,24 @@ drain (RdmaConn *conn, GError **error)
   return n;
 }
 
+/* The protocols' own progress (RFP's client fetching by READ): @n plus what they did. */
+static gint
+run_progress (RdmaConn *conn, gint n, GError **error)
+{
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    gint done;
+
+    if (!(conn->progress_mask & (1u << i)) || ops == NULL || ops->progress == NULL)
+      continue;
+    done = ops->progress (conn, error);
+    if (done < 0)
+      return -1;
+    n += done;
+  }
+  return n;
+}
+
 static gboolean
 arm (RdmaConn *conn, GError **error)
 {
@@ -137,6 +155,8 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
     gint n = drain (conn, error);
     gint64 now;
 
+    if (n >= 0 && conn->progress_mask != 0)
+      n = run_progress (conn, n, error);
     if (n < 0)
       return FALSE;
     if (n > 0)

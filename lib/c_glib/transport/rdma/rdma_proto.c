@@ -19,9 +19,11 @@
 
 #include "rdma_proto.h"
 
-const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT + 1] = {
+const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT] = {
   [RDMA_PROTO_EAGER] = &rdma_proto_eager_ops,
-  [RDMA_PROTO_COUNT] = NULL,
+  [RDMA_PROTO_DIRECT_WRITE_SEND] = &rdma_proto_direct_write_send_ops,
+  [RDMA_PROTO_CHAINED_WRITE_SEND] = &rdma_proto_chained_write_send_ops,
+  [RDMA_PROTO_DIRECT_WRITE_IMM] = &rdma_proto_direct_write_imm_ops,
 };
 
 const RdmaProtoOps *
@@ -33,17 +35,28 @@ rdma_proto_by_id (guint id)
 const RdmaProtoOps *
 rdma_proto_by_name (const gchar *name)
 {
-  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
-    if (g_strcmp0 ((*p)->name, name) == 0)
-      return *p;
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+    if (rdma_proto_registry[i] != NULL && g_strcmp0 (rdma_proto_registry[i]->name, name) == 0)
+      return rdma_proto_registry[i];
   return NULL;
 }
 
 const RdmaProtoOps *
 rdma_proto_for_hint (ThriftHintProto hint)
 {
-  for (const RdmaProtoOps *const *p = rdma_proto_registry; *p != NULL; p++)
-    if ((*p)->hint == hint)
-      return *p;
-  return &rdma_proto_eager_ops;
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+    if (rdma_proto_registry[i] != NULL && rdma_proto_registry[i]->hint == hint)
+      return rdma_proto_registry[i];
+  return NULL;
+}
+
+guint16
+rdma_proto_implemented (void)
+{
+  guint16 bits = 0;
+
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+    if (rdma_proto_registry[i] != NULL)
+      bits |= (guint16) (1u << i);
+  return bits;
 }

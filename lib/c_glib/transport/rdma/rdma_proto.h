@@ -14,71 +14,106 @@
 
 /*
  * rdma_proto.h: the protocol interface.  Each RDMA protocol (paper Sec. 3.1) is one const
- * RdmaProtoOps table in its own file (rdma_proto_eager.c, ...), listed in the registry of
- * rdma_proto.c under its RdmaProtoId.  The engine calls protocols only through these slots and
- * never switches on a protocol's name: every received SEND names, in its header, the protocol
- * that handles it; the sender's choice comes from the hints (rdma_proto_for_hint).
+ * RdmaProtoOps table in its own file under proto/, listed in the registry of rdma_proto.c
+ * under its RdmaProtoId.  The engine calls protocols only through these slots and never
+ * switches on a protocol's name.  The receiver needs no advance knowledge of the sender's
+ * choice: every SEND names its protocol in its header, every WRITE_WITH_IMM in the top bits
+ * of its immediate (RDMA_IMM_PROTO), and every completion carries its RdmaOp (rdma_op.h).
  *
- * Every slot must be set (a host test checks the registry); a protocol without anything to do
- * in a slot points it at a function that does nothing and succeeds.
+ * send_message is the only required slot; NULL in any other means "nothing to do" (or, for a
+ * receive slot, that the protocol never gets that kind of message: one that arrives anyway is
+ * a protocol error from the peer).
  */
 #ifndef _RDMA_PROTO_H
 #define _RDMA_PROTO_H
 
 #include <glib.h>
+#include <infiniband/verbs.h>
 
 #include <thrift/c_glib/transport/thrift_hints.h>
 
+#include "rdma_op.h"
 #include "rdma_wire.h"
 
 G_BEGIN_DECLS
 
-typedef struct _RdmaConn RdmaConn;
-
-/* Wire ids of the protocols (RdmaWireHeader.proto, bits of RdmaWireHello.protocols). */
+/* Wire ids of the protocols (RdmaWireHeader.proto, RDMA_IMM_PROTO, bits of
+ * RdmaWireHello.protocols).  3 bits on the wire: at most 8. */
 typedef enum
 {
   RDMA_PROTO_EAGER = 0,
+  RDMA_PROTO_WRITE_RNDV = 1,
+  RDMA_PROTO_READ_RNDV = 2,
+  RDMA_PROTO_DIRECT_WRITE_SEND = 3,
+  RDMA_PROTO_CHAINED_WRITE_SEND = 4,
+  RDMA_PROTO_DIRECT_WRITE_IMM = 5,
+  RDMA_PROTO_RFP = 6,
+  RDMA_PROTO_BATCHED_WRITE = 7,
   RDMA_PROTO_COUNT
 } RdmaProtoId;
+
+/* The immediate of a WRITE_WITH_IMM: the protocol in the top 3 bits, the rest is its own. */
+#define RDMA_IMM_PROTO(imm) ((guint) ((imm) >> 29))
+#define RDMA_IMM_MAKE(proto, rest) (((guint32) (proto) << 29) | ((rest) & 0x1fffffffu))
+#define RDMA_IMM_REST(imm) ((guint32) ((imm) & 0x1fffffffu))
 
 typedef struct _RdmaProtoOps
 {
   const gchar *name;        /* as in the IDL hint: "eager" */
   RdmaProtoId id;
   ThriftHintProto hint;     /* the proto hint that selects it */
+  gboolean uses_ring;       /* WRITEs into the peer's direct ring (rdma_ring.h): the engine
+                               makes sure the ring is known before send_message, and sends by
+                               Eager-SendRecv when the peer has none */
 
-  /* Connect-time setup, after the QP and slot pools exist and before the hello is sent:
-   * allocate and register the protocol's own state; add what the peer needs to @hello. */
-  gboolean (*setup) (RdmaConn *conn, RdmaWireHello *hello, GError **error);
-  /* Takes what the peer's hello offers (remote buffers); after setup on both sides. */
-  gboolean (*peer_hello) (RdmaConn *conn, const RdmaWireHello *peer, GError **error);
-  /* Frees what setup made; idempotent, called on every teardown path. */
+  /* Once the connection is up (both hellos taken): allocate the protocol's per-connection
+   * state in conn->proto_state[id].  Registered memory should wait for the first message
+   * that needs it (a connection that never uses the protocol pins nothing). */
+  gboolean (*setup) (RdmaConn *conn, GError **error);
+  /* Frees what the protocol made; idempotent, called on every teardown path. */
   void (*teardown) (RdmaConn *conn);
 
-  /* Sends one whole message, blocking (by the connection's polling mode) until it is posted
-   * or @deadline_us (monotonic, 0 = none) passes. */
-  gboolean (*send_message) (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
-                            GError **error);
-  /* A received SEND addressed to this protocol: @slot is its receive slot, @hdr the validated
-   * header, @payload its frag_len bytes.  Must either hand the slot to a received message or
-   * repost it (rdma_conn_repost). */
+  /* Sends the @tx->len bytes of @tx as one message, blocking (by the connection's polling
+   * mode) until it is posted or @deadline_us (monotonic, 0 = none) passes.  Every op that
+   * reads @tx holds it (op->tx, tx->busy++), so it is not rewritten before the NIC is done. */
+  gboolean (*send_message) (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error);
+
+  /* A received SEND of type RDMA_WIRE_DATA addressed to this protocol: @slot is its receive
+   * slot, @hdr the validated header, @payload its frag_len bytes.  Must either hand the slot
+   * to a received message or repost it (rdma_conn_repost). */
   gboolean (*on_receive) (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
                           const guint8 *payload, GError **error);
-  /* A signalled send of this protocol completed successfully (@wr_id as posted). */
-  void (*on_send_complete) (RdmaConn *conn, guint64 wr_id);
+  /* A WRITE_WITH_IMM addressed to this protocol (its receive slot is already reposted). */
+  gboolean (*on_imm) (RdmaConn *conn, guint32 imm, guint32 byte_len, GError **error);
+  /* A control message (RDMA_WIRE_CONTROL) addressed to this protocol; @payload has @len
+   * bytes (at most RDMA_WIRE_CONTROL_MAX).  Its slot is reposted by the engine. */
+  gboolean (*on_control) (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
+                          GError **error);
+  /* Called on every turn of a wait while conn->progress_mask has the protocol's bit: work
+   * the protocol drives itself (RFP's client fetching the response by READ).  Returns the
+   * number of things it completed (0: nothing yet), -1 with @error. */
+  gint (*progress) (RdmaConn *conn, GError **error);
+  /* A message this protocol delivered in its own registered memory (not a receive slot) was
+   * read: give that memory back.  @token is what it passed to rdma_conn_deliver. */
+  gboolean (*release) (RdmaConn *conn, guint8 *data, gsize len, guint64 token,
+                       GError **error);
 } RdmaProtoOps;
 
 extern const RdmaProtoOps rdma_proto_eager_ops;
+extern const RdmaProtoOps rdma_proto_direct_write_imm_ops;
+extern const RdmaProtoOps rdma_proto_direct_write_send_ops;
+extern const RdmaProtoOps rdma_proto_chained_write_send_ops;
 
-/* The registry: indexed by RdmaProtoId, NULL-terminated. */
-extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT + 1];
+/* The registry: indexed by RdmaProtoId; NULL where a protocol is not implemented. */
+extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT];
 
-/* The protocol a hint asks for, falling back to eager when it is not implemented yet. */
+/* The implementation of a proto hint, or NULL if it is not implemented. */
 const RdmaProtoOps *rdma_proto_for_hint (ThriftHintProto hint);
 const RdmaProtoOps *rdma_proto_by_name (const gchar *name);
 /* NULL if @id is not a registered protocol (garbage from the wire). */
 const RdmaProtoOps *rdma_proto_by_id (guint id);
+/* Bit (1 << id) of every implemented protocol. */
+guint16 rdma_proto_implemented (void);
 
 G_END_DECLS
 

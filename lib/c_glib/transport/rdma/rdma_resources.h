@@ -63,7 +63,7 @@ gboolean rdma_res_cq_create (struct ibv_context *verbs, gint depth,
 void rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
                           guint *unacked_events);
 
-/* An RC QP on @id with both queues on @cq, one SGE per WR, unsignalled-capable. */
+/* An RC QP on @id with both queues on @cq, two SGEs per send WR (header and payload), unsignalled-capable. */
 gboolean rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
                              guint send_wr, guint recv_wr, GError **error);
 void rdma_res_qp_destroy (struct rdma_cm_id *id);

@@ -80,9 +80,12 @@ rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback)
 const RdmaProtoOps *
 rdma_select_protocol (const ThriftHintSet *h)
 {
+  const RdmaProtoOps *ops;
+
   if (h == NULL || !(h->set & THRIFT_HINT_HAS_PROTO))
     return &rdma_proto_eager_ops;
-  return rdma_proto_for_hint (h->proto);
+  ops = rdma_proto_for_hint (h->proto);
+  return ops != NULL ? ops : &rdma_proto_eager_ops;
 }
 
 static gchar *
@@ -114,7 +117,7 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
 
   name = set_name (h);
   if ((h->set & THRIFT_HINT_HAS_PROTO) && h->proto != THRIFT_HINT_PROTO_EAGER
-      && rdma_proto_for_hint (h->proto)->hint != h->proto) {
+      && rdma_proto_for_hint (h->proto) == NULL) {
     g_warning ("ThriftRdma: %s: hint proto = %s is not implemented yet; its messages go by "
                "Eager-SendRecv", name,
                (guint) h->proto < G_N_ELEMENTS (proto_hint_names) ? proto_hint_names[h->proto]

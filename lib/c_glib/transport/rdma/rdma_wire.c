@@ -91,6 +91,12 @@ rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags, gui
   memcpy (slot, &h, sizeof h);
 }
 
+void
+rdma_wire_header_set_freed (void *slot, guint8 freed)
+{
+  ((RdmaWireHeader *) slot)->freed = freed;
+}
+
 gboolean
 rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
                         RdmaWireHeader *out, GError **error)
@@ -116,11 +122,12 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
   out->proto = h.proto;
   out->type = h.type;
   out->flags = h.flags;
+  out->freed = h.freed;
   out->credits = GUINT32_FROM_LE (h.credits);
   out->frag_len = GUINT32_FROM_LE (h.frag_len);
   out->msg_len = GUINT32_FROM_LE (h.msg_len);
 
-  if (out->frag_len != byte_len - RDMA_WIRE_HEADER_SIZE) {
+  if (out->frag_len != byte_len - RDMA_WIRE_HEADER_SIZE && out->type != RDMA_WIRE_RING) {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "truncated message: the header announces %u payload bytes, %u "
                            "arrived", out->frag_len, byte_len - RDMA_WIRE_HEADER_SIZE);
@@ -135,6 +142,21 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
       return FALSE;
     }
     return TRUE;
+  case RDMA_WIRE_CONTROL:
+    if (out->frag_len > RDMA_WIRE_CONTROL_MAX) {
+      rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: a control message with %u payload bytes",
+                             out->frag_len);
+      return FALSE;
+    }
+    return TRUE;
+  case RDMA_WIRE_RING:
+    if (byte_len != RDMA_WIRE_HEADER_SIZE) {
+      rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                             "garbage framing: a ring notice of %u bytes", byte_len);
+      return FALSE;
+    }
+    break;
   case RDMA_WIRE_DATA:
     break;
   default:

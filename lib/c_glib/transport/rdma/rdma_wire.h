@@ -57,9 +57,18 @@ gboolean rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out,
 #define RDMA_WIRE_MAGIC 0xa7
 typedef enum
 {
-  RDMA_WIRE_DATA = 1,    /* a fragment of a Thrift message */
-  RDMA_WIRE_CREDIT = 2   /* only returns credits; no payload */
+  RDMA_WIRE_DATA = 1,    /* a fragment of a Thrift message, in the SEND */
+  RDMA_WIRE_CREDIT = 2,  /* only returns credits (and freed ring chunks); no payload; lands
+                            in a control slot and takes no credit */
+  RDMA_WIRE_CONTROL = 3, /* the control channel: `flags` is the kind, the payload (at most
+                            RDMA_WIRE_CONTROL_MAX bytes) is for the protocol `proto` */
+  RDMA_WIRE_RING = 4     /* a fragment of frag_len bytes that the sender WROTE into the
+                            receiver's direct ring (rdma_ring.h); the SEND is the header only */
 } RdmaWireType;
+
+#define RDMA_WIRE_CONTROL_MAX 64
+/* RdmaWireHeader.proto of the engine's own control messages (the direct ring's) */
+#define RDMA_WIRE_PROTO_ENGINE 0xff
 
 #define RDMA_WIRE_FIRST 0x1
 #define RDMA_WIRE_LAST 0x2
@@ -70,8 +79,11 @@ typedef struct __attribute__ ((packed))
   guint8 version;    /* THRIFT_RDMA_WIRE_VERSION */
   guint8 proto;      /* RdmaProtoId of the protocol that handles it */
   guint8 type;       /* RdmaWireType */
-  guint8 flags;      /* RDMA_WIRE_FIRST | RDMA_WIRE_LAST for DATA */
-  guint8 reserved[3];
+  guint8 flags;      /* RDMA_WIRE_FIRST | RDMA_WIRE_LAST for DATA and RING; the kind for
+                        CONTROL */
+  guint8 freed;      /* chunks of the sender's direct ring the sender consumed since its
+                        last report (rdma_ring.h) */
+  guint8 reserved[2];
   guint32 credits;   /* receive slots the sender freed since its last report */
   guint32 frag_len;  /* payload bytes following the header in this SEND */
   guint32 msg_len;   /* the whole message's length */
@@ -82,6 +94,8 @@ G_STATIC_ASSERT (sizeof (RdmaWireHeader) == 20);
 
 void rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags,
                              guint32 credits, guint32 frag_len, guint32 msg_len);
+/* Sets the freed field of a header written by rdma_wire_header_write. */
+void rdma_wire_header_set_freed (void *slot, guint8 freed);
 
 /*
  * Validates a received SEND of @byte_len bytes and decodes its header into @out: garbage,

@@ -13,9 +13,10 @@
  */
 
 /*
- * rdma_proto_eager.c: Eager-SendRecv.  A message is copied into send slots and SENT into the
- * peer's pre-posted receive slots, one slot per fragment (slot size minus the header), each
- * SEND taking one credit (rdma_credit.h).  A one-slot message is read in place from its
+ * rdma_proto_eager.c: Eager-SendRecv.  A message is SENT into the peer's pre-posted receive
+ * slots, one slot per fragment (slot size minus the header), each SEND taking one credit
+ * (rdma_credit.h); the SEND gathers the header from a send slot and the payload from the
+ * transmit buffer, so nothing is copied on the way out.  A one-slot message is read in place from its
  * receive slot and the slot is reposted when the reader is done with it; a longer one is
  * reassembled into memory of its announced length (at most the max message size) and each
  * slot is reposted as soon as its fragment is copied, so credits flow back while the sender
@@ -25,8 +26,8 @@
 
 #include <string.h>
 
-#include "rdma_conn.h"
-#include "rdma_status.h"
+#include "../rdma_conn.h"
+#include "../rdma_status.h"
 
 typedef struct
 {
@@ -37,20 +38,9 @@ typedef struct
 } EagerState;
 
 static gboolean
-eager_setup (RdmaConn *conn, RdmaWireHello *hello, GError **error)
+eager_setup (RdmaConn *conn, GError **error)
 {
   conn->proto_state[RDMA_PROTO_EAGER] = g_new0 (EagerState, 1);
-  return TRUE;
-}
-
-static gboolean
-eager_peer_hello (RdmaConn *conn, const RdmaWireHello *peer, GError **error)
-{
-  if ((peer->protocols & (1u << RDMA_PROTO_EAGER)) == 0) {
-    rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
-                           "the peer does not receive Eager-SendRecv messages");
-    return FALSE;
-  }
   return TRUE;
 }
 
@@ -67,19 +57,18 @@ eager_teardown (RdmaConn *conn)
 }
 
 static gboolean
-eager_send_message (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
-                    GError **error)
+eager_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
 {
   guint32 room = conn->settings.slot_size - RDMA_WIRE_HEADER_SIZE;
-  gsize off = 0;
+  gsize len = tx->len, off = 0;
 
   do {
     guint32 frag = (guint32) MIN (len - off, room);
     guint8 flags = (off == 0 ? RDMA_WIRE_FIRST : 0) | (off + frag == len ? RDMA_WIRE_LAST : 0);
     guint32 slot;
-    guint8 *dst;
 
-    while (conn->credits.send == 0 || conn->send_pool.n_free == 0) {
+    while (conn->credits.send == 0 || conn->send_pool.n_free == 0
+           || conn->sq_used + 1 > conn->sq_depth) {
       if (!rdma_conn_check_usable (conn, error) || !rdma_conn_progress (conn, deadline_us, error))
         return FALSE;
     }
@@ -87,12 +76,10 @@ eager_send_message (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadlin
       return FALSE;
     rdma_credit_take (&conn->credits);
     rdma_pool_get (&conn->send_pool, &slot);
-    dst = rdma_pool_slot (&conn->send_pool, slot);
-    rdma_wire_header_write (dst, RDMA_PROTO_EAGER, RDMA_WIRE_DATA, flags,
-                            rdma_credit_piggyback (&conn->credits), frag, (guint32) len);
-    memcpy (dst + RDMA_WIRE_HEADER_SIZE, buf + off, frag);
-    conn->stats.bytes_copied += frag;
-    if (!rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE + frag, error))
+    rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,
+                      RDMA_WIRE_DATA, flags, frag, (guint32) len);
+    if (!rdma_conn_post_send (conn, RDMA_PROTO_EAGER, slot, RDMA_WIRE_HEADER_SIZE, tx, off,
+                              frag, error))
       return FALSE;
     off += frag;
   } while (off < len);
@@ -107,8 +94,14 @@ eager_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
   gboolean first = (hdr->flags & RDMA_WIRE_FIRST) != 0;
   gboolean last = (hdr->flags & RDMA_WIRE_LAST) != 0;
 
+  if (hdr->type != RDMA_WIRE_DATA) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: message type %u for Eager-SendRecv", hdr->type);
+    return FALSE;
+  }
   if (first && last && st->buf == NULL) {
-    rdma_conn_deliver (conn, (guint8 *) payload, hdr->frag_len, slot, FALSE);
+    rdma_conn_deliver (conn, &rdma_proto_eager_ops, (guint8 *) payload, hdr->frag_len,
+                       RDMA_MSG_IN_SLOT, slot, 0);
     return TRUE;
   }
   if (first) {
@@ -153,16 +146,11 @@ eager_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
   if (!rdma_conn_repost (conn, slot, TRUE, error))
     return FALSE;
   if (last) {
-    rdma_conn_deliver (conn, st->buf, st->len, -1, TRUE);
+    rdma_conn_deliver (conn, &rdma_proto_eager_ops, st->buf, st->len, RDMA_MSG_ON_HEAP, -1, 0);
     st->buf = NULL;
     st->len = st->filled = 0;
   }
   return TRUE;
-}
-
-static void
-eager_on_send_complete (RdmaConn *conn, guint64 wr_id)
-{
 }
 
 const RdmaProtoOps rdma_proto_eager_ops = {
@@ -170,9 +158,7 @@ const RdmaProtoOps rdma_proto_eager_ops = {
   .id = RDMA_PROTO_EAGER,
   .hint = THRIFT_HINT_PROTO_EAGER,
   .setup = eager_setup,
-  .peer_hello = eager_peer_hello,
   .teardown = eager_teardown,
   .send_message = eager_send_message,
   .on_receive = eager_on_receive,
-  .on_send_complete = eager_on_send_complete,
 };

@@ -1,0 +1,387 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_ring.c: the direct ring (see rdma_ring.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "rdma_conn.h"
+#include "rdma_resources.h"
+#include "rdma_ring.h"
+#include "rdma_status.h"
+
+typedef enum
+{
+  TX_UNKNOWN,      /* not asked for yet */
+  TX_REQUESTED,
+  TX_READY,
+  TX_REFUSED
+} TxState;
+
+struct _RdmaRing
+{
+  /* owner: the ring the peer writes into */
+  guint8 *base;
+  guint32 size;
+  struct ibv_mr *mr;
+  guint32 rx_off;                          /* where the next chunk lands */
+  guint32 rx_used;                         /* bytes of chunks not yet freed */
+  guint64 rx_next;                         /* sequence number of the next chunk */
+  guint64 rx_oldest;                       /* oldest chunk not yet freed */
+  guint32 rx_len[RDMA_RING_MAX_CHUNKS];    /* by sequence number modulo the size */
+  gboolean rx_free[RDMA_RING_MAX_CHUNKS];
+  guint rx_unreported;                     /* freed in order, not yet reported */
+  guint32 rx_unreported_bytes;
+  guint8 *partial;                         /* a message of several chunks, being copied */
+  gsize partial_len, partial_cap;
+
+  /* writer: the peer's ring */
+  TxState tx_state;
+  guint64 tx_addr;
+  guint32 tx_rkey;
+  guint32 tx_size;
+  guint32 tx_off;                          /* where the next chunk goes */
+  guint32 tx_used;                         /* bytes written, not yet reported freed */
+  guint32 tx_len[RDMA_RING_MAX_CHUNKS];    /* FIFO of chunk lengths */
+  guint tx_head, tx_count;
+};
+
+static RdmaRing *
+ring_of (RdmaConn *conn)
+{
+  if (conn->ring == NULL)
+    conn->ring = g_new0 (RdmaRing, 1);
+  return conn->ring;
+}
+
+static gboolean
+protocol_error (GError **error, const gchar *fmt, const gchar *detail, guint64 a, guint64 b)
+{
+  rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "direct ring", 0, -1, fmt, detail, a, b);
+  return FALSE;
+}
+
+/* ---- writer ---- */
+
+static gboolean
+tx_settled (RdmaConn *conn, gpointer data)
+{
+  TxState st = conn->ring->tx_state;
+  return st == TX_READY || st == TX_REFUSED;
+}
+
+RdmaRingStatus
+rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaRing *r = ring_of (conn);
+
+  if (r->tx_state == TX_READY)
+    return RDMA_RING_READY;
+  if (r->tx_state == TX_REFUSED)
+    return RDMA_RING_REFUSED;
+  if (r->tx_state == TX_UNKNOWN) {
+    if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST, NULL, 0,
+                                 error))
+      return RDMA_RING_ERROR;
+    r->tx_state = TX_REQUESTED;
+  }
+  if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
+    return RDMA_RING_ERROR;
+  return r->tx_state == TX_READY ? RDMA_RING_READY : RDMA_RING_REFUSED;
+}
+
+/* Contiguous free bytes at the writer's offset. */
+static guint32
+tx_room (const RdmaRing *r)
+{
+  guint32 head;
+
+  if (r->tx_count >= RDMA_RING_MAX_CHUNKS || r->tx_used >= r->tx_size)
+    return 0;
+  if (r->tx_used == 0)
+    return r->tx_size - r->tx_off;
+  head = (r->tx_off + r->tx_size - r->tx_used) % r->tx_size;
+  return head < r->tx_off || head == r->tx_off ? r->tx_size - r->tx_off : head - r->tx_off;
+}
+
+typedef struct
+{
+  gsize want;
+} PlaceWait;
+
+static gboolean
+tx_has_room (RdmaConn *conn, gpointer data)
+{
+  const RdmaRing *r = conn->ring;
+  PlaceWait *w = data;
+
+  if (r->tx_count >= RDMA_RING_MAX_CHUNKS)
+    return FALSE;
+  return w->want == 0 || tx_room (r) > 0;
+}
+
+gboolean
+rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us, guint64 *remote_addr,
+                    guint32 *rkey, guint32 *len, GError **error)
+{
+  RdmaRing *r = conn->ring;
+  PlaceWait w = { want };
+  guint32 n;
+
+  g_return_val_if_fail (r != NULL && r->tx_state == TX_READY, FALSE);
+  if (!rdma_conn_wait_for (conn, tx_has_room, &w, deadline_us, error))
+    return FALSE;
+  n = (guint32) MIN (want, (gsize) MIN (tx_room (r), RDMA_RING_MAX_CHUNK));
+  *remote_addr = r->tx_addr + r->tx_off;
+  *rkey = r->tx_rkey;
+  *len = n;
+  r->tx_len[(r->tx_head + r->tx_count) % RDMA_RING_MAX_CHUNKS] = n;
+  r->tx_count++;
+  r->tx_used += n;
+  r->tx_off += n;
+  if (r->tx_off == r->tx_size)
+    r->tx_off = 0;
+  return TRUE;
+}
+
+gboolean
+rdma_ring_tx_freed (RdmaConn *conn, guint n, GError **error)
+{
+  RdmaRing *r = conn->ring;
+
+  if (r == NULL || n > r->tx_count)
+    return protocol_error (error, "%s: the peer frees %" G_GUINT64_FORMAT " chunks of its ring, "
+                           "%" G_GUINT64_FORMAT " are in flight", "garbage framing", n,
+                           r == NULL ? 0 : r->tx_count);
+  while (n-- > 0) {
+    r->tx_used -= r->tx_len[r->tx_head];
+    r->tx_head = (r->tx_head + 1) % RDMA_RING_MAX_CHUNKS;
+    r->tx_count--;
+  }
+  return TRUE;
+}
+
+/* ---- owner ---- */
+
+static gboolean
+rx_create (RdmaConn *conn, RdmaRing *r, GError **error)
+{
+  guint32 size = conn->settings.ring_size;
+  void *mem = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  if (mem == MAP_FAILED) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
+                           "a %u-byte direct ring", size);
+    return FALSE;
+  }
+  r->mr = rdma_res_mr_reg (conn->pd, mem, size, IBV_ACCESS_LOCAL_WRITE
+                           | IBV_ACCESS_REMOTE_WRITE, error);
+  if (r->mr == NULL) {
+    munmap (mem, size);
+    return FALSE;
+  }
+  r->base = mem;
+  r->size = size;
+  conn->stats.pinned_bytes += size;
+  return TRUE;
+}
+
+static void
+rx_free_chunk (RdmaConn *conn, RdmaRing *r, guint64 seq)
+{
+  r->rx_free[seq % RDMA_RING_MAX_CHUNKS] = TRUE;
+  while (r->rx_oldest < r->rx_next && r->rx_free[r->rx_oldest % RDMA_RING_MAX_CHUNKS]) {
+    guint i = r->rx_oldest % RDMA_RING_MAX_CHUNKS;
+    r->rx_used -= r->rx_len[i];
+    r->rx_unreported_bytes += r->rx_len[i];
+    r->rx_unreported++;
+    r->rx_oldest++;
+  }
+}
+
+gboolean
+rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboolean last,
+                    GError **error)
+{
+  RdmaRing *r = conn->ring;
+  guint64 seq;
+  guint8 *data;
+
+  if (r == NULL || r->base == NULL)
+    return protocol_error (error, "%s: %" G_GUINT64_FORMAT " bytes written into a ring this "
+                           "side never advertised%" G_GUINT64_FORMAT "", "garbage framing",
+                           len, 0);
+  if (len > r->size - r->rx_off || len > r->size - r->rx_used
+      || r->rx_next - r->rx_oldest >= RDMA_RING_MAX_CHUNKS)
+    return protocol_error (error, "%s: a %" G_GUINT64_FORMAT "-byte chunk at offset %"
+                           G_GUINT64_FORMAT " overruns the ring", "garbage framing", len,
+                           r->rx_off);
+  seq = r->rx_next++;
+  r->rx_len[seq % RDMA_RING_MAX_CHUNKS] = len;
+  r->rx_free[seq % RDMA_RING_MAX_CHUNKS] = FALSE;
+  data = r->base + r->rx_off;
+  r->rx_used += len;
+  r->rx_off += len;
+  if (r->rx_off == r->size)
+    r->rx_off = 0;
+
+  if (last && r->partial == NULL) {
+    /* read in place; the chunk is freed when the reader is done */
+    rdma_conn_deliver (conn, proto, data, len, RDMA_MSG_IN_PROTO, -1, seq);
+    return TRUE;
+  }
+  if (r->partial_len + len > conn->settings.max_message) {
+    rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
+                           "the peer sends a message of more than %" G_GSIZE_FORMAT
+                           " bytes, the max message size is %u", r->partial_len + len,
+                           conn->settings.max_message);
+    return FALSE;
+  }
+  if (r->partial_len + len > r->partial_cap || r->partial == NULL) {
+    gsize cap = MAX (MAX (r->partial_cap * 2, r->partial_len + len), 1);
+    guint8 *grown = g_try_realloc (r->partial, cap);
+    if (grown == NULL) {
+      rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_realloc", 0, -1,
+                             "reassembling a message of %" G_GSIZE_FORMAT " bytes",
+                             r->partial_len + len);
+      return FALSE;
+    }
+    r->partial = grown;
+    r->partial_cap = cap;
+  }
+  memcpy (r->partial + r->partial_len, data, len);
+  conn->stats.bytes_copied += len;
+  r->partial_len += len;
+  rx_free_chunk (conn, r, seq);
+  if (last) {
+    rdma_conn_deliver (conn, proto, r->partial, r->partial_len, RDMA_MSG_ON_HEAP, -1, 0);
+    r->partial = NULL;
+    r->partial_len = r->partial_cap = 0;
+  }
+  return rdma_conn_return_credits (conn, error);
+}
+
+gboolean
+rdma_ring_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **error)
+{
+  if (conn->ring == NULL)
+    return TRUE;
+  rx_free_chunk (conn, conn->ring, token);
+  return TRUE;
+}
+
+guint
+rdma_ring_take_freed (RdmaConn *conn, guint max)
+{
+  RdmaRing *r = conn->ring;
+  guint n;
+
+  if (r == NULL || r->rx_unreported == 0)
+    return 0;
+  n = MIN (r->rx_unreported, max);
+  r->rx_unreported -= n;
+  if (r->rx_unreported == 0)
+    r->rx_unreported_bytes = 0;
+  return n;
+}
+
+gboolean
+rdma_ring_need_report (RdmaConn *conn)
+{
+  RdmaRing *r = conn->ring;
+
+  return r != NULL && (r->rx_unreported >= RDMA_RING_MAX_CHUNKS / 4
+                       || (r->size > 0 && r->rx_unreported_bytes >= r->size / 4));
+}
+
+/* ---- control ---- */
+
+gboolean
+rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
+                   GError **error)
+{
+  RdmaRing *r = ring_of (conn);
+
+  switch (kind) {
+  case RDMA_RING_REQUEST: {
+    guint8 advert[16] = { 0 };
+    GError *e = NULL;
+
+    if (len != 0)
+      break;
+    if (r->base == NULL && (conn->settings.rx_protocols
+                            & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
+                               | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
+                               | (1u << RDMA_PROTO_CHAINED_WRITE_SEND)))) {
+      if (!rx_create (conn, r, &e)) {
+        g_warning ("ThriftRdma: cannot register a %u-byte direct ring for the peer (%s); its "
+                   "direct messages go by Eager-SendRecv", conn->settings.ring_size,
+                   e->message);
+        g_clear_error (&e);
+      }
+    }
+    if (r->base != NULL) {
+      guint64 addr = GUINT64_TO_LE ((guint64) (guintptr) r->base);
+      guint32 rkey = GUINT32_TO_LE (r->mr->rkey), size = GUINT32_TO_LE (r->size);
+      memcpy (advert, &addr, 8);
+      memcpy (advert + 8, &rkey, 4);
+      memcpy (advert + 12, &size, 4);
+    }
+    return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_ADVERT, advert,
+                                   sizeof advert, error);
+  }
+  case RDMA_RING_ADVERT: {
+    guint64 addr;
+    guint32 rkey, size;
+
+    if (len != 16 || r->tx_state != TX_REQUESTED)
+      break;
+    memcpy (&addr, payload, 8);
+    memcpy (&rkey, payload + 8, 4);
+    memcpy (&size, payload + 12, 4);
+    r->tx_addr = GUINT64_FROM_LE (addr);
+    r->tx_rkey = GUINT32_FROM_LE (rkey);
+    r->tx_size = GUINT32_FROM_LE (size);
+    r->tx_state = r->tx_size > 0 ? TX_READY : TX_REFUSED;
+    return TRUE;
+  }
+  default:
+    break;
+  }
+  return protocol_error (error, "%s: ring control message of kind %" G_GUINT64_FORMAT
+                         " with %" G_GUINT64_FORMAT " bytes, unexpected now",
+                         "garbage framing", kind, len);
+}
+
+void
+rdma_ring_free (RdmaConn *conn)
+{
+  RdmaRing *r = conn->ring;
+
+  if (r == NULL)
+    return;
+  if (r->mr != NULL) {
+    rdma_res_mr_dereg (&r->mr);
+    conn->stats.pinned_bytes -= r->size;
+  }
+  if (r->base != NULL)
+    munmap (r->base, r->size);
+  g_free (r->partial);
+  g_free (r);
+  conn->ring = NULL;
+}

@@ -1,0 +1,228 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * test_protocols.c: every implemented RDMA protocol, forced by a proto hint on both sides,
+ * carries messages of every size around its thresholds (a receive slot, the direct ring, the
+ * largest ring chunk) byte-exact in both directions and names itself afterwards; each runs at
+ * the verbs footprint its definition gives (paper Sec. 3.1), read from the counters; and
+ * protocols switch on every call of one connection.  Runs in the soft-RoCE guest.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+#include "lib/c_glib/transport/rdma/rdma_proto.h"
+#include "rdma_test_util.h"
+
+#define MAX_MESSAGE (100u << 20)
+#define SLOT_ROOM (4096u - 20u)      /* a receive slot less the message header */
+#define RING (512u << 10)            /* the default direct ring */
+#define CHUNK ((1u << 20) - 1)       /* the largest ring chunk */
+
+/* What one message costs the sender, by the protocol's definition. */
+typedef struct
+{
+  const gchar *name;
+  guint sends, writes, write_imms, posts;
+} Footprint;
+
+static const Footprint footprints[] = {
+  { "eager", 1, 0, 0, 1 },                 /* a SEND into a receive slot */
+  { "direct_write_send", 1, 1, 0, 2 },     /* WRITE, then SEND: two posts */
+  { "chained_write_send", 1, 1, 0, 1 },    /* WRITE + SEND chained: one post */
+  { "direct_write_imm", 0, 0, 1, 1 },      /* one WRITE_WITH_IMM, no SEND */
+};
+
+typedef struct
+{
+  const RdmaProtoOps *ops;
+  const Footprint *fp;
+  ThriftHintSet client, server;
+} Forced;
+
+static Forced forced[RDMA_PROTO_COUNT];
+static guint n_forced;
+
+static void
+hint_set_for (ThriftHintSet *h, ThriftHintProto proto, ThriftHintSide side)
+{
+  memset (h, 0, sizeof *h);
+  h->version = THRIFT_HINT_SET_VERSION;
+  h->service = "Test";
+  h->function = "echo";
+  h->side = side;
+  h->set = THRIFT_HINT_HAS_PROTO;
+  h->proto = proto;
+}
+
+static ThriftTransport *
+open_client (RtEchoServer *srv, const ThriftHintSet *hints)
+{
+  GError *error = NULL;
+  ThriftTransport *t = rt_client_new (rt_echo_server_port (srv), THRIFT_RDMA_POLLING_BUSY);
+
+  g_object_set (t, "hints", hints, "keepalive", 0, NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  return t;
+}
+
+static void
+close_all (ThriftTransport *t, RtEchoServer *srv, gint baseline)
+{
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+  g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
+  rt_echo_server_stop (srv);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+static void
+test_sizes (gconstpointer data)
+{
+  const Forced *f = data;
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
+                                                   &f->server);
+  ThriftTransport *t = open_client (srv, &f->client);
+  static const gsize sizes[] = {
+    0, 1, 64, SLOT_ROOM - 1, SLOT_ROOM, SLOT_ROOM + 1, 65536, RING - 1, RING, RING + 1,
+    CHUNK, CHUNK + 1, 3 * RING + 7,
+#ifndef RDMA_TEST_SHORT
+    16u << 20,
+#endif
+    5,
+  };
+  GError *error = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    g_test_message ("%s: echo of %" G_GSIZE_FORMAT " bytes", f->ops->name, sizes[i]);
+    g_assert_true (rt_echo (t, sizes[i], i, &error));
+    g_assert_no_error (error);
+    /* the reply came by the server's forced protocol: the same one */
+    g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, f->ops->name);
+  }
+  close_all (t, srv, baseline);
+}
+
+static void
+test_footprint (gconstpointer data)
+{
+  const Forced *f = data;
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
+                                                   &f->server);
+  ThriftTransport *t = open_client (srv, &f->client);
+  const guint n = 200;
+  ThriftRdmaStats s;
+  GError *error = NULL;
+  guint64 extra;
+
+  /* the first messages set the protocol up (the direct ring is asked for and advertised) */
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (rt_echo (t, 64, i, &error));
+  thrift_rdma_reset_stats (THRIFT_RDMA (t));
+  for (guint i = 0; i < n; i++)
+    g_assert_true (rt_echo (t, 64, i, &error));
+  g_assert_no_error (error);
+  thrift_rdma_get_stats (THRIFT_RDMA (t), &s);
+  g_test_message ("%s, %u calls of 64 B: sends %" G_GUINT64_FORMAT " writes %" G_GUINT64_FORMAT
+                  " write_imms %" G_GUINT64_FORMAT " posts %" G_GUINT64_FORMAT
+                  " credit messages %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT
+                  " completions %" G_GUINT64_FORMAT " copied %" G_GUINT64_FORMAT, f->ops->name,
+                  n, s.sends, s.writes, s.write_imms, s.post_send_calls, s.credit_messages,
+                  s.control_messages, s.completions, s.bytes_copied);
+  /* SENDs that are not the protocol's: credit returns and the control channel */
+  extra = s.credit_messages + s.control_messages;
+  g_assert_cmpuint (s.sends - extra, ==, (guint64) f->fp->sends * n);
+  g_assert_cmpuint (s.writes, ==, (guint64) f->fp->writes * n);
+  g_assert_cmpuint (s.write_imms, ==, (guint64) f->fp->write_imms * n);
+  g_assert_cmpuint (s.post_send_calls - extra, ==, (guint64) f->fp->posts * n);
+  /* Thrift writes the message straight into registered memory and reads it out: one copy
+   * each way (the binary protocol's 4-byte length and the message header included) */
+  g_assert_cmpuint (s.bytes_copied, <=, (guint64) n * 2 * (64 + 64));
+  close_all (t, srv, baseline);
+}
+
+/* Every call with another protocol than the last, on one connection. */
+static void
+test_switching (void)
+{
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE, NULL);
+  ThriftTransport *t = open_client (srv, NULL);
+#ifdef RDMA_TEST_SHORT
+  const guint calls = 400;
+#else
+  const guint calls = 4000;
+#endif
+  GError *error = NULL;
+
+  for (guint i = 0; i < calls; i++) {
+    const Forced *f = &forced[i % n_forced];
+    ThriftRdmaStats before, after;
+    gsize len = (i * 7919u) % 9000u;   /* each side of a slot */
+
+    thrift_rdma_get_stats (THRIFT_RDMA (t), &before);
+    thrift_hint_receiver_set_hints (THRIFT_HINT_RECEIVER (t), &f->client);
+    if (!rt_echo (t, len, i, &error))
+      g_error ("call %u (%s, %" G_GSIZE_FORMAT " bytes): %s", i, f->ops->name, len,
+               error->message);
+    thrift_rdma_get_stats (THRIFT_RDMA (t), &after);
+    /* the request went by its own protocol's verbs */
+    if (f->fp->write_imms > 0)
+      g_assert_cmpuint (after.write_imms, >, before.write_imms);
+    else
+      g_assert_cmpuint (after.write_imms, ==, before.write_imms);
+    if (f->fp->writes > 0)
+      g_assert_cmpuint (after.writes, >, before.writes);
+    else
+      g_assert_cmpuint (after.writes, ==, before.writes);
+  }
+  close_all (t, srv, baseline);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    Forced *f;
+    gchar *path;
+
+    if (ops == NULL)
+      continue;
+    f = &forced[n_forced++];
+    f->ops = ops;
+    for (guint k = 0; k < G_N_ELEMENTS (footprints); k++)
+      if (strcmp (footprints[k].name, ops->name) == 0)
+        f->fp = &footprints[k];
+    g_assert_nonnull (f->fp);   /* a new protocol needs its footprint here */
+    hint_set_for (&f->client, ops->hint, THRIFT_HINT_SIDE_CLIENT);
+    hint_set_for (&f->server, ops->hint, THRIFT_HINT_SIDE_SERVER);
+    path = g_strdup_printf ("/protocols/%s/sizes", ops->name);
+    g_test_add_data_func (path, f, test_sizes);
+    g_free (path);
+    path = g_strdup_printf ("/protocols/%s/footprint", ops->name);
+    g_test_add_data_func (path, f, test_footprint);
+    g_free (path);
+  }
+  g_test_add_func ("/protocols/switching", test_switching);
+  return g_test_run ();
+}
