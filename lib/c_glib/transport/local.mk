@@ -9,6 +9,7 @@ transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_hints.h \
 	lib/c_glib/transport/thrift_idle_watch.h \
 	lib/c_glib/transport/thrift_rdma.h \
+	lib/c_glib/transport/thrift_rdma_explain.h \
 	lib/c_glib/transport/thrift_server_rdma.h
 
 # The engine and transports, also compiled into the ASan test variant (test/rdma/local.mk).
@@ -35,8 +36,11 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_proto.c \
 	lib/c_glib/transport/rdma/rdma_proto.h \
 	lib/c_glib/transport/rdma/rdma_proto_eager.c \
+	lib/c_glib/transport/rdma/rdma_plan.c \
+	lib/c_glib/transport/rdma/rdma_plan.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
+	lib/c_glib/transport/thrift_rdma_explain.c \
 	lib/c_glib/transport/rdma/rdma_signal.c \
 	lib/c_glib/transport/rdma/rdma_signal.h \
 	lib/c_glib/transport/rdma/rdma_keepalive.c \
