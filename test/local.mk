@@ -27,6 +27,13 @@ test_unit_test_device_LDADD = $(test_libs)
 test_unit_test_device_LDFLAGS = $(test_link)
 TESTS += test/unit/test_device
 
+# The protocol and polling plan (the brief's table) and the explain API.
+check_PROGRAMS += test/unit/test_rdma_plan
+TESTS += test/unit/test_rdma_plan
+test_unit_test_rdma_plan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_unit_test_rdma_plan_LDADD = $(test_libs)
+test_unit_test_rdma_plan_LDFLAGS = $(test_link)
+
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.
 rdma_tests =

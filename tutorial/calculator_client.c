@@ -17,8 +17,11 @@
  * transport given by a URI, checks each result, and prints what each call did.
  *
  *   calculator-client [--transport URI] [--payload BYTES]
+ *   calculator-client --explain [--transport URI]
  *
  * Exit status 0 when every call gave the expected result, 1 otherwise, 2 on bad usage.
+ * --explain prints, without connecting, what ThriftRdma will do with each function's
+ * messages on each side (thrift_rdma_explain_sets) and exits 0.
  */
 #include "config.h"
 
@@ -32,6 +35,7 @@
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
 #include "calculator.h"
 #include "tutorial_defaults.h"
@@ -64,6 +68,31 @@ transport_note (ThriftTransport *t)
   return g_strdup ("tcp; ThriftSocket ignores hints");
 }
 
+/* --explain: one line per function and side of the service, for the URI's polling option
+ * (the transport's default when the hints do not decide it). */
+static int
+explain (const gchar *uri)
+{
+  static const ThriftRdmaPolling from_uri[] = {
+    [THRIFT_TRANSPORT_URI_POLLING_DEFAULT] = THRIFT_RDMA_DEFAULT_POLLING,
+    [THRIFT_TRANSPORT_URI_POLLING_BUSY] = THRIFT_RDMA_POLLING_BUSY,
+    [THRIFT_TRANSPORT_URI_POLLING_EVENT] = THRIFT_RDMA_POLLING_EVENT,
+    [THRIFT_TRANSPORT_URI_POLLING_HYBRID] = THRIFT_RDMA_POLLING_HYBRID,
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (ThriftTransportUri) parsed = thrift_transport_uri_parse (uri, FALSE, &error);
+  g_autofree gchar *lines = NULL;
+
+  if (parsed == NULL)
+  {
+    fprintf (stderr, "calculator-client: %s\n", error->message);
+    return 2;
+  }
+  lines = thrift_rdma_explain_sets (calculator_hint_sets, from_uri[parsed->polling]);
+  fputs (lines, stdout);
+  return 0;
+}
+
 static void
 report (ThriftTransport *t, gboolean ok, const gchar *call, const gchar *result,
         const gchar *hints)
@@ -81,12 +110,16 @@ main (int argc, char **argv)
 {
   gchar *uri = NULL;
   gint payload = 65536;
+  gboolean explain_only = FALSE;
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
       "the server: tcp://HOST:PORT or rdma://HOST:PORT[?OPTIONS] (default "
       TUTORIAL_CLIENT_URI ")", "URI" },
     { "payload", 'p', 0, G_OPTION_ARG_INT, &payload,
       "bytes sent to reverse() (default 65536)", "BYTES" },
+    { "explain", 'e', 0, G_OPTION_ARG_NONE, &explain_only,
+      "print the protocol and polling ThriftRdma chooses for each function and side, "
+      "and why, then exit", NULL },
     { NULL }
   };
   GOptionContext *context;
@@ -118,6 +151,13 @@ main (int argc, char **argv)
   g_option_context_free (context);
   if (uri == NULL)
     uri = g_strdup (TUTORIAL_CLIENT_URI);
+  if (explain_only)
+  {
+    gint rc = explain (uri);
+
+    g_free (uri);
+    return rc;
+  }
   if (payload < 0 || payload > 64 * 1024 * 1024)
   {
     fprintf (stderr, "calculator-client: --payload must be 0 to 67108864\n");

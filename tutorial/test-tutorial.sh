@@ -46,11 +46,11 @@ for try in 1 2 3 4 5; do
   [ $started = yes ] && break
   wait "$server_pid" 2>/dev/null; server_pid=
 done
-echo "1..10"
+echo "1..11"
 check "server listens on $scheme://$addr" test $started = yes
 sed 's/^/# /' "$work/server.out"
 if [ $started != yes ]; then
-  for i in 2 3 4 5 6 7 8 9 10; do echo "not ok $i skipped: no server"; done
+  for i in 2 3 4 5 6 7 8 9 10 11; do echo "not ok $i skipped: no server"; done
   exit 0
 fi
 
@@ -81,4 +81,19 @@ else
   sed -n '/listening on/,$p' "$work/server.out" | tail -n 3 | sed 's/^/# /'
   check "server exits 0 after SIGINT" bash -c "test $src -eq 0 && grep -q '^server: stopped' '$work/server.out'"
 fi
+
+# --explain: one line per function and side of the service, without a server
+"$bin/calculator-client" --explain > "$work/explain.out" 2>&1
+rc=$?
+sed 's/^/# /' "$work/explain.out"
+explained() {
+  [ "$rc" -eq 0 ] && [ "$(wc -l < "$work/explain.out")" -eq 10 ] || return 1
+  for f in ping add calculate reverse zip; do
+    for side in client server; do
+      grep -q "^Calculator\.$f $side: small (<= 4096 B) [a-z_]*/[a-z]*, large [a-z_]*/[a-z]*  \[size: " \
+        "$work/explain.out" || return 1
+    done
+  done
+}
+check "client --explain lists every function and side" explained
 exit 0

@@ -22,6 +22,9 @@
  *
  * Compiled with -Wall -Wextra -Werror together with the generated code.
  *
+ * Also: each service's generated table of hint sets (<service>_hint_sets) lists every set of
+ * its functions, in order, NULL-terminated.
+ *
  * Also: in a program with hints, the generated _get_type functions register their types
  * thread-safely (g_once_init_enter): threads making the first call of one at the same time
  * all get the same type, and nothing is logged ("cannot register existing type").
@@ -623,6 +626,36 @@ test_to_string (void)
   g_assert_cmpstr (thrift_hint_polling_to_string (THRIFT_HINT_POLLING_BUSY), ==, "busy");
 }
 
+/* Each service's table lists every function's client set, then its server set, in IDL order,
+ * then NULL; an inherited function is in its parent's table only. */
+static void
+test_table (void)
+{
+  static const gchar *const kv[] = { GET_C, GET_S, HEARTBEAT_C, HEARTBEAT_S, PUT_C, PUT_S,
+                                     PLAIN_C, PLAIN_S, NULL };
+  static const gchar *const kv_child[] = { PING_C, PING_S, NULL };
+  const struct
+  {
+    const ThriftHintSet *const *table;
+    const gchar *const *want;
+  } tables[] = { { kv_hint_sets, kv }, { kv_child_hint_sets, kv_child } };
+
+  for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+    {
+      gsize i;
+
+      for (i = 0; tables[t].want[i] != NULL; i++)
+        {
+          gchar *text = thrift_hint_set_to_string (tables[t].table[i]);
+
+          g_assert_nonnull (tables[t].table[i]);
+          g_assert_cmpstr (text, ==, tables[t].want[i]);
+          g_free (text);
+        }
+      g_assert_null (tables[t].table[i]);
+    }
+}
+
 static void
 add_calls (const gchar *name, Setup setup)
 {
@@ -655,6 +688,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_hints/get-type-race", test_get_type_race);
   g_test_add_func ("/thrift_hints/find-receiver", test_find_receiver);
   g_test_add_func ("/thrift_hints/to-string", test_to_string);
+  g_test_add_func ("/thrift_hints/table", test_table);
   add_calls ("direct", DIRECT);
   add_calls ("buffered", BUFFERED);
   add_calls ("framed", FRAMED);

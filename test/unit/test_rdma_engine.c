@@ -302,15 +302,18 @@ test_properties (void)
   g_object_unref (t);
 }
 
-/* Hints that are accepted but not acted on yet are reported, once per hint set. */
+/* Hints that are accepted but not acted on yet are reported, once per hint set; payload_size
+ * is used (it decides small or large: rdma_plan.c) and is not reported. */
 static void
 test_select_warnings (void)
 {
   static const ThriftHintSet h = {
     .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "put",
     .side = THRIFT_HINT_SIDE_CLIENT,
-    .set = THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_TRANSPORT | THRIFT_HINT_HAS_NUMA,
+    .set = THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_TRANSPORT | THRIFT_HINT_HAS_NUMA
+           | THRIFT_HINT_HAS_PAYLOAD_SIZE,
     .proto = THRIFT_HINT_PROTO_WRITE_RNDV, .transport = THRIFT_HINT_TRANSPORT_TCP, .numa = 1,
+    .payload_size = 65536,
   };
   static const ThriftHintSet eager = {
     .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "get",
@@ -357,6 +360,35 @@ test_select_oversubscribed (void)
   h.concurrency = 1;
   g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT), ==,
                    THRIFT_RDMA_POLLING_BUSY);
+}
+
+/* rdma_select_polling follows the brief's table (rdma_plan_make): under-subscribed
+ * throughput polls by event for small messages and busy for large ones, so payload_size
+ * decides; res_util waits by event; without perf_goal the transport's polling applies. */
+static void
+test_select_polling_table (void)
+{
+  ThriftHintSet h = {
+    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
+    .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY,
+    .perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT, .concurrency = 1,
+  };
+
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+                   THRIFT_RDMA_POLLING_EVENT);
+  h.set |= THRIFT_HINT_HAS_PAYLOAD_SIZE;
+  h.payload_size = 4097;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+                   THRIFT_RDMA_POLLING_BUSY);
+  h.payload_size = 4096;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+                   THRIFT_RDMA_POLLING_EVENT);
+  h.perf_goal = THRIFT_HINT_PERF_GOAL_RES_UTIL;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+                   THRIFT_RDMA_POLLING_EVENT);
+  h.set = THRIFT_HINT_HAS_CONCURRENCY;
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+                   THRIFT_RDMA_POLLING_HYBRID);
 }
 
 static void
@@ -406,6 +438,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/status", test_status);
   g_test_add_func ("/rdma_engine/select/warnings", test_select_warnings);
   g_test_add_func ("/rdma_engine/select/oversubscribed", test_select_oversubscribed);
+  g_test_add_func ("/rdma_engine/select/polling_table", test_select_polling_table);
   g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
   g_test_add_func ("/rdma_engine/transport/properties", test_properties);
   g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);

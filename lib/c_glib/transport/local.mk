@@ -9,6 +9,7 @@ transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_hints.h \
 	lib/c_glib/transport/thrift_idle_watch.h \
 	lib/c_glib/transport/thrift_rdma.h \
+	lib/c_glib/transport/thrift_rdma_explain.h \
 	lib/c_glib/transport/thrift_server_rdma.h
 
 # The engine and transports, also compiled into the ASan test variant (test/rdma/local.mk).
@@ -45,8 +46,11 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_chained_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_imm.c \
+	lib/c_glib/transport/rdma/rdma_plan.c \
+	lib/c_glib/transport/rdma/rdma_plan.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
+	lib/c_glib/transport/thrift_rdma_explain.c \
 	lib/c_glib/transport/rdma/rdma_signal.c \
 	lib/c_glib/transport/rdma/rdma_signal.h \
 	lib/c_glib/transport/rdma/rdma_keepalive.c \

@@ -17,6 +17,8 @@
 
 #include "rdma_select.h"
 
+#include "rdma_plan.h"
+
 static const gchar *const proto_hint_names[] = {
   [THRIFT_HINT_PROTO_UNSET] = "unset",
   [THRIFT_HINT_PROTO_EAGER] = "eager",
@@ -49,32 +51,17 @@ oversubscribed (const ThriftHintSet *h)
 ThriftRdmaPolling
 rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback)
 {
+  RdmaPlanMachine m;
+  RdmaPlan plan;
+
   if (h == NULL)
     return fallback;
-  if (h->set & THRIFT_HINT_HAS_POLLING) {
-    switch (h->polling) {
-    case THRIFT_HINT_POLLING_BUSY:
-      return THRIFT_RDMA_POLLING_BUSY;
-    case THRIFT_HINT_POLLING_EVENT:
-      return THRIFT_RDMA_POLLING_EVENT;
-    case THRIFT_HINT_POLLING_HYBRID:
-      return THRIFT_RDMA_POLLING_HYBRID;
-    default:
-      break;
-    }
-  }
-  if (h->set & THRIFT_HINT_HAS_PERF_GOAL) {
-    switch (h->perf_goal) {
-    case THRIFT_HINT_PERF_GOAL_LATENCY:
-      return oversubscribed (h) ? THRIFT_RDMA_POLLING_HYBRID : THRIFT_RDMA_POLLING_BUSY;
-    case THRIFT_HINT_PERF_GOAL_THROUGHPUT:
-    case THRIFT_HINT_PERF_GOAL_RES_UTIL:
-      return THRIFT_RDMA_POLLING_EVENT;
-    default:
-      break;
-    }
-  }
-  return fallback;
+  /* the table is in one place, rdma_plan_make; the peer does not matter to polling */
+  rdma_plan_machine_get (&m);
+  rdma_plan_make (h, fallback, RDMA_PLAN_PEER_ANY, &m, &plan);
+  /* no length here: a small message's mode, the common case (with payload_size, every
+   * message's) */
+  return rdma_plan_polling (&plan, 0);
 }
 
 const RdmaProtoOps *
@@ -133,12 +120,6 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
   if (h->set & THRIFT_HINT_HAS_NUMA) {
     g_warning ("ThriftRdma: %s: hint numa = %u is not implemented yet; buffers and polling "
                "are not bound to a NUMA node", name, h->numa);
-    n++;
-  }
-  if (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE) {
-    g_warning ("ThriftRdma: %s: hint payload_size = %" G_GUINT64_FORMAT " is not used yet "
-               "(protocol choice by size comes with the other protocols)", name,
-               h->payload_size);
     n++;
   }
   if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID) == THRIFT_RDMA_POLLING_BUSY

@@ -30,18 +30,20 @@
 
 G_BEGIN_DECLS
 
-/* The polling mode for a wait: @h's polling, else its perf_goal (latency: busy, or hybrid
- * when concurrency exceeds the cores, since spinning collapses then (paper Fig. 5);
- * throughput and res_util: event), else @fallback.  @h may be NULL. */
+/* The polling mode for a wait, as rdma_plan_make decides it (the brief's table): @h's
+ * polling, else what its perf_goal and concurrency give for a small message (for every
+ * message when @h has payload_size), else @fallback.  @h may be NULL. */
 ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback);
 
-/* The protocol of a message written with @h (NULL: eager).  A proto that is not
- * implemented yet falls back to Eager-SendRecv. */
+/* The protocol of a message written with @h: its proto hint, else eager (NULL: eager).  A
+ * proto that is not implemented yet falls back to Eager-SendRecv.  The choice by the table
+ * and the peer's protocols is rdma_plan_make's; the flush moves to it once the engine
+ * has the protocols. */
 const RdmaProtoOps *rdma_select_protocol (const ThriftHintSet *h);
 
 /* Logs, once per hint set for the life of the process, a warning for each hint of @h that
- * is accepted but not acted on yet (a proto other than eager, transport, numa,
- * payload_size), and one when @h asks for busy polling with concurrency above the cores.
+ * is accepted but not acted on yet (a proto other than eager, transport, numa), and one
+ * when @h asks for busy polling with concurrency above the cores.
  * Returns the number of warnings this call logged (0 once the set was seen).  Thread-safe. */
 guint rdma_select_warn_unimplemented (const ThriftHintSet *h);
 

@@ -1,0 +1,112 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_plan.h: what the engine does with the messages of one hint set, decided once when the
+ * set changes (brief section 3, paper Fig. 6): the protocol and the polling mode of a small
+ * (<= 4 KiB) and of a large message, and why.  The brief's design-space table lives in one
+ * function, rdma_plan_make (); the flush only compares a length with the threshold
+ * (rdma_plan_proto, rdma_plan_polling).
+ *
+ * The plan names protocols by their hint (ThriftHintProto), not by an implementation: the
+ * engine maps a hint to the protocol it has and reports its own fallbacks, so a plan made
+ * today stays right as protocols land.
+ */
+#ifndef _RDMA_PLAN_H
+#define _RDMA_PLAN_H
+
+#include <glib.h>
+
+#include <thrift/c_glib/transport/thrift_hints.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+G_BEGIN_DECLS
+
+/* A message of at most this many bytes is small (the paper's 4 KB threshold). */
+#define RDMA_PLAN_THRESHOLD G_GUINT64_CONSTANT (4096)
+
+/* peer_protocols of a peer that can receive every protocol (or is not known yet): one bit
+ * (1u << ThriftHintProto) per protocol. */
+#define RDMA_PLAN_PEER_ANY \
+  (((1u << (THRIFT_HINT_PROTO_BATCHED_WRITE + 1)) - 1) & ~(1u << THRIFT_HINT_PROTO_UNSET))
+
+/* The machine a plan is made for: the concurrency hint is compared with these. */
+typedef struct {
+  guint cores;            /* cores this process may run on (>= 1) */
+  guint cores_per_node;   /* cores of one NUMA node (>= 1, <= cores) */
+  guint nodes;            /* NUMA nodes (>= 1) */
+} RdmaPlanMachine;
+
+/* The concurrency hint against the machine.  No concurrency hint counts as under. */
+typedef enum {
+  RDMA_PLAN_UNDER = 0,    /* concurrency <= the cores of one NUMA node */
+  RDMA_PLAN_FULL,         /* concurrency <= all cores */
+  RDMA_PLAN_OVER          /* more calls than cores */
+} RdmaPlanSubscription;
+
+typedef struct {
+  ThriftHintProto small_proto, large_proto;       /* never UNSET */
+  ThriftRdmaPolling small_polling, large_polling;
+  guint64 threshold;        /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
+  gboolean by_length;       /* no payload_size hint: decided per message by its length;
+                             * otherwise both halves are the one payload_size chose */
+  guint64 payload_size;     /* the hint, when !by_length */
+  /* what decided each, for explain: static or interned strings, never freed */
+  const gchar *proto_reason, *polling_reason;
+
+  RdmaPlanSubscription subscription;
+  guint32 concurrency;      /* the hint, 0 if none */
+  RdmaPlanMachine machine;  /* what subscription was computed against */
+  guint32 peer_protocols;   /* as passed, with eager added */
+} RdmaPlan;
+
+/* Makes the plan for messages written with @h (NULL: code generated without hints), on a
+ * transport whose polling property is @default_polling, to a peer that can receive the
+ * protocols of @peer_protocols (bits 1u << ThriftHintProto; eager is always assumed; pass
+ * RDMA_PLAN_PEER_ANY before the peer is known), on machine @m. */
+void rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
+                     guint32 peer_protocols, const RdmaPlanMachine *m, RdmaPlan *out);
+
+/* The protocol and polling mode of a message of @len bytes: one comparison, no lookup. */
+static inline ThriftHintProto
+rdma_plan_proto (const RdmaPlan *p, gsize len)
+{
+  return (guint64) len <= p->threshold ? p->small_proto : p->large_proto;
+}
+
+static inline ThriftRdmaPolling
+rdma_plan_polling (const RdmaPlan *p, gsize len)
+{
+  return (guint64) len <= p->threshold ? p->small_polling : p->large_polling;
+}
+
+/* One line (no newline) saying what @p does and why, for @h (the set @p was made from; its
+ * name starts the line).  The format is thrift_rdma_explain_set ()'s, documented in
+ * thrift_rdma_explain.h.  Free with g_free (). */
+gchar *rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h);
+
+/* This machine, read once per process: the cores from rdma_select_cores (), the NUMA nodes
+ * from /sys/devices/system/node (one node with every core if it is absent). */
+void rdma_plan_machine_get (RdmaPlanMachine *m);
+
+/* rdma_plan_machine_get's reading, apart for tests: @cores cores, the NUMA nodes described
+ * under @node_dir (its nodeN/cpulist files). */
+void rdma_plan_machine_read (const gchar *node_dir, guint cores, RdmaPlanMachine *m);
+
+/* The IDL spelling of a polling mode ("busy", "event", "hybrid"). */
+const gchar *rdma_plan_polling_name (ThriftRdmaPolling polling);
+
+G_END_DECLS
+
+#endif
