@@ -86,7 +86,7 @@ void rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags
 /*
  * Validates a received SEND of @byte_len bytes and decodes its header into @out: garbage,
  * truncation, lengths that disagree and messages over @max_message are errors (in
- * THRIFT_TRANSPORT_ERROR, saying which) and never crash.
+ * RDMA_ENGINE_ERROR, saying which) and never crash.
  */
 gboolean rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
                                  RdmaWireHeader *out, GError **error);
