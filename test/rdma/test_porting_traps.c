@@ -150,6 +150,10 @@ test_no_stale_reply (void)
   g_assert_false (gate_if_gather (c.client, &r, 2, 1500, &error));
   g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
   g_test_message ("timed out: %s", error->message);
+  /* through the generated client and the protocol, the cause is still known */
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_TIMED_OUT);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (c.transport)), ==,
+                   THRIFT_RDMA_STATUS_TIMED_OUT);
   g_clear_error (&error);
   g_assert_false (thrift_transport_is_open (c.transport));
   g_usleep (1500 * 1000);  /* the late reply has arrived by now */
@@ -160,6 +164,9 @@ test_no_stale_reply (void)
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "late reply"));
   g_assert_cmpint (r, ==, -1);
+  /* the connection's failure, copied for this call, keeps its cause and Thrift's domain */
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_TIMED_OUT);
   g_clear_error (&error);
   g_assert_false (gate_if_ping (c.client, &r, 5, &error));
   g_clear_error (&error);
@@ -168,6 +175,8 @@ test_no_stale_reply (void)
   thrift_transport_close (c.transport, NULL);
   g_assert_true (thrift_transport_open (c.transport, &error));
   g_assert_no_error (error);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (c.transport)), ==,
+                   THRIFT_RDMA_STATUS_OK);
   g_assert_true (gate_if_ping (c.client, &r, 5, &error));
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 6);
@@ -417,12 +426,16 @@ test_port_in_use (void)
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "the port is in use"));
   g_assert_null (strstr (error->message, "RDMA interface"));
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_ADDR_IN_USE);
   g_clear_error (&error);
   /* an address that is on no interface (TEST-NET-1) still says so */
   c = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", "192.0.2.1", "port", port + 1, NULL);
   g_assert_false (thrift_server_transport_listen (c, &error));
   g_test_message ("%s", error->message);
   g_assert_null (strstr (error->message, "in use"));
+  g_assert_cmpint (thrift_rdma_error_status (error), !=, THRIFT_RDMA_STATUS_ADDR_IN_USE);
+  g_assert_cmpint (thrift_server_rdma_get_last_status (THRIFT_SERVER_RDMA (c)), ==,
+                   thrift_rdma_error_status (error));
   g_clear_error (&error);
   g_object_unref (c);
   g_object_unref (b);

@@ -109,9 +109,13 @@ test_server_killed (void)
   t0 = g_get_monotonic_time ();
   g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), <, 0);
   g_assert_nonnull (error);
-  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
   g_test_message ("server killed: %s (after %.0f ms)", error->message,
                   (g_get_monotonic_time () - t0) / 1000.0);
+  /* RECEIVE, as a timeout would be: the status says the peer is gone */
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_PEER_GONE);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
+                   THRIFT_RDMA_STATUS_PEER_GONE);
   g_assert_cmpint (g_get_monotonic_time () - t0, <, 9 * G_USEC_PER_SEC);
   g_clear_error (&error);
   g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);

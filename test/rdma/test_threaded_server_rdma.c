@@ -386,6 +386,9 @@ test_interrupt (gconstpointer data)
   g_thread_join (t);
   g_assert_false (job.peeked);
   g_assert_no_error (job.error);
+  /* not an error, but the transport says why */
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (c.transport)), ==,
+                   THRIFT_RDMA_STATUS_INTERRUPTED);
   /* the client's call timeout is 20 s: only the interrupt ends it this soon */
   g_assert_cmpint (job.returned_at - interrupted_at, <, 2 * G_USEC_PER_SEC);
 
@@ -395,6 +398,7 @@ test_interrupt (gconstpointer data)
   g_assert_cmpint (thrift_transport_read (c.transport, &byte, 1, &error), ==, -1);
   g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_nonnull (strstr (error->message, "interrupted"));
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_INTERRUPTED);
   g_clear_error (&error);
   g_assert_false (gate_if_ping (c.client, &r, 1, &error));
   g_assert_nonnull (error);

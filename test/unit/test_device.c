@@ -19,8 +19,9 @@
 #include <string.h>
 
 #include <glib.h>
-#include <thrift/c_glib/transport/thrift_transport.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
+#include <thrift/c_glib/transport/thrift_transport.h>
 
 static guint
 kernel_device_count (void)
@@ -48,6 +49,7 @@ test_available_matches_kernel (void)
   } else {
     g_assert_false (available);
     g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+    g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
     g_assert_true (g_str_has_prefix (error->message, "no RDMA device"));
     /* the message tells the user what to do */
     g_assert_nonnull (strstr (error->message, "rdma link add"));

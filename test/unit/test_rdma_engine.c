@@ -14,7 +14,8 @@
 
 /*
  * Host-side tests of the RDMA engine's pure parts (no device needed): header and handshake
- * validation, credit accounting, the protocol registry, status strings and errors, and the
+ * validation, credit accounting, the protocol registry, status strings and errors (the
+ * engine's domain and its mapping to THRIFT_TRANSPORT_ERROR and ThriftRdmaStatus), and the
  * no-device error of ThriftRdma.
  */
 #include "config.h"
@@ -34,6 +35,7 @@
 #include "lib/c_glib/transport/rdma/rdma_select.h"
 #include "lib/c_glib/transport/rdma/rdma_signal.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/rdma_transport.h"
 #include "lib/c_glib/transport/rdma/rdma_wire.h"
 
 #define MAX_MSG 1000u
@@ -48,13 +50,13 @@ make_slot (guint8 *slot, guint8 type, guint8 flags, guint32 credits, guint32 fra
 }
 
 static void
-expect_bad (const guint8 *slot, guint32 byte_len, gint code, const gchar *words)
+expect_bad (const guint8 *slot, guint32 byte_len, RdmaStatus status, const gchar *words)
 {
   RdmaWireHeader h;
   GError *error = NULL;
 
   g_assert_false (rdma_wire_header_parse (slot, byte_len, MAX_MSG, &h, &error));
-  g_assert_error (error, THRIFT_TRANSPORT_ERROR, code);
+  g_assert_error (error, RDMA_ENGINE_ERROR, (gint) status);
   if (strstr (error->message, words) == NULL)
     g_error ("message '%s' does not say '%s'", error->message, words);
   g_error_free (error);
@@ -88,26 +90,26 @@ test_header_bad (void)
   guint32 n;
 
   n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 10, 10);
-  expect_bad (slot, 5, THRIFT_TRANSPORT_ERROR_RECEIVE, "truncated");
-  expect_bad (slot, n - 1, THRIFT_TRANSPORT_ERROR_RECEIVE, "truncated");
+  expect_bad (slot, 5, RDMA_ERR_PROTOCOL, "truncated");
+  expect_bad (slot, n - 1, RDMA_ERR_PROTOCOL, "truncated");
   slot[0] ^= 0xff;
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "garbage framing");
   slot[0] ^= 0xff;
   slot[1] = THRIFT_RDMA_WIRE_VERSION + 1;
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "version");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "version");
 
   n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST, 0, 10, MAX_MSG + 1);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED, "max message size");
+  expect_bad (slot, n, RDMA_ERR_TOO_LARGE, "max message size");
   n = make_slot (slot, 9, RDMA_WIRE_FIRST, 0, 10, 10);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "unknown message type");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "unknown message type");
   n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 10, 20);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "garbage framing");
   n = make_slot (slot, RDMA_WIRE_DATA, RDMA_WIRE_FIRST, 0, 30, 20);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "garbage framing");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "garbage framing");
   n = make_slot (slot, RDMA_WIRE_DATA, 0x80, 0, 10, 20);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "flags");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "flags");
   n = make_slot (slot, RDMA_WIRE_CREDIT, 0, 3, 4, 0);
-  expect_bad (slot, n, THRIFT_TRANSPORT_ERROR_RECEIVE, "credit message");
+  expect_bad (slot, n, RDMA_ERR_PROTOCOL, "credit message");
 }
 
 static void
@@ -129,14 +131,14 @@ test_hello (void)
   g_assert_cmpuint (out.max_message, ==, 12345);
 
   g_assert_false (rdma_wire_hello_parse (padded, 10, &out, &error));
-  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_VERSION);
   g_clear_error (&error);
 
   rdma_wire_hello_init (&h, THRIFT_RDMA_WIRE_VERSION + 1);
   h.credits = GUINT32_TO_LE (32);
   h.slot_size = GUINT32_TO_LE (4096);
   g_assert_false (rdma_wire_hello_parse (&h, sizeof h, &out, &error));
-  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_VERSION);
   g_assert_nonnull (strstr (error->message, "wire version"));
   g_clear_error (&error);
 
@@ -224,7 +226,7 @@ test_status (void)
   g_assert_cmpint (rdma_status_from_wc (IBV_WC_RETRY_EXC_ERR), ==, RDMA_ERR_PEER_GONE);
   rdma_status_set_error (&error, RDMA_ERR_PEER_GONE, "ibv_poll_cq", ETIMEDOUT,
                          IBV_WC_RETRY_EXC_ERR, "send of %d bytes", 5);
-  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
   g_assert_nonnull (strstr (error->message, "ibv_poll_cq"));
   g_assert_nonnull (strstr (error->message, "send of 5 bytes"));
   g_assert_nonnull (strstr (error->message, g_strerror (ETIMEDOUT)));
@@ -233,6 +235,89 @@ test_status (void)
   rdma_status_set_error (&error, RDMA_ERR_NO_MEMORY, "ibv_reg_mr", ENOMEM, -1, NULL);
   g_assert_nonnull (strstr (error->message, "ulimit -l"));
   g_clear_error (&error);
+}
+
+/* The boundary: every engine status leaves the shells as its THRIFT_TRANSPORT_ERROR code with
+ * the message unchanged, and thrift_rdma_error_status gives its public twin (same name);
+ * no other error gets a status. */
+static void
+test_status_boundary (void)
+{
+  GEnumClass *public = g_type_class_ref (THRIFT_TYPE_RDMA_STATUS);
+  GError *other;
+
+  g_assert_cmpuint (public->n_values, ==, RDMA_STATUS_COUNT);
+  g_assert_cmpint (rdma_error_to_thrift (NULL), ==, THRIFT_RDMA_STATUS_OK);
+  g_assert_cmpint (thrift_rdma_error_status (NULL), ==, THRIFT_RDMA_STATUS_OK);
+  for (guint s = 1; s < RDMA_STATUS_COUNT; s++) {
+    const gchar *name = rdma_status_name (s);
+    g_autofree gchar *twin = g_strconcat ("THRIFT_RDMA_STATUS_",
+                                          name + strlen ("RDMA_ERR_"), NULL);
+    GError *error = NULL, *copy;
+    g_autofree gchar *message = NULL;
+    ThriftRdmaStatus st;
+    GEnumValue *v;
+
+    g_assert_true (g_str_has_prefix (name, "RDMA_ERR_"));
+    rdma_status_set_error (&error, s, "ibv_post_send", EINVAL, -1, "status %u", s);
+    g_assert_error (error, RDMA_ENGINE_ERROR, (gint) s);
+    message = g_strdup (error->message);
+    st = rdma_error_to_thrift (&error);
+    g_test_message ("%s -> %d -> %s: %s", name, error->code, twin, error->message);
+    g_assert_error (error, THRIFT_TRANSPORT_ERROR, rdma_status_thrift_code (s));
+    g_assert_cmpstr (error->message, ==, message);
+    v = g_enum_get_value (public, st);
+    g_assert_nonnull (v);
+    g_assert_cmpstr (v->value_name, ==, twin);
+    g_assert_cmpint (thrift_rdma_error_status (error), ==, st);
+    /* a copy and a prefixed one are the same error */
+    copy = g_error_copy (error);
+    g_prefix_error (&copy, "calling Kv.get: ");
+    g_assert_cmpint (thrift_rdma_error_status (copy), ==, st);
+    /* mapping twice changes nothing */
+    g_assert_cmpint (rdma_error_to_thrift (&copy), ==, THRIFT_RDMA_STATUS_OK);
+    g_assert_error (copy, THRIFT_TRANSPORT_ERROR, rdma_status_thrift_code (s));
+    g_error_free (copy);
+    g_error_free (error);
+  }
+  /* the codes a socket transport would use; several causes share one */
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_NO_DEVICE), ==,
+                   THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_INTERRUPTED), ==,
+                   THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_TIMED_OUT), ==,
+                   THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_PEER_GONE), ==,
+                   THRIFT_TRANSPORT_ERROR_RECEIVE);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_REFUSED), ==,
+                   THRIFT_TRANSPORT_ERROR_CONNECT);
+  /* an error no RDMA transport set, or one a later error superseded, has no status */
+  other = g_error_new_literal (THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
+                               "recv failed");
+  g_assert_cmpint (thrift_rdma_error_status (other), ==, THRIFT_RDMA_STATUS_OK);
+  g_error_free (other);
+  g_type_class_unref (public);
+}
+
+/* Each thread has its own last error: one thread's errors never answer for another's. */
+static gpointer
+other_thread_status (gpointer data)
+{
+  return GINT_TO_POINTER (thrift_rdma_error_status (data));
+}
+
+static void
+test_status_per_thread (void)
+{
+  GError *error = NULL;
+  GThread *t;
+
+  rdma_status_set_error (&error, RDMA_ERR_TIMED_OUT, NULL, 0, -1, "ThriftRdma: a read");
+  g_assert_cmpint (rdma_error_to_thrift (&error), ==, THRIFT_RDMA_STATUS_TIMED_OUT);
+  t = g_thread_new ("other", other_thread_status, error);
+  g_assert_cmpint (GPOINTER_TO_INT (g_thread_join (t)), ==, THRIFT_RDMA_STATUS_OK);
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_TIMED_OUT);
+  g_error_free (error);
 }
 
 /* Without a device (the build host), open and listen fail with a message that says so. */
@@ -255,18 +340,44 @@ test_no_device (void)
   }
   t = thrift_rdma_new ("10.77.0.1", 9999);
   g_assert_false (thrift_transport_open (t, &error));
-  g_assert_nonnull (error);
-  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_nonnull (strstr (error->message, "no RDMA device"));
   g_assert_false (thrift_transport_is_open (t));
+  /* the cause, from the error and from the object */
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
+                   THRIFT_RDMA_STATUS_NO_DEVICE);
   g_clear_error (&error);
+  /* a call on the unopened transport: not open, a cause of its own */
+  g_assert_false (thrift_transport_write (t, "x", 1, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NOT_OPEN);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
+                   THRIFT_RDMA_STATUS_NOT_OPEN);
+  g_clear_error (&error);
+  g_assert_false (thrift_transport_peek (t, &error));
+  g_assert_no_error (error);
   g_object_unref (t);
 
   s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0, NULL);
   g_assert_false (thrift_server_transport_listen (s, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_nonnull (strstr (error->message, "no RDMA device"));
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
+  g_assert_cmpint (thrift_server_rdma_get_last_status (THRIFT_SERVER_RDMA (s)), ==,
+                   THRIFT_RDMA_STATUS_NO_DEVICE);
+  g_clear_error (&error);
+  g_assert_null (thrift_server_transport_accept (s, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NOT_OPEN);
   g_clear_error (&error);
   g_object_unref (s);
+
+  /* the device check of the public API */
+  g_assert_false (thrift_rdma_device_available (&error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
+  g_clear_error (&error);
 }
 
 static void
@@ -436,6 +547,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/credits", test_credits);
   g_test_add_func ("/rdma_engine/proto/registry_complete", test_registry_complete);
   g_test_add_func ("/rdma_engine/status", test_status);
+  g_test_add_func ("/rdma_engine/status/boundary", test_status_boundary);
+  g_test_add_func ("/rdma_engine/status/per_thread", test_status_per_thread);
   g_test_add_func ("/rdma_engine/select/warnings", test_select_warnings);
   g_test_add_func ("/rdma_engine/select/oversubscribed", test_select_oversubscribed);
   g_test_add_func ("/rdma_engine/select/polling_table", test_select_polling_table);

@@ -23,6 +23,7 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_device.h \
 	lib/c_glib/transport/thrift_rdma.c \
 	lib/c_glib/transport/thrift_server_rdma.c \
+	lib/c_glib/transport/thrift_rdma_error.c \
 	lib/c_glib/transport/rdma/rdma_status.c \
 	lib/c_glib/transport/rdma/rdma_status.h \
 	lib/c_glib/transport/rdma/rdma_resources.c \

@@ -77,6 +77,7 @@ typedef struct
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   const gchar *proto_name;
   ThriftRdmaStats saved;              /* counters of the last closed connection */
+  gint last_status;                   /* (atomic) ThriftRdmaStatus of the last failure */
 
   /* thrift_rdma_interrupt: the flag (atomic) and an eventfd the blocking poll watches; both
    * live as long as the object, so an interrupt never races with a connection's close */
@@ -170,6 +171,26 @@ interrupted (ThriftRdmaPrivate *priv, GError **error)
   return TRUE;
 }
 
+/* The way out of every call: @e (taken) leaves the engine as a THRIFT_TRANSPORT_ERROR and its
+ * status stays behind (thrift_rdma_get_last_status).  Returns FALSE. */
+static gboolean
+fail (ThriftRdmaPrivate *priv, GError *e, GError **error)
+{
+  g_atomic_int_set (&priv->last_status, rdma_error_to_thrift (&e));
+  if (e != NULL)
+    g_propagate_error (error, e);
+  return FALSE;
+}
+
+/* A cause that peek reports as FALSE, not as an error: only its status stays behind. */
+static gboolean
+peek_ended (ThriftRdmaPrivate *priv, GError *e)
+{
+  g_atomic_int_set (&priv->last_status, rdma_error_to_thrift (&e));
+  g_error_free (e);
+  return FALSE;
+}
+
 /* Lets @conn's waits see the interrupt (rdma_poll.c). */
 static void
 attach_wake (ThriftRdmaPrivate *priv, RdmaConn *conn)
@@ -223,21 +244,23 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaConnSettings settings;
+  GError *e = NULL;
 
   if (priv->conn != NULL) {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
     return FALSE;
   }
-  if (rdma_device_probe (error) == 0)
-    return FALSE;
+  if (rdma_device_probe (&e) == 0)
+    return fail (priv, e, error);
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
   settings.keepalive_ms = priv->keepalive_ms;
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
-                                  deadline_after (priv->connect_timeout_ms), error);
+                                  deadline_after (priv->connect_timeout_ms), &e);
   if (priv->conn == NULL)
-    return FALSE;
+    return fail (priv, e, error);
+  g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
   attach_wake (priv, priv->conn);
   rdma_signal_snapshot ();
   priv->rpos = 0;
@@ -281,15 +304,19 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   RdmaMessage *msg;
   GError *e = NULL;
 
-  if (priv->conn == NULL || interrupted (priv, NULL))
-    return FALSE;
+  if (priv->conn == NULL) {
+    not_open (&e);
+    return peek_ended (priv, e);
+  }
+  if (interrupted (priv, &e))
+    return peek_ended (priv, e);
   if (priv->reading) {
     msg = g_queue_peek_head (&priv->conn->received);
     if (msg != NULL && priv->rpos < msg->len)
       return TRUE;
     /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
-    if (!release_current (priv, error))
-      return FALSE;
+    if (!release_current (priv, &e))
+      return fail (priv, e, error);
   }
   priv->conn->polling = priv->effective;
   priv->last_wait = priv->effective;
@@ -298,10 +325,8 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
     return TRUE;
   /* the peer closed the connection, or thrift_rdma_interrupt: no more data, not an error */
   if (priv->conn->state == RDMA_CONN_DISCONNECTED || g_atomic_int_get (&priv->interrupted))
-    g_error_free (e);
-  else
-    g_propagate_error (error, e);
-  return FALSE;
+    return peek_ended (priv, e);
+  return fail (priv, e, error);
 }
 
 /* implements thrift_transport_read */
@@ -314,23 +339,28 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   guint32 n;
 
   if (priv->conn == NULL) {
-    not_open (error);
+    not_open (&e);
+    fail (priv, e, error);
     return -1;
   }
   if (len == 0)
     return 0;
-  if (interrupted (priv, error))
+  if (interrupted (priv, &e)) {
+    fail (priv, e, error);
     return -1;
+  }
   msg = g_queue_peek_head (&priv->conn->received);
   if (priv->reading && msg != NULL && priv->rpos >= msg->len
-      && !release_current (priv, error))
+      && !release_current (priv, &e)) {
+    fail (priv, e, error);
     return -1;
+  }
   priv->conn->polling = priv->effective;
   priv->last_wait = priv->effective;
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, !priv->reading), &e);
   if (msg == NULL) {
     fail_call (priv, e);
-    g_propagate_error (error, e);
+    fail (priv, e, error);
     return -1;
   }
   if (!priv->reading) {
@@ -373,11 +403,10 @@ thrift_rdma_check_read_bytes_available (ThriftTransport *transport, glong n, GEr
       && (msg = g_queue_peek_head (&priv->conn->received)) != NULL) {
     gsize left = msg->len - priv->rpos;
     if (n < 0 || (gsize) n > left) {
-      g_set_error (error, THRIFT_TRANSPORT_ERROR,
-                   THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
-                   "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in the "
-                   "%" G_GSIZE_FORMAT "-byte message", n, left, msg->len);
-      return FALSE;
+      GError *e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
+                               "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in "
+                               "the %" G_GSIZE_FORMAT "-byte message", n, left, msg->len);
+      return fail (priv, e, error);
     }
     return TRUE;
   }
@@ -390,11 +419,12 @@ static gboolean
 thrift_rdma_read_end (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
-  gboolean ok = release_current (priv, error);
+  GError *e = NULL;
+  gboolean ok = release_current (priv, &e);
 
   priv->wait_hints = NULL;
   use_hints (priv, NULL);
-  return ok;
+  return ok || fail (priv, e, error);
 }
 
 /* implements thrift_transport_write */
@@ -403,16 +433,17 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
                    GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
+  GError *e = NULL;
 
   if (priv->conn == NULL) {
-    not_open (error);
-    return FALSE;
+    not_open (&e);
+    return fail (priv, e, error);
   }
   if (priv->wlen + (gsize) len > max_message_of (transport->configuration)) {
-    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED,
-                 "ThriftRdma: the message being written exceeds the max message size %u",
-                 max_message_of (transport->configuration));
-    return FALSE;
+    e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
+                     "ThriftRdma: the message being written exceeds the max message size %u",
+                     max_message_of (transport->configuration));
+    return fail (priv, e, error);
   }
   /* straight into registered memory: the only copy on the way out */
   if (priv->wlen == 0) {
@@ -446,8 +477,8 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   gboolean ok;
 
   if (priv->conn == NULL) {
-    not_open (error);
-    return FALSE;
+    not_open (&e);
+    return fail (priv, e, error);
   }
   if (priv->wlen == 0)
     return TRUE;
@@ -464,10 +495,9 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   if (!ok) {
     /* part of the message may be out: the stream is no longer in step (a message refused
      * for its size was not sent at all) */
-    if (!g_error_matches (e, THRIFT_TRANSPORT_ERROR,
-                          THRIFT_TRANSPORT_ERROR_MAX_MESSAGE_SIZE_REACHED))
+    if (!g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE))
       fail_call (priv, e);
-    g_propagate_error (error, e);
+    fail (priv, e, error);
   }
   priv->wlen = 0;
   priv->wait_hints = priv->msg_hints;
@@ -503,9 +533,10 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
     return THRIFT_IDLE_READY;
   }
   if (st == RDMA_IDLE_GONE) {
-    if (e != NULL)
+    if (e != NULL) {
       g_message ("ThriftRdma: an idle connection ended: %s", e->message);
-    g_clear_error (&e);
+      peek_ended (priv, e);
+    }
     return THRIFT_IDLE_GONE;
   }
   now = g_get_monotonic_time ();
@@ -587,8 +618,7 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   /* by the connection's own polling mode (use_hints): a latency hint spins */
   priv->conn->polling = priv->effective;
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
-          || !g_error_matches (e, THRIFT_TRANSPORT_ERROR,
-                               rdma_status_thrift_code (RDMA_ERR_TIMED_OUT));
+          || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
   g_clear_error (&e);
   return there;
 }
@@ -851,6 +881,13 @@ thrift_rdma_interrupt (ThriftRdma *self)
     /* EAGAIN: the counter is already non-zero, the poll wakes anyway */
   }
   g_atomic_int_set (&priv->interrupted, 1);
+}
+
+ThriftRdmaStatus
+thrift_rdma_get_last_status (ThriftRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_RDMA (self), THRIFT_RDMA_STATUS_OK);
+  return (ThriftRdmaStatus) g_atomic_int_get (&PRIV (self)->last_status);
 }
 
 ThriftRdmaPolling

@@ -17,6 +17,7 @@
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
 #include "rdma/rdma_device.h"
+#include "rdma/rdma_transport.h"
 
 const gchar *
 thrift_rdma_version_string (void)
@@ -27,5 +28,11 @@ thrift_rdma_version_string (void)
 gboolean
 thrift_rdma_device_available (GError **error)
 {
-  return rdma_device_probe (error) > 0;
+  GError *e = NULL;
+
+  if (rdma_device_probe (&e) > 0)
+    return TRUE;
+  rdma_error_to_thrift (&e);
+  g_propagate_error (error, e);
+  return FALSE;
 }

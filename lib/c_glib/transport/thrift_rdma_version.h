@@ -30,7 +30,8 @@ G_BEGIN_DECLS
 const gchar *thrift_rdma_version_string (void);
 
 /* TRUE when an RDMA device is usable on this host. When not, sets @error
- * (THRIFT_TRANSPORT_ERROR) to a message that names the cause and what to do. */
+ * (THRIFT_TRANSPORT_ERROR; thrift_rdma_error_status gives THRIFT_RDMA_STATUS_NO_DEVICE) to a
+ * message that names the cause and what to do. */
 gboolean thrift_rdma_device_available (GError **error);
 
 G_END_DECLS

@@ -76,6 +76,7 @@ typedef struct
   int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
   GList *pending;        /* Pending *, handshakes in progress, side by side */
   GQueue established;    /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
+  gint last_status;      /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
 } ThriftServerRdmaPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT)
@@ -136,9 +137,19 @@ address_usable (ThriftServerRdmaPrivate *priv, const struct sockaddr *addr)
   return ok;
 }
 
-/* implements thrift_server_transport_listen */
+/* The way out of listen and accept: @e (taken) leaves the engine as a THRIFT_TRANSPORT_ERROR
+ * and its status stays behind (thrift_server_rdma_get_last_status). */
+static void
+fail (ThriftServerRdmaPrivate *priv, GError *e, GError **error)
+{
+  g_atomic_int_set (&priv->last_status, rdma_error_to_thrift (&e));
+  if (e != NULL)
+    g_propagate_error (error, e);
+}
+
+/* Binds and listens; errors in the engine's domain (the caller maps them). */
 static gboolean
-thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
+listen_on (ThriftServerTransport *transport, GError **error)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
@@ -325,9 +336,25 @@ expire_handshakes (ThriftServerRdmaPrivate *priv, gint64 now)
   return next;
 }
 
-/* implements thrift_server_transport_accept */
+/* implements thrift_server_transport_listen */
+static gboolean
+thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+  GError *e = NULL;
+
+  if (!listen_on (transport, &e)) {
+    fail (priv, e, error);
+    return FALSE;
+  }
+  g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
+  return TRUE;
+}
+
+/* Waits for the next established connection; errors in the engine's domain (the caller maps
+ * them). */
 static ThriftTransport *
-thrift_server_rdma_accept (ThriftServerTransport *transport, GError **error)
+accept_next (ThriftServerTransport *transport, GError **error)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
 
@@ -392,6 +419,18 @@ thrift_server_rdma_accept (ThriftServerTransport *transport, GError **error)
   }
 }
 
+/* implements thrift_server_transport_accept */
+static ThriftTransport *
+thrift_server_rdma_accept (ThriftServerTransport *transport, GError **error)
+{
+  GError *e = NULL;
+  ThriftTransport *t = accept_next (transport, &e);
+
+  if (t == NULL)
+    fail (PRIV (transport), e, error);
+  return t;
+}
+
 /* implements thrift_server_transport_close */
 static gboolean
 thrift_server_rdma_close (ThriftServerTransport *transport, GError **error)
@@ -411,6 +450,13 @@ thrift_server_rdma_interrupt (ThriftServerRdma *self)
   if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
     /* EAGAIN: the counter is already non-zero, accept wakes anyway */
   }
+}
+
+ThriftRdmaStatus
+thrift_server_rdma_get_last_status (ThriftServerRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_SERVER_RDMA (self), THRIFT_RDMA_STATUS_OK);
+  return (ThriftRdmaStatus) g_atomic_int_get (&PRIV (self)->last_status);
 }
 
 guint

@@ -85,6 +85,12 @@ GType thrift_server_rdma_get_type (void);
 /* The port the server listens on (the real one when "port" was 0), or 0 before listen. */
 guint thrift_server_rdma_get_port (ThriftServerRdma *self);
 
+/* The cause of the last error listen or accept set (thread-safe; any thread may ask, for
+ * example the one ThriftThreadedServer's serve returned the accept thread's error to), as
+ * thrift_rdma_get_last_status () gives it for a connection; THRIFT_RDMA_STATUS_OK after a
+ * successful listen. */
+ThriftRdmaStatus thrift_server_rdma_get_last_status (ThriftServerRdma *self);
+
 /**
  * thrift_server_rdma_interrupt:
  *

@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
-#include <thrift/c_glib/transport/thrift_transport.h>
 
 #include "rdma_device.h"
+#include "rdma_status.h"
 
 gint
 rdma_device_probe (GError **error)
@@ -32,7 +32,7 @@ rdma_device_probe (GError **error)
   list = ibv_get_device_list (&n);
   if (list == NULL) {
     int err = errno;
-    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+    g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_NO_DEVICE,
                  "no RDMA device: ibv_get_device_list failed (%s); the kernel has no "
                  "RDMA support loaded (ib_uverbs). Load your NIC's driver, or soft-RoCE with "
                  "'modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE', or run "
@@ -42,7 +42,7 @@ rdma_device_probe (GError **error)
   }
   ibv_free_device_list (list);
   if (n == 0) {
-    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+    g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_NO_DEVICE,
                  "no RDMA device: the kernel supports RDMA but no device is present "
                  "(ibv_devices lists none). Check the NIC driver, or add a soft-RoCE device "
                  "with 'rdma link add rxe0 type rxe netdev IFACE'");

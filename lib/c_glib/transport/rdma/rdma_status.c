@@ -12,7 +12,8 @@
  * and limitations under the License.
  */
 
-/* rdma_status.c: status strings, the errno/completion mapper and the status-to-GError helper. */
+/* rdma_status.c: status strings, the errno/completion mapper and the status-to-GError helper
+ * (RDMA_ENGINE_ERROR). */
 #include "config.h"
 
 #include <errno.h>
@@ -35,6 +36,8 @@ static const gint status_codes[] = { RDMA_STATUS_LIST (RDMA_STATUS_CODE) };
 #undef RDMA_STATUS_CODE
 
 G_STATIC_ASSERT (G_N_ELEMENTS (status_names) == RDMA_STATUS_COUNT);
+
+G_DEFINE_QUARK (rdma-engine-error-quark, rdma_engine_error)
 
 const gchar *
 rdma_status_name (RdmaStatus status)
@@ -132,6 +135,6 @@ rdma_status_set_error (GError **error, RdmaStatus status, const gchar *call, int
     g_string_append_printf (msg, "completion status %s, ",
                             ibv_wc_status_str ((enum ibv_wc_status) wc_status));
   g_string_append (msg, rdma_status_text (status));
-  g_set_error_literal (error, THRIFT_TRANSPORT_ERROR, rdma_status_thrift_code (status), msg->str);
+  g_set_error_literal (error, RDMA_ENGINE_ERROR, status, msg->str);
   g_string_free (msg, TRUE);
 }

@@ -17,8 +17,11 @@
  *
  * Inside the engine every failure is an RdmaStatus; one mapper turns errno values and work
  * completion statuses into it, and one helper (rdma_status_set_error) turns a status into a
- * GError in THRIFT_TRANSPORT_ERROR at the GObject boundary, naming the verbs call, errno and
- * ibv_wc_status_str () and saying what to check.
+ * GError in RDMA_ENGINE_ERROR, whose code is the status, naming the verbs call, errno and
+ * ibv_wc_status_str () and saying what to check.  Only the GObject shells turn such an error
+ * into THRIFT_TRANSPORT_ERROR (rdma_error_to_thrift, rdma_transport.h), with the code
+ * rdma_status_thrift_code () gives, so their callers see Thrift's codes while the status
+ * behind each stays known (thrift_rdma_error_status).
  */
 #ifndef _RDMA_STATUS_H
 #define _RDMA_STATUS_H
@@ -64,6 +67,11 @@ typedef enum
 } RdmaStatus;
 #undef RDMA_STATUS_ENUM
 
+/* The engine's error domain: an error in it has an RdmaStatus as its code.  Never seen by a
+ * caller of the public API. */
+#define RDMA_ENGINE_ERROR (rdma_engine_error_quark ())
+GQuark rdma_engine_error_quark (void);
+
 /* "RDMA_ERR_TIMED_OUT" */
 const gchar *rdma_status_name (RdmaStatus status);
 /* What the status means and what to check. */
@@ -83,7 +91,7 @@ RdmaStatus rdma_status_from_wc (enum ibv_wc_status wc_status);
  * @wc_status: a work completion status, or -1
  * @fmt: printf format of the specifics (may be NULL)
  *
- * The second error layer: sets @error in THRIFT_TRANSPORT_ERROR to
+ * Sets @error in RDMA_ENGINE_ERROR, code @status, to
  * "CALL: SPECIFICS: errno N (strerror), completion status S: what it means/what to check".
  */
 void rdma_status_set_error (GError **error, RdmaStatus status, const gchar *call, int err,

@@ -12,7 +12,8 @@
  * and limitations under the License.
  */
 
-/* rdma_transport.h: what ThriftServerRdma needs from ThriftRdma (internal). */
+/* rdma_transport.h: what ThriftServerRdma needs from ThriftRdma, and the error boundary both
+ * pass the engine's errors through (internal). */
 #ifndef _RDMA_TRANSPORT_H
 #define _RDMA_TRANSPORT_H
 
@@ -32,6 +33,18 @@ ThriftRdma *thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *confi
 /* The settings a ThriftRdma with this configuration and polling mode uses. */
 void thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,
                                RdmaConnSettings *out);
+
+/**
+ * rdma_error_to_thrift:
+ * @error: (inout) (nullable): an error about to leave a shell, or NULL
+ *
+ * The boundary (thrift_rdma_error.c): an error in RDMA_ENGINE_ERROR becomes
+ * THRIFT_TRANSPORT_ERROR with rdma_status_thrift_code (), its message unchanged, and is
+ * remembered for thrift_rdma_error_status on this thread.  Any other error is left as it is.
+ *
+ * Returns: the public status of the engine error, THRIFT_RDMA_STATUS_OK for anything else.
+ */
+ThriftRdmaStatus rdma_error_to_thrift (GError **error);
 
 G_END_DECLS
 

@@ -100,7 +100,7 @@ void rdma_wire_header_set_freed (void *slot, guint8 freed);
 /*
  * Validates a received SEND of @byte_len bytes and decodes its header into @out: garbage,
  * truncation, lengths that disagree and messages over @max_message are errors (in
- * THRIFT_TRANSPORT_ERROR, saying which) and never crash.
+ * RDMA_ENGINE_ERROR, saying which) and never crash.
  */
 gboolean rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
                                  RdmaWireHeader *out, GError **error);
