@@ -26,11 +26,13 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_idle_watch.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
 #include "rdma/rdma_keepalive.h"
+#include "rdma/rdma_plan.h"
 #include "rdma/rdma_select.h"
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
@@ -76,6 +78,11 @@ typedef struct
   ThriftRdmaPolling effective;
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   const gchar *proto_name;
+  /* what each hint set selects on this connection (rdma_plan.h), made when the set is first
+   * seen: a call finds its protocol without any lookup by name */
+  GHashTable *plans;                  /* const ThriftHintSet * (NULL: none) -> CachedPlan */
+  const ThriftHintSet *plan_set;      /* the last set looked up, and its plan */
+  const struct _CachedPlan *plan;
   ThriftRdmaStats saved;              /* counters of the last closed connection */
   gint last_status;                   /* (atomic) ThriftRdmaStatus of the last failure */
 
@@ -84,6 +91,60 @@ typedef struct
   gint interrupted;
   int wake_fd;
 } ThriftRdmaPrivate;
+
+typedef struct _CachedPlan
+{
+  RdmaPlan plan;
+  const RdmaProtoOps *small, *large;   /* NULL: not implemented, Eager-SendRecv carries it */
+} CachedPlan;
+
+static void
+plans_reset (ThriftRdmaPrivate *priv)
+{
+  if (priv->plans != NULL)
+    g_hash_table_remove_all (priv->plans);
+  priv->plan_set = NULL;
+  priv->plan = NULL;
+}
+
+static const CachedPlan *
+plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
+{
+  static RdmaPlanMachine machine;
+  static gsize machine_read = 0;
+  CachedPlan *cp;
+  gconstpointer key = h != NULL ? (gconstpointer) h : (gconstpointer) &priv->plans;
+  guint32 peer = 0;
+
+  if (priv->plan != NULL && priv->plan_set == h)
+    return priv->plan;
+  if (priv->plans == NULL)
+    priv->plans = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  cp = g_hash_table_lookup (priv->plans, key);
+  if (cp == NULL) {
+    if (g_once_init_enter (&machine_read)) {
+      rdma_plan_machine_get (&machine);
+      g_once_init_leave (&machine_read, 1);
+    }
+    /* the peer's accepted protocols, in the hint's numbering */
+    for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+      if (rdma_proto_registry[i] != NULL && (priv->conn->peer.protocols & (1u << i)))
+        peer |= 1u << rdma_proto_registry[i]->hint;
+    cp = g_new0 (CachedPlan, 1);
+    rdma_plan_make (h, priv->polling, peer, &machine, &cp->plan);
+    cp->small = rdma_proto_for_hint (cp->plan.small_proto);
+    cp->large = rdma_proto_for_hint (cp->plan.large_proto);
+    g_hash_table_insert (priv->plans, (gpointer) key, cp);
+    if (thrift_rdma_explain_enabled ()) {
+      gchar *line = rdma_plan_describe (&cp->plan, h);
+      g_printerr ("ThriftRdma explain: %s\n", line);
+      g_free (line);
+    }
+  }
+  priv->plan_set = h;
+  priv->plan = cp;
+  return cp;
+}
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface);
@@ -263,6 +324,9 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
   attach_wake (priv, priv->conn);
   rdma_signal_snapshot ();
+  plans_reset (priv);
+  if (thrift_rdma_explain_enabled ())
+    plan_for (priv, priv->hints);
   priv->rpos = 0;
   priv->reading = FALSE;
   priv->wlen = 0;
@@ -281,6 +345,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
+  plans_reset (priv);
   priv->rpos = 0;
   priv->reading = FALSE;
   priv->wlen = 0;
@@ -446,16 +511,13 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
     return fail (priv, e, error);
   }
   /* straight into registered memory: the only copy on the way out */
-  if (priv->wlen == 0) {
-    GError *e = NULL;
-    if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
-      fail_call (priv, e);
-      g_propagate_error (error, e);
-      return FALSE;
-    }
+  if (priv->wlen == 0
+      && rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
+    fail_call (priv, e);
+    return fail (priv, e, error);
   }
-  if (!rdma_conn_tx_append (priv->conn, buf, len, error))
-    return FALSE;
+  if (!rdma_conn_tx_append (priv->conn, buf, len, &e))
+    return fail (priv, e, error);
   priv->wlen += len;
   return TRUE;
 }
@@ -488,7 +550,10 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
     priv->checked_hints = h;
   }
   use_hints (priv, h);
-  priv->conn->tx_proto = rdma_select_protocol (h);
+  {
+    const CachedPlan *cp = plan_for (priv, h);
+    priv->conn->tx_proto = (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large;
+  }
   ok = rdma_conn_tx_send (priv->conn, deadline_after (priv->call_timeout_ms), &e);
   if (ok)
     priv->proto_name = priv->conn->last_tx_proto->name;
@@ -730,6 +795,8 @@ thrift_rdma_finalize (GObject *object)
 
   rdma_conn_free (priv->conn);
   priv->conn = NULL;
+  if (priv->plans != NULL)
+    g_hash_table_unref (priv->plans);
   if (priv->wake_fd >= 0)
     close (priv->wake_fd);
   g_free (priv->hostname);
@@ -834,6 +901,8 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   conn->polling = priv->effective;
   attach_wake (priv, conn);
   rdma_signal_snapshot ();
+  if (thrift_rdma_explain_enabled ())
+    plan_for (priv, priv->hints);
   return self;
 }
 
