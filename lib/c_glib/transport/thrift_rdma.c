@@ -211,9 +211,13 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
 {
   if (h == NULL)
     h = priv->hints;
-  priv->effective = rdma_select_polling (h, priv->polling);
-  if (priv->conn != NULL)
-    priv->conn->polling = priv->effective;
+  if (priv->conn == NULL) {
+    priv->effective = rdma_select_polling (h, priv->polling);
+    return;
+  }
+  /* the set's cached plan already has it: no plan is made again on every message */
+  priv->effective = plan_for (priv, h)->plan.small_polling;
+  priv->conn->polling = priv->effective;
 }
 
 static void
@@ -760,6 +764,7 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     priv->polling = g_value_get_enum (value);
     priv->effective = priv->polling;
     priv->last_wait = priv->polling;
+    plans_reset (priv);   /* they were made with the old default */
     break;
   case PROP_CONNECT_TIMEOUT:
     priv->connect_timeout_ms = g_value_get_uint (value);
