@@ -23,9 +23,11 @@
 
 #include <string.h>
 
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "lib/c_glib/transport/rdma/rdma_conn.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "rdma_test_util.h"
 
@@ -34,18 +36,25 @@
 #define RING (512u << 10)            /* the default direct ring */
 #define CHUNK ((1u << 20) - 1)       /* the largest ring chunk */
 
-/* What one message costs the sender, by the protocol's definition. */
+/* What one call costs the client, by the protocol's definition: sending the request, and
+ * receiving the reply (which the server sends by the same protocol). */
 typedef struct
 {
   const gchar *name;
   guint sends, writes, write_imms, posts;
+  guint reads;      /* READs (receiving the reply) */
+  guint controls;   /* control messages the client sends (receiving the reply) */
 } Footprint;
 
 static const Footprint footprints[] = {
-  { "eager", 1, 0, 0, 1 },                 /* a SEND into a receive slot */
-  { "direct_write_send", 1, 1, 0, 2 },     /* WRITE, then SEND: two posts */
-  { "chained_write_send", 1, 1, 0, 1 },    /* WRITE + SEND chained: one post */
-  { "direct_write_imm", 0, 0, 1, 1 },      /* one WRITE_WITH_IMM, no SEND */
+  { "eager", 1, 0, 0, 1, 0, 0 },              /* a SEND into a receive slot */
+  { "direct_write_send", 1, 1, 0, 2, 0, 0 },  /* WRITE, then SEND: two posts */
+  { "chained_write_send", 1, 1, 0, 1, 0, 0 }, /* WRITE + SEND chained: one post */
+  { "direct_write_imm", 0, 0, 1, 1, 0, 0 },   /* one WRITE_WITH_IMM, no SEND */
+  /* RTS, then (after the server's CTS) WRITE + notice chained; for the reply: a CTS */
+  { "write_rndv", 2, 1, 0, 2, 0, 1 },
+  /* RTS (the server READs and sends DONE); for the reply: a READ, then a DONE */
+  { "read_rndv", 1, 0, 0, 2, 1, 1 },
 };
 
 typedef struct
@@ -112,8 +121,9 @@ test_sizes (gconstpointer data)
 
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
     g_test_message ("%s: echo of %" G_GSIZE_FORMAT " bytes", f->ops->name, sizes[i]);
-    g_assert_true (rt_echo (t, sizes[i], i, &error));
-    g_assert_no_error (error);
+    if (!rt_echo (t, sizes[i], i, &error))
+      g_error ("%s: echo of %" G_GSIZE_FORMAT " bytes: %s", f->ops->name, sizes[i],
+               error ? error->message : "?");
     /* the reply came by the server's forced protocol: the same one */
     g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, f->ops->name);
   }
@@ -142,20 +152,173 @@ test_footprint (gconstpointer data)
   g_assert_no_error (error);
   thrift_rdma_get_stats (THRIFT_RDMA (t), &s);
   g_test_message ("%s, %u calls of 64 B: sends %" G_GUINT64_FORMAT " writes %" G_GUINT64_FORMAT
-                  " write_imms %" G_GUINT64_FORMAT " posts %" G_GUINT64_FORMAT
-                  " credit messages %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT
-                  " completions %" G_GUINT64_FORMAT " copied %" G_GUINT64_FORMAT, f->ops->name,
-                  n, s.sends, s.writes, s.write_imms, s.post_send_calls, s.credit_messages,
-                  s.control_messages, s.completions, s.bytes_copied);
+                  " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " posts %"
+                  G_GUINT64_FORMAT " credit messages %" G_GUINT64_FORMAT " control %"
+                  G_GUINT64_FORMAT " completions %" G_GUINT64_FORMAT " copied %"
+                  G_GUINT64_FORMAT " pinned %" G_GUINT64_FORMAT, f->ops->name, n, s.sends,
+                  s.writes, s.write_imms, s.reads, s.post_send_calls, s.credit_messages,
+                  s.control_messages, s.completions, s.bytes_copied, s.pinned_bytes);
   /* SENDs that are not the protocol's: credit returns and the control channel */
   extra = s.credit_messages + s.control_messages;
   g_assert_cmpuint (s.sends - extra, ==, (guint64) f->fp->sends * n);
   g_assert_cmpuint (s.writes, ==, (guint64) f->fp->writes * n);
   g_assert_cmpuint (s.write_imms, ==, (guint64) f->fp->write_imms * n);
+  g_assert_cmpuint (s.reads, ==, (guint64) f->fp->reads * n);
+  g_assert_cmpuint (s.control_messages, ==, (guint64) f->fp->controls * n);
   g_assert_cmpuint (s.post_send_calls - extra, ==, (guint64) f->fp->posts * n);
   /* Thrift writes the message straight into registered memory and reads it out: one copy
    * each way (the binary protocol's 4-byte length and the message header included) */
   g_assert_cmpuint (s.bytes_copied, <=, (guint64) n * 2 * (64 + 64));
+  close_all (t, srv, baseline);
+}
+
+/* A 0-byte message (ThriftRdma never sends one; the engine can): the protocol carries it
+ * (a rendezvous one as its request-to-send alone), the server's reader skips it, and the
+ * message after it is answered. */
+static void
+test_empty (gconstpointer data)
+{
+  const Forced *f = data;
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
+                                                   &f->server);
+  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
+  guint8 req[4 + 100] = { 0, 0, 0, 100 };    /* a binary field of 100 bytes */
+  RdmaConnSettings settings;
+  GError *error = NULL;
+  RdmaMessage *msg;
+  RdmaConn *c;
+
+  for (guint i = 0; i < 100; i++)
+    req[4 + i] = rt_pattern (7, i);
+  rdma_conn_settings_init (&settings, MAX_MESSAGE, THRIFT_RDMA_POLLING_BUSY);
+  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &settings,
+                         deadline, &error);
+  g_assert_no_error (error);
+  c->tx_proto = f->ops;
+  g_assert_true (rdma_conn_send (c, req, 0, deadline, &error));
+  g_assert_no_error (error);
+  g_assert_true (c->last_tx_proto == f->ops);
+  g_assert_true (rdma_conn_send (c, req, sizeof req, deadline, &error));
+  g_assert_no_error (error);
+  msg = rdma_conn_wait_message (c, deadline, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (msg->len, ==, sizeof req);
+  g_assert_true (memcmp (msg->data, req, sizeof req) == 0);
+  g_assert_cmpstr (msg->proto->name, ==, f->ops->name);
+  g_assert_true (rdma_conn_release_message (c, &error));
+  g_assert_no_error (error);
+  rdma_conn_free (c);
+  g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
+  rt_echo_server_stop (srv);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+/* Sends @k messages of @len (i) bytes (with the hint set @hints (i), if given) before it
+ * reads the first reply, so several messages are on the way in each direction at once; then
+ * reads the replies, checking each. */
+static void
+stream (ThriftTransport *t, guint k, gsize (*len) (guint i),
+        const ThriftHintSet *(*hints) (guint i))
+{
+  ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  GError *error = NULL;
+
+  for (guint i = 0; i < k; i++) {
+    guint8 *out = g_malloc (MAX (len (i), 1));
+
+    for (gsize j = 0; j < len (i); j++)
+      out[j] = rt_pattern (i, j);
+    if (hints != NULL)
+      thrift_hint_receiver_set_hints (THRIFT_HINT_RECEIVER (t), hints (i));
+    if (thrift_protocol_write_binary (p, out, (guint32) len (i), &error) < 0
+        || !thrift_transport_flush (t, &error))
+      g_error ("stream message %u: %s", i, error ? error->message : "?");
+    g_free (out);
+  }
+  for (guint i = 0; i < k; i++) {
+    gpointer in = NULL;
+    guint32 in_len = 0;
+
+    g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), >=, 0);
+    g_assert_true (thrift_transport_read_end (t, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (in_len, ==, len (i));
+    for (gsize j = 0; j < in_len; j++)
+      if (((guint8 *) in)[j] != rt_pattern (i, j))
+        g_error ("stream message %u (%u bytes): byte %" G_GSIZE_FORMAT " is wrong", i, in_len,
+                 j);
+    g_free (in);
+  }
+  g_object_unref (p);
+}
+
+static gsize
+small_len (guint i)
+{
+  return i % 5 == 4 ? 0 : (i * 7919u) % 12000u;
+}
+
+/* A stream of @k messages of @len (i) bytes by @f's protocol both ways. */
+static void
+forced_stream (const Forced *f, guint k, gsize (*len) (guint i))
+{
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
+                                                   &f->server);
+  ThriftTransport *t = open_client (srv, &f->client);
+
+  stream (t, k, len, NULL);
+  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, f->ops->name);
+  close_all (t, srv, baseline);
+}
+
+/* A pipelined stream that fits every protocol's buffers (the direct ring's too). */
+static void
+test_stream (gconstpointer data)
+{
+  forced_stream (data, 32, small_len);
+}
+
+static gsize
+mib_len (guint i)
+{
+  return (1u << 20) + i;
+}
+
+/* Rendezvous: a stream of more than the client holds for its reader (its unread limit,
+ * 4 MiB): it sets up buffers for the replies it cannot take yet only as the reader frees the
+ * earlier ones, and the server waits (for a CTS, or a DONE) meanwhile.  (Both sides' limits
+ * together are not exceeded: as over TCP, a stream that overfills both while neither side
+ * reads waits until the call timeout.) */
+static void
+test_held_back (gconstpointer data)
+{
+  forced_stream (data, 6, mib_len);
+}
+
+static const ThriftHintSet *
+each_protocol (guint i)
+{
+  return &forced[i % n_forced].client;
+}
+
+static gsize
+mixed_len (guint i)
+{
+  return i % 4 == 2 ? 200000u + i : small_len (i);
+}
+
+/* A stream with another protocol for every message: a message READ by the receiver is still
+ * read before the one sent after it (which may well arrive first). */
+static void
+test_mixed_stream (void)
+{
+  gint baseline = rt_live_resources ();
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE, NULL);
+  ThriftTransport *t = open_client (srv, NULL);
+
+  stream (t, 5 * n_forced, mixed_len, each_protocol);
   close_all (t, srv, baseline);
 }
 
@@ -222,7 +385,19 @@ main (int argc, char **argv)
     path = g_strdup_printf ("/protocols/%s/footprint", ops->name);
     g_test_add_data_func (path, f, test_footprint);
     g_free (path);
+    path = g_strdup_printf ("/protocols/%s/empty", ops->name);
+    g_test_add_data_func (path, f, test_empty);
+    g_free (path);
+    path = g_strdup_printf ("/protocols/%s/stream", ops->name);
+    g_test_add_data_func (path, f, test_stream);
+    g_free (path);
+    if (ops->id == RDMA_PROTO_WRITE_RNDV || ops->id == RDMA_PROTO_READ_RNDV) {
+      path = g_strdup_printf ("/protocols/%s/held_back", ops->name);
+      g_test_add_data_func (path, f, test_held_back);
+      g_free (path);
+    }
   }
   g_test_add_func ("/protocols/switching", test_switching);
+  g_test_add_func ("/protocols/mixed_stream", test_mixed_stream);
   return g_test_run ();
 }

@@ -15,12 +15,15 @@
 /*
  * Faults, each a test: a server killed in the middle of a call; bad peers (garbage framing, a
  * message over the max message size, a truncated message, a client that disconnects in the
- * middle of a message, a client that connects and never sends).  After each, the server has
+ * middle of a message, a client that connects and never sends); rendezvous cut short (a client
+ * that leaves after its request-to-send was cleared, bad or stray rendezvous messages, a
+ * server killed while the client waits for its CTS or DONE).  After each, the server has
  * freed the connection (live QP/CQ/MR counters) and serves the next client.
  *
  * The bad peers are raw engine connections (rdma_conn_connect) that post hand-made SENDs,
  * bypassing ThriftRdma's framing and credits.  The killed server is this program started
- * again with --hang-server: it accepts, reads one request and never answers.
+ * again with --hang-server: it accepts, reads one request and never answers; with
+ * --mute-server it never even looks at its connection (no CTS, no READ).
  */
 #include "config.h"
 
@@ -36,6 +39,7 @@
 
 #include "lib/c_glib/transport/rdma/rdma_conn.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "rdma_test_util.h"
 
 #define SERVER_MAX (256u * 1024u)
@@ -48,7 +52,7 @@ static const gchar *self_path;
 /* ---- the server that hangs, in a child process ---- */
 
 static int
-hang_server_main (void)
+hang_server_main (gboolean read_one)
 {
   ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
                                            rt_server_addr (), "port", 0, NULL);
@@ -65,37 +69,46 @@ hang_server_main (void)
   t = thrift_server_transport_accept (s, &error);
   if (t == NULL)
     return 1;
-  if (thrift_transport_read (t, &b, 1, &error) != 1)
+  if (read_one && thrift_transport_read (t, &b, 1, &error) != 1)
     return 1;
   for (;;)
     pause (); /* never answers */
 }
 
-static void
-test_server_killed (void)
+/* Starts this program as a server of @mode (--hang-server, --mute-server); returns its port. */
+static guint
+spawn_server (const gchar *mode, GPid *pid)
 {
-  const gchar *argv[] = { self_path, "--hang-server", NULL };
-  GPid pid;
-  gint out_fd;
+  const gchar *argv[] = { self_path, mode, NULL };
   GError *error = NULL;
   gchar buf[32] = { 0 };
+  gint out_fd;
   ssize_t n;
   guint port;
-  ThriftTransport *t;
-  ThriftProtocol *p;
-  gpointer in = NULL;
-  guint32 in_len = 0;
-  gint64 t0;
-  int status;
 
   g_assert_true (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                           NULL, NULL, &pid, NULL, &out_fd, NULL, &error));
+                                           NULL, NULL, pid, NULL, &out_fd, NULL, &error));
   g_assert_no_error (error);
   n = read (out_fd, buf, sizeof buf - 1);
   close (out_fd);
   g_assert_cmpint (n, >, 0);
   port = (guint) g_ascii_strtoull (buf, NULL, 10);
   g_assert_cmpuint (port, >, 0);
+  return port;
+}
+
+static void
+test_server_killed (void)
+{
+  GPid pid;
+  GError *error = NULL;
+  guint port = spawn_server ("--hang-server", &pid);
+  ThriftTransport *t;
+  ThriftProtocol *p;
+  gpointer in = NULL;
+  guint32 in_len = 0;
+  gint64 t0;
+  int status;
 
   t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
                     "call-timeout", 8000, NULL);
@@ -163,6 +176,20 @@ raw_send (RdmaConn *c, const void *bytes, guint32 len)
   g_assert_no_error (error);
 }
 
+/* Posts a rendezvous message of protocol @proto (an RTS or a notice). */
+static void
+raw_rndv (RdmaConn *c, guint8 proto, guint8 kind, guint32 seq, guint32 len, guint32 rkey,
+          guint64 addr)
+{
+  RdmaRndvMsg m = { .kind = kind, .seq = seq, .len = len, .rkey = rkey, .addr = addr };
+  guint8 buf[RDMA_WIRE_HEADER_SIZE + sizeof (RdmaRndvWire)];
+
+  rdma_wire_header_write (buf, proto, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0,
+                          sizeof (RdmaRndvWire), sizeof (RdmaRndvWire));
+  rdma_rndv_encode (buf + RDMA_WIRE_HEADER_SIZE, &m);
+  raw_send (c, buf, sizeof buf);
+}
+
 static void
 raw_header (guint8 *buf, guint8 flags, guint32 frag, guint32 msg)
 {
@@ -205,7 +232,12 @@ typedef enum
   BAD_TOO_LARGE,
   BAD_TRUNCATED,
   BAD_BAD_CONTINUATION,
-  BAD_DISCONNECT_MID_MESSAGE
+  BAD_DISCONNECT_MID_MESSAGE,
+  BAD_RNDV_LEAVE_AFTER_CTS,
+  BAD_RNDV_TOO_LARGE,
+  BAD_RNDV_OUT_OF_ORDER,
+  BAD_RNDV_STRAY_NOTICE,
+  BAD_RNDV_BAD_KEY
 } BadKind;
 
 static void
@@ -246,12 +278,100 @@ test_bad_peer (gconstpointer data)
     wait_server (failed, 0);
     good_client ();
     return;
+  case BAD_RNDV_LEAVE_AFTER_CTS: {
+    gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+    /* the server registers a buffer for it (and sends the CTS), then we leave */
+    raw_rndv (c, RDMA_PROTO_WRITE_RNDV, RDMA_RNDV_RTS, 0, 100000, 0, 0);
+    while (rt_live_resources () != baseline + 2 * RAW_CONN_RESOURCES + 1
+           && g_get_monotonic_time () < until)
+      g_usleep (10 * 1000);
+    g_assert_cmpint (rt_live_resources (), ==, baseline + 2 * RAW_CONN_RESOURCES + 1);
+    rdma_conn_free (c);
+    wait_server (failed, 0);
+    good_client ();
+    return;
+  }
+  case BAD_RNDV_TOO_LARGE:
+    raw_rndv (c, RDMA_PROTO_WRITE_RNDV, RDMA_RNDV_RTS, 0, SERVER_MAX + 1, 0, 0);
+    break;
+  case BAD_RNDV_OUT_OF_ORDER:
+    raw_rndv (c, RDMA_PROTO_READ_RNDV, RDMA_RNDV_RTS, 5, 1000, 1, 4096);
+    break;
+  case BAD_RNDV_STRAY_NOTICE:
+    raw_rndv (c, RDMA_PROTO_WRITE_RNDV, RDMA_RNDV_NOTIFY, 0, 1000, 0, 0);
+    break;
+  case BAD_RNDV_BAD_KEY:
+    /* the server's READ is refused (remote access error) */
+    raw_rndv (c, RDMA_PROTO_READ_RNDV, RDMA_RNDV_RTS, 0, 1000, 0x12345, 4096);
+    break;
   }
   /* the server drops us while we are still connected */
   wait_server (failed + 1, RAW_CONN_RESOURCES);
   rdma_conn_free (c);
   good_client ();
   wait_server (failed + 1, 0);
+}
+
+static gpointer
+kill_later (gpointer pid)
+{
+  g_usleep (300 * 1000);
+  kill (GPOINTER_TO_INT (pid), SIGKILL);
+  return NULL;
+}
+
+/* A client sending by a rendezvous protocol to a server that never answers (no CTS, no READ,
+ * no DONE) and is killed meanwhile: the wait for the CTS (Write-RNDV: the first message) or for
+ * the DONE that frees a transmit buffer (Read-RNDV: the third message) ends with an error, and
+ * closing gives every key and buffer back. */
+static void
+test_rndv_server_dies (gconstpointer data)
+{
+  ThriftHintProto proto = GPOINTER_TO_INT (data);
+  ThriftHintSet hints = {
+    .version = THRIFT_HINT_SET_VERSION, .service = "Test", .function = "send",
+    .side = THRIFT_HINT_SIDE_CLIENT, .set = THRIFT_HINT_HAS_PROTO, .proto = proto,
+  };
+  guint8 *payload = g_malloc0 (100000);
+  GPid pid;
+  guint port = spawn_server ("--mute-server", &pid);
+  GError *error = NULL;
+  ThriftTransport *t;
+  ThriftProtocol *p;
+  GThread *killer;
+  gint64 t0;
+  guint i;
+  int status;
+
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                    "call-timeout", 8000, "hints", &hints, NULL);
+  g_assert_true (thrift_transport_open (t, &error));
+  g_assert_no_error (error);
+  p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+
+  killer = g_thread_new ("killer", kill_later, GINT_TO_POINTER (pid));
+  t0 = g_get_monotonic_time ();
+  for (i = 0; i < 3; i++)
+    if (thrift_protocol_write_binary (p, payload, 100000, &error) < 0
+        || !thrift_transport_flush (t, &error))
+      break;
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_test_message ("%s: message %u: %s (after %.0f ms)", thrift_hint_proto_to_string (proto), i,
+                  error->message, (g_get_monotonic_time () - t0) / 1000.0);
+  g_assert_cmpuint (i, ==, proto == THRIFT_HINT_PROTO_WRITE_RNDV ? 0 : 2);
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 9 * G_USEC_PER_SEC);
+  g_clear_error (&error);
+  g_thread_join (killer);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+
+  g_object_unref (p);
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+  g_free (payload);
+  g_assert_true (rt_resources_at_baseline (baseline));
 }
 
 /* A client over the server's max message size learns it before sending (from the hello). */
@@ -292,7 +412,9 @@ main (int argc, char **argv)
   int rc;
 
   if (argc > 1 && strcmp (argv[1], "--hang-server") == 0)
-    return hang_server_main ();
+    return hang_server_main (TRUE);
+  if (argc > 1 && strcmp (argv[1], "--mute-server") == 0)
+    return hang_server_main (FALSE);
   self_path = argv[0];
   g_test_init (&argc, &argv, NULL);
   baseline = rt_live_resources ();
@@ -309,6 +431,20 @@ main (int argc, char **argv)
                         GINT_TO_POINTER (BAD_BAD_CONTINUATION), test_bad_peer);
   g_test_add_data_func ("/thrift_rdma/fault/disconnect_mid_message",
                         GINT_TO_POINTER (BAD_DISCONNECT_MID_MESSAGE), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/leave_after_cts",
+                        GINT_TO_POINTER (BAD_RNDV_LEAVE_AFTER_CTS), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/over_max_message_size",
+                        GINT_TO_POINTER (BAD_RNDV_TOO_LARGE), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/out_of_order",
+                        GINT_TO_POINTER (BAD_RNDV_OUT_OF_ORDER), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/stray_notice",
+                        GINT_TO_POINTER (BAD_RNDV_STRAY_NOTICE), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/bad_key", GINT_TO_POINTER (BAD_RNDV_BAD_KEY),
+                        test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/server_dies/write_rndv",
+                        GINT_TO_POINTER (THRIFT_HINT_PROTO_WRITE_RNDV), test_rndv_server_dies);
+  g_test_add_data_func ("/thrift_rdma/fault/rndv/server_dies/read_rndv",
+                        GINT_TO_POINTER (THRIFT_HINT_PROTO_READ_RNDV), test_rndv_server_dies);
   g_test_add_func ("/thrift_rdma/fault/too_large_from_client", test_too_large_from_thrift_client);
   g_test_add_func ("/thrift_rdma/fault/never_sends", test_never_sends);
   rc = g_test_run ();

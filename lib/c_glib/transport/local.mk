@@ -47,6 +47,10 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_chained_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_imm.c \
+	lib/c_glib/transport/rdma/proto/rdma_rndv.c \
+	lib/c_glib/transport/rdma/proto/rdma_rndv.h \
+	lib/c_glib/transport/rdma/proto/rdma_proto_write_rndv.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_read_rndv.c \
 	lib/c_glib/transport/rdma/rdma_plan.c \
 	lib/c_glib/transport/rdma/rdma_plan.h \
 	lib/c_glib/transport/rdma/rdma_select.c \

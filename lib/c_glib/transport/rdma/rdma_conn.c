@@ -465,9 +465,9 @@ rdma_conn_return_credits (RdmaConn *conn, GError **error)
                               error);
 }
 
-void
-rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
-                   RdmaMsgOwner owner, gint64 slot, guint64 token)
+static RdmaMessage *
+queue_message (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
+               RdmaMsgOwner owner, gint64 slot, guint64 token)
 {
   RdmaMessage *msg = g_new (RdmaMessage, 1);
   msg->data = data;
@@ -476,12 +476,37 @@ rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsiz
   msg->slot = slot;
   msg->token = token;
   msg->proto = proto;
+  msg->pending = FALSE;
   g_queue_push_tail (&conn->received, msg);
   conn->unread_bytes += len;
   conn->stats.messages_received++;
   if (conn->is_client && conn->last_was_send)
     conn->stats.round_trips++;
   conn->last_was_send = FALSE;
+  return msg;
+}
+
+void
+rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
+                   RdmaMsgOwner owner, gint64 slot, guint64 token)
+{
+  queue_message (conn, proto, data, len, owner, slot, token);
+}
+
+RdmaMessage *
+rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
+                           guint64 token)
+{
+  RdmaMessage *msg = queue_message (conn, proto, NULL, len, RDMA_MSG_IN_PROTO, -1, token);
+  msg->pending = TRUE;
+  return msg;
+}
+
+void
+rdma_conn_deliver_ready (RdmaConn *conn, RdmaMessage *msg, guint8 *data)
+{
+  msg->data = data;
+  msg->pending = FALSE;
 }
 
 /* ---- completions and CM events ---- */
@@ -1084,6 +1109,8 @@ rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **erro
 {
   RdmaTx *tx = &conn->tx[conn->tx_cur];
 
+  if (len == 0)
+    return TRUE;   /* (a fresh buffer has no memory yet: no memcpy to NULL) */
   if (tx->len + len > tx->cap
       && !rdma_tx_reserve (tx, conn->pd, tx->len + len, &conn->stats.pinned_bytes, error))
     return FALSE;
@@ -1152,11 +1179,20 @@ rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us
 }
 
 RdmaMessage *
+rdma_conn_ready_message (RdmaConn *conn)
+{
+  RdmaMessage *msg = g_queue_peek_head (&conn->received);
+  return msg != NULL && !msg->pending ? msg : NULL;
+}
+
+RdmaMessage *
 rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   for (;;) {
-    if (!g_queue_is_empty (&conn->received))
-      return g_queue_peek_head (&conn->received);
+    RdmaMessage *msg = rdma_conn_ready_message (conn);
+
+    if (msg != NULL)
+      return msg;
     if (conn->state == RDMA_CONN_DISCONNECTED) {
       /* The peer may have sent before it left: look at the CQ until it is empty. */
       if (rdma_conn_progress (conn, -1, NULL))
@@ -1175,11 +1211,12 @@ rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 gboolean
 rdma_conn_release_message (RdmaConn *conn, GError **error)
 {
-  RdmaMessage *msg = g_queue_pop_head (&conn->received);
+  RdmaMessage *msg = rdma_conn_ready_message (conn);
   gboolean ok = TRUE;
 
   if (msg == NULL)
     return TRUE;
+  g_queue_pop_head (&conn->received);
   conn->unread_bytes -= msg->len;
   switch (msg->owner) {
   case RDMA_MSG_ON_HEAP:

@@ -97,6 +97,8 @@ typedef struct
   gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
   guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
   const RdmaProtoOps *proto;    /* the protocol that carried it */
+  gboolean pending;             /* its place is taken, its bytes are still arriving
+                                   (rdma_conn_deliver_pending): not readable yet */
 } RdmaMessage;
 
 typedef struct _RdmaRing RdmaRing;
@@ -198,6 +200,8 @@ gboolean rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* The three above in one: copies @buf and sends it. */
 gboolean rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
                          GError **error);
+/* The oldest received message if it can be read (NULL: none, or it is still arriving). */
+RdmaMessage *rdma_conn_ready_message (RdmaConn *conn);
 /* Waits until a whole message is received; returns it (still queued) or NULL with @error
  * (RDMA_ERR_PEER_GONE when the peer disconnected, RDMA_ERR_TIMED_OUT). */
 RdmaMessage *rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error);
@@ -260,6 +264,14 @@ gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
 /* Queues a complete received message (protocols call it); counts it. */
 void rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
                         RdmaMsgOwner owner, gint64 slot, guint64 token);
+/* Takes the next place in the received queue for a message of @len bytes whose data is
+ * still to come (an RDMA READ in flight), so the messages received after it are read after
+ * it; it counts as received (and unread) now.  rdma_conn_deliver_ready makes it readable
+ * once @data holds it (owner RDMA_MSG_IN_PROTO).  The engine frees the RdmaMessage: a
+ * protocol must not touch it once the connection is being freed. */
+RdmaMessage *rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
+                                        guint64 token);
+void rdma_conn_deliver_ready (RdmaConn *conn, RdmaMessage *msg, guint8 *data);
 /* Counts a protocol error of the peer's: fails the connection with @e (taken). */
 gboolean rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error);
 

@@ -246,7 +246,7 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
 static RdmaIdle
 idle_state (RdmaConn *conn)
 {
-  if (!g_queue_is_empty (&conn->received))
+  if (rdma_conn_ready_message (conn) != NULL)
     return RDMA_IDLE_READY;
   if (conn->state != RDMA_CONN_CONNECTED)
     return RDMA_IDLE_GONE;

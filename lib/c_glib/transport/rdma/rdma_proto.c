@@ -21,6 +21,8 @@
 
 const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT] = {
   [RDMA_PROTO_EAGER] = &rdma_proto_eager_ops,
+  [RDMA_PROTO_WRITE_RNDV] = &rdma_proto_write_rndv_ops,
+  [RDMA_PROTO_READ_RNDV] = &rdma_proto_read_rndv_ops,
   [RDMA_PROTO_DIRECT_WRITE_SEND] = &rdma_proto_direct_write_send_ops,
   [RDMA_PROTO_CHAINED_WRITE_SEND] = &rdma_proto_chained_write_send_ops,
   [RDMA_PROTO_DIRECT_WRITE_IMM] = &rdma_proto_direct_write_imm_ops,

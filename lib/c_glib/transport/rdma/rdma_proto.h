@@ -103,6 +103,8 @@ extern const RdmaProtoOps rdma_proto_eager_ops;
 extern const RdmaProtoOps rdma_proto_direct_write_imm_ops;
 extern const RdmaProtoOps rdma_proto_direct_write_send_ops;
 extern const RdmaProtoOps rdma_proto_chained_write_send_ops;
+extern const RdmaProtoOps rdma_proto_write_rndv_ops;
+extern const RdmaProtoOps rdma_proto_read_rndv_ops;
 
 /* The registry: indexed by RdmaProtoId; NULL where a protocol is not implemented. */
 extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT];
