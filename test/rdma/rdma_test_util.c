@@ -181,6 +181,18 @@ rt_client_new (guint port, ThriftRdmaPolling polling)
                        "polling", polling, "call-timeout", 20000, NULL);
 }
 
+guint8 *
+rt_binary_new (gsize len, guint seed)
+{
+  guint8 *buf = g_malloc (4 + len);
+  guint32 be = GUINT32_TO_BE ((guint32) len);
+
+  memcpy (buf, &be, 4);
+  for (gsize i = 0; i < len; i++)
+    buf[4 + i] = rt_pattern (seed, i);
+  return buf;
+}
+
 gboolean
 rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error)
 {

@@ -31,6 +31,10 @@ rt_pattern (guint seed, gsize i)
   return (guint8) ((i * 131u + seed * 17u + (i >> 8) + (i >> 16)) & 0xff);
 }
 
+/* What rt_echo sends for @len payload bytes of seed @seed, for raw connections: a Thrift
+ * binary (4-byte big-endian length, then the payload) in one buffer of 4 + @len bytes. */
+guint8 *rt_binary_new (gsize len, guint seed);
+
 /* An echo server in a thread: every message is a binary field that is sent back.  Serves
  * connections one after the other until rt_echo_server_stop. */
 typedef struct _RtEchoServer RtEchoServer;

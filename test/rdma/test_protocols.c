@@ -17,7 +17,9 @@
  * carries messages of every size around its thresholds (a receive slot, the direct ring, the
  * largest ring chunk) byte-exact in both directions and names itself afterwards; each runs at
  * the verbs footprint its definition gives (paper Sec. 3.1), read from the counters; and
- * protocols switch on every call of one connection.  Runs in the soft-RoCE guest.
+ * protocols switch on every call of one connection.  RFP also runs with a client that waits
+ * in the kernel, and with messages sent back to back by several protocols (they must arrive
+ * in order).  Runs in the soft-RoCE guest.
  */
 #include "config.h"
 
@@ -44,17 +46,22 @@ typedef struct
   guint sends, writes, write_imms, posts;
   guint reads;      /* READs (receiving the reply) */
   guint controls;   /* control messages the client sends (receiving the reply) */
+  gboolean polled;  /* READs polled for the reply: at least @reads, their number depends on
+                     * timing, and they are not counted in @posts */
 } Footprint;
 
 static const Footprint footprints[] = {
-  { "eager", 1, 0, 0, 1, 0, 0 },              /* a SEND into a receive slot */
-  { "direct_write_send", 1, 1, 0, 2, 0, 0 },  /* WRITE, then SEND: two posts */
-  { "chained_write_send", 1, 1, 0, 1, 0, 0 }, /* WRITE + SEND chained: one post */
-  { "direct_write_imm", 0, 0, 1, 1, 0, 0 },   /* one WRITE_WITH_IMM, no SEND */
+  { "eager", 1, 0, 0, 1, 0, 0, FALSE },              /* a SEND into a receive slot */
+  { "direct_write_send", 1, 1, 0, 2, 0, 0, FALSE },  /* WRITE, then SEND: two posts */
+  { "chained_write_send", 1, 1, 0, 1, 0, 0, FALSE }, /* WRITE + SEND chained: one post */
+  { "direct_write_imm", 0, 0, 1, 1, 0, 0, FALSE },   /* one WRITE_WITH_IMM, no SEND */
   /* RTS, then (after the server's CTS) WRITE + notice chained; for the reply: a CTS */
-  { "write_rndv", 2, 1, 0, 2, 0, 1 },
+  { "write_rndv", 2, 1, 0, 2, 0, 1, FALSE },
   /* RTS (the server READs and sends DONE); for the reply: a READ, then a DONE */
-  { "read_rndv", 1, 0, 0, 2, 1, 1 },
+  { "read_rndv", 1, 0, 0, 2, 1, 1, FALSE },
+  /* the request: a notice SEND (the message stays in the client's region); the reply:
+   * fetched by READ, polled (so at least one per call) */
+  { "rfp", 1, 0, 0, 1, 1, 0, TRUE },
 };
 
 typedef struct
@@ -152,20 +159,33 @@ test_footprint (gconstpointer data)
   g_assert_no_error (error);
   thrift_rdma_get_stats (THRIFT_RDMA (t), &s);
   g_test_message ("%s, %u calls of 64 B: sends %" G_GUINT64_FORMAT " writes %" G_GUINT64_FORMAT
-                  " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " posts %"
-                  G_GUINT64_FORMAT " credit messages %" G_GUINT64_FORMAT " control %"
-                  G_GUINT64_FORMAT " completions %" G_GUINT64_FORMAT " copied %"
-                  G_GUINT64_FORMAT " pinned %" G_GUINT64_FORMAT, f->ops->name, n, s.sends,
-                  s.writes, s.write_imms, s.reads, s.post_send_calls, s.credit_messages,
-                  s.control_messages, s.completions, s.bytes_copied, s.pinned_bytes);
+                  " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " (%.2f per call)"
+                  " posts %" G_GUINT64_FORMAT " credit messages %" G_GUINT64_FORMAT
+                  " control %" G_GUINT64_FORMAT " completions %" G_GUINT64_FORMAT
+                  " receives reposted %" G_GUINT64_FORMAT " copied %" G_GUINT64_FORMAT
+                  " pinned %" G_GUINT64_FORMAT, f->ops->name, n, s.sends, s.writes,
+                  s.write_imms, s.reads, (gdouble) s.reads / n, s.post_send_calls,
+                  s.credit_messages, s.control_messages, s.completions, s.recvs,
+                  s.bytes_copied, s.pinned_bytes);
   /* SENDs that are not the protocol's: credit returns and the control channel */
   extra = s.credit_messages + s.control_messages;
   g_assert_cmpuint (s.sends - extra, ==, (guint64) f->fp->sends * n);
   g_assert_cmpuint (s.writes, ==, (guint64) f->fp->writes * n);
   g_assert_cmpuint (s.write_imms, ==, (guint64) f->fp->write_imms * n);
-  g_assert_cmpuint (s.reads, ==, (guint64) f->fp->reads * n);
   g_assert_cmpuint (s.control_messages, ==, (guint64) f->fp->controls * n);
-  g_assert_cmpuint (s.post_send_calls - extra, ==, (guint64) f->fp->posts * n);
+  if (f->fp->polled) {
+    g_assert_cmpuint (s.reads, >=, (guint64) f->fp->reads * n);
+    g_assert_cmpuint (s.post_send_calls - extra - s.reads, ==, (guint64) f->fp->posts * n);
+  } else {
+    g_assert_cmpuint (s.reads, ==, (guint64) f->fp->reads * n);
+    g_assert_cmpuint (s.post_send_calls - extra, ==, (guint64) f->fp->posts * n);
+  }
+  if (f->ops->id == RDMA_PROTO_RFP) {
+    /* the replies did not come by SEND: the client reposted receive slots only for the
+     * server's credit returns (the server receives a notice per call and sends nothing) */
+    g_assert_cmpuint (s.messages_received, ==, n);
+    g_assert_cmpuint (s.recvs, <=, n / 4);
+  }
   /* Thrift writes the message straight into registered memory and reads it out: one copy
    * each way (the binary protocol's 4-byte length and the message header included) */
   g_assert_cmpuint (s.bytes_copied, <=, (guint64) n * 2 * (64 + 64));
@@ -360,6 +380,111 @@ test_switching (void)
   close_all (t, srv, baseline);
 }
 
+static const Forced *
+forced_by_id (RdmaProtoId id)
+{
+  for (guint i = 0; i < n_forced; i++)
+    if (forced[i].ops->id == id)
+      return &forced[i];
+  return NULL;
+}
+
+/* RFP both ways with the client waiting in the kernel (event) or spinning first (hybrid) and
+ * the server in event mode: the client's poll READ is what wakes it. */
+static void
+test_rfp_polling (void)
+{
+  static const ThriftRdmaPolling modes[] = { THRIFT_RDMA_POLLING_EVENT,
+                                             THRIFT_RDMA_POLLING_HYBRID };
+  static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
+  const Forced *f = forced_by_id (RDMA_PROTO_RFP);
+
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++) {
+    gint baseline = rt_live_resources ();
+    RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_EVENT, MAX_MESSAGE,
+                                                     &f->server);
+    ThriftTransport *t = rt_client_new (rt_echo_server_port (srv), modes[m]);
+    GError *error = NULL;
+    ThriftRdmaStats s;
+
+    g_object_set (t, "hints", &f->client, "keepalive", 0, NULL);
+    g_assert_true (thrift_transport_open (t, &error));
+    for (guint i = 0; i < 60; i++) {
+      if (!rt_echo (t, sizes[i % G_N_ELEMENTS (sizes)], i, &error))
+        g_error ("rfp, polling %d, call %u: %s", modes[m], i, error->message);
+      g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "rfp");
+    }
+    thrift_rdma_get_stats (THRIFT_RDMA (t), &s);
+    g_test_message ("rfp, client polling %d, 60 calls: reads %" G_GUINT64_FORMAT " cq events %"
+                    G_GUINT64_FORMAT, modes[m], s.reads, s.cq_events);
+    close_all (t, srv, baseline);
+  }
+}
+
+/* Sends @len bytes as a Thrift binary (length first) by @ops on a raw connection. */
+static void
+raw_send (RdmaConn *c, const RdmaProtoOps *ops, gsize len, guint seed)
+{
+  guint8 *buf = rt_binary_new (len, seed);
+  GError *error = NULL;
+
+  c->tx_proto = ops;
+  if (!rdma_conn_send (c, buf, 4 + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error))
+    g_error ("send by %s: %s", ops->name, error->message);
+  g_free (buf);
+}
+
+/* Messages sent back to back, RFP among protocols that do not wait: the replies (RFP) come
+ * in order and whole, so no message overtook an RFP message the peer had not fetched, and
+ * a sender that needs its region again before the peer said it fetched asks. */
+static void
+test_rfp_pipelined (void)
+{
+  gint baseline = rt_live_resources ();
+  const Forced *f = forced_by_id (RDMA_PROTO_RFP);
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
+                                                   &f->server);
+  RdmaConnSettings set;
+  RdmaConn *c;
+  GError *error = NULL;
+  guint seed = 0;
+
+  rdma_conn_settings_init (&set, MAX_MESSAGE, THRIFT_RDMA_POLLING_BUSY);
+  set.keepalive_ms = 0;
+  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &set,
+                         g_get_monotonic_time () + 5 * G_USEC_PER_SEC, &error);
+  g_assert_no_error (error);
+  for (guint round = 0; round < 30; round++) {
+    const guint burst = 1 + round % 5;
+    for (guint k = 0; k < burst; k++) {
+      const Forced *p = &forced[(round + k) % n_forced];
+      raw_send (c, k % 2 == 0 ? f->ops : p->ops, (seed * 7919u) % 9000u, seed);
+      seed++;
+    }
+    for (guint k = 0; k < burst; k++) {
+      guint want = seed - burst + k;
+      gsize len = (want * 7919u) % 9000u;
+      RdmaMessage *msg = rdma_conn_wait_message (c, g_get_monotonic_time ()
+                                                 + 20 * G_USEC_PER_SEC, &error);
+      if (msg == NULL)
+        g_error ("round %u, reply %u: %s", round, k, error->message);
+      g_assert_cmpstr (msg->proto->name, ==, "rfp");
+      g_assert_cmpuint (msg->len, ==, 4 + len);
+      for (gsize i = 0; i < len; i++)
+        if (msg->data[4 + i] != rt_pattern (want, i))
+          g_error ("round %u, reply %u of %" G_GSIZE_FORMAT " bytes: byte %" G_GSIZE_FORMAT
+                   " differs (a reply out of order?)", round, k, len, i);
+      g_assert_true (rdma_conn_release_message (c, &error));
+    }
+  }
+  g_test_message ("rfp pipelined, %u messages: reads %" G_GUINT64_FORMAT " control %"
+                  G_GUINT64_FORMAT, seed, c->stats.reads, c->stats.control_messages);
+  rdma_conn_free (c);
+  g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
+  rt_echo_server_stop (srv);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -399,5 +524,9 @@ main (int argc, char **argv)
   }
   g_test_add_func ("/protocols/switching", test_switching);
   g_test_add_func ("/protocols/mixed_stream", test_mixed_stream);
+  if (forced_by_id (RDMA_PROTO_RFP) != NULL) {
+    g_test_add_func ("/protocols/rfp/polling", test_rfp_polling);
+    g_test_add_func ("/protocols/rfp/pipelined", test_rfp_pipelined);
+  }
   return g_test_run ();
 }

@@ -24,6 +24,11 @@
  * bypassing ThriftRdma's framing and credits.  The killed server is this program started
  * again with --hang-server: it accepts, reads one request and never answers; with
  * --mute-server it never even looks at its connection (no CTS, no READ).
+ *
+ * RFP (the client fetches the reply by READ): a server killed while the client's READ of a
+ * 16 MiB reply is in flight (this program again, with --rfp-server: it answers one request
+ * by RFP and waits to be killed), and the key of a region the server outgrew, which stops
+ * working.
  */
 #include "config.h"
 
@@ -37,36 +42,52 @@
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_transport.h>
 
+#include "lib/c_glib/transport/rdma/proto/rdma_proto_rfp.h"
 #include "lib/c_glib/transport/rdma/rdma_conn.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
+#include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "rdma_test_util.h"
 
 #define SERVER_MAX (256u * 1024u)
 #define RAW_CONN_RESOURCES 4 /* QP, CQ, two MRs */
+#define RFP_REPLY (16u << 20)
+#define RFP_MAX (32u << 20)
 
 static RtEchoServer *server;
 static gint baseline;
 static const gchar *self_path;
 
-/* ---- the server that hangs, in a child process ---- */
+/* ---- servers in a child process ---- */
 
+/* Listens, tells the parent the port (stdout) and accepts one client; NULL on failure. */
+static ThriftTransport *
+child_accept (ThriftServerTransport *s)
+{
+  GError *error = NULL;
+  ThriftTransport *t;
+
+  if (!thrift_server_transport_listen (s, &error)) {
+    g_printerr ("child server: %s\n", error->message);
+    return NULL;
+  }
+  printf ("%u\n", thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s)));
+  fflush (stdout);
+  t = thrift_server_transport_accept (s, &error);
+  g_clear_error (&error);
+  return t;
+}
+
+/* The server that hangs. */
 static int
 hang_server_main (gboolean read_one)
 {
   ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
                                            rt_server_addr (), "port", 0, NULL);
   GError *error = NULL;
-  ThriftTransport *t;
+  ThriftTransport *t = child_accept (s);
   guint8 b;
 
-  if (!thrift_server_transport_listen (s, &error)) {
-    g_printerr ("hang server: %s\n", error->message);
-    return 1;
-  }
-  printf ("%u\n", thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s)));
-  fflush (stdout);
-  t = thrift_server_transport_accept (s, &error);
   if (t == NULL)
     return 1;
   if (read_one && thrift_transport_read (t, &b, 1, &error) != 1)
@@ -75,7 +96,54 @@ hang_server_main (gboolean read_one)
     pause (); /* never answers */
 }
 
-/* Starts this program as a server of @mode (--hang-server, --mute-server); returns its port. */
+/* Server-side hints forcing RFP. */
+static const ThriftHintSet *
+rfp_hints (void)
+{
+  static ThriftHintSet h;
+
+  h.version = THRIFT_HINT_SET_VERSION;
+  h.service = "Test";
+  h.function = "echo";
+  h.side = THRIFT_HINT_SIDE_SERVER;
+  h.set = THRIFT_HINT_HAS_PROTO;
+  h.proto = THRIFT_HINT_PROTO_RFP;
+  return &h;
+}
+
+/* The server that answers one request by RFP and waits to be killed. */
+static int
+rfp_server_main (void)
+{
+  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
+                                            (gint) RFP_MAX, NULL);
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
+                                           rt_server_addr (), "port", 0, "configuration", conf,
+                                           "hints", rfp_hints (), NULL);
+  GError *error = NULL;
+  ThriftTransport *t = child_accept (s);
+  ThriftProtocol *p;
+  gpointer in = NULL;
+  guint32 in_len = 0;
+  guint8 *reply = g_malloc (RFP_REPLY);
+
+  if (t == NULL)
+    return 1;
+  p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  memset (reply, 0x5a, RFP_REPLY);
+  if (thrift_protocol_read_binary (p, &in, &in_len, &error) < 0
+      || !thrift_transport_read_end (t, &error)
+      || thrift_protocol_write_binary (p, reply, RFP_REPLY, &error) < 0
+      || !thrift_transport_flush (t, &error)) {
+    g_printerr ("rfp server: %s\n", error->message);
+    return 1;
+  }
+  for (;;)
+    pause (); /* the reply stays in the region until the client kills us */
+}
+
+/* Starts this program as a server of @mode (--hang-server, --mute-server, --rfp-server);
+ * returns its port. */
 static guint
 spawn_server (const gchar *mode, GPid *pid)
 {
@@ -149,18 +217,24 @@ test_server_killed (void)
 /* ---- bad peers ---- */
 
 static RdmaConn *
-raw_connect (void)
+raw_connect_to (guint port, ThriftRdmaPolling polling)
 {
   RdmaConnSettings s;
   GError *error = NULL;
   RdmaConn *c;
 
-  rdma_conn_settings_init (&s, 100u << 20, THRIFT_RDMA_POLLING_EVENT);
-  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (server), NULL, &s,
+  rdma_conn_settings_init (&s, RFP_MAX, polling);
+  c = rdma_conn_connect (rt_server_addr (), port, NULL, &s,
                          g_get_monotonic_time () + 5 * G_USEC_PER_SEC, &error);
   g_assert_no_error (error);
   g_assert_nonnull (c);
   return c;
+}
+
+static RdmaConn *
+raw_connect (void)
+{
+  return raw_connect_to (rt_echo_server_port (server), THRIFT_RDMA_POLLING_EVENT);
 }
 
 /* Posts @len bytes of @bytes as one SEND, outside framing and credits. */
@@ -406,6 +480,141 @@ test_never_sends (void)
   wait_server (failed + 1, 0);
 }
 
+/* ---- RFP ---- */
+
+/* Sends @len bytes as a Thrift binary (length first), as rt_echo does. */
+static void
+raw_send_binary (RdmaConn *c, gsize len, guint seed)
+{
+  guint8 *buf = rt_binary_new (len, seed);
+  GError *error = NULL;
+
+  g_assert_true (rdma_conn_send (c, buf, 4 + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
+                                 &error));
+  g_assert_no_error (error);
+  g_free (buf);
+}
+
+/* An echo on a raw connection; the reply comes by RFP. */
+static void
+raw_echo (RdmaConn *c, gsize len, guint seed)
+{
+  GError *error = NULL;
+  RdmaMessage *msg;
+
+  raw_send_binary (c, len, seed);
+  msg = rdma_conn_wait_message (c, g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (msg);
+  g_assert_cmpstr (msg->proto->name, ==, "rfp");
+  g_assert_cmpuint (msg->len, ==, 4 + len);
+  for (gsize i = 0; i < len; i++)
+    g_assert_cmpuint (msg->data[4 + i], ==, rt_pattern (seed, i));
+  g_assert_true (rdma_conn_release_message (c, &error));
+  g_assert_no_error (error);
+}
+
+/* The server dies while the client's READ of its 16 MiB reply is in flight: the client gets
+ * an error within the call timeout, and what it had is freed. */
+static void
+test_rfp_server_killed_mid_fetch (void)
+{
+  GPid pid;
+  guint port = spawn_server ("--rfp-server", &pid);
+  RdmaConn *c = raw_connect_to (port, THRIFT_RDMA_POLLING_BUSY);
+  gint64 until = g_get_monotonic_time () + 30 * G_USEC_PER_SEC, t0;
+  GError *error = NULL;
+  RdmaRfpInfo info;
+  RdmaMessage *msg;
+  int status;
+
+  raw_send_binary (c, 5, 1);
+  /* wait (polling) until the client READs the body */
+  do {
+    if (!rdma_conn_progress (c, g_get_monotonic_time () + 50000, &error)) {
+      g_assert_error (error, THRIFT_TRANSPORT_ERROR,
+                      rdma_status_thrift_code (RDMA_ERR_TIMED_OUT));
+      g_clear_error (&error);
+    }
+    rdma_proto_rfp_info (c, &info);
+  } while (!info.fetching_body && g_queue_is_empty (&c->received)
+           && g_get_monotonic_time () < until);
+  g_assert_true (info.fetching_body);
+  g_assert_cmpuint (c->stats.reads, >=, 2);
+  kill (pid, SIGKILL);
+  t0 = g_get_monotonic_time ();
+  msg = rdma_conn_wait_message (c, t0 + 8 * G_USEC_PER_SEC, &error);
+  g_assert_null (msg);
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_test_message ("RFP server killed mid-fetch (%" G_GUINT64_FORMAT " READs posted): %s "
+                  "(after %.0f ms)", c->stats.reads, error->message,
+                  (g_get_monotonic_time () - t0) / 1000.0);
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 8 * G_USEC_PER_SEC);
+  g_clear_error (&error);
+  rdma_conn_free (c);
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  g_assert_cmpint (rt_live_resources (), ==, baseline);
+}
+
+/* A region the server outgrew is deregistered once the client fetched from the new one: a
+ * READ with its key fails (and fails the connection); on close everything is deregistered. */
+static void
+test_rfp_stale_key (void)
+{
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, RFP_MAX,
+                                                   rfp_hints ());
+  RdmaConn *c = raw_connect_to (rt_echo_server_port (srv), THRIFT_RDMA_POLLING_BUSY);
+  RdmaRfpInfo first, grown;
+  GError *error = NULL;
+  struct ibv_mr *mr;
+  guint8 *landing = g_malloc0 (4096);
+
+  raw_echo (c, 64, 1);
+  rdma_proto_rfp_info (c, &first);
+  g_assert_true (first.peer_known);
+  raw_echo (c, 1u << 20, 2);           /* the server's region grows */
+  rdma_proto_rfp_info (c, &grown);
+  g_assert_cmpuint (grown.peer_size, >, first.peer_size);
+  g_assert_true (grown.peer_addr != first.peer_addr || grown.peer_rkey != first.peer_rkey);
+  raw_echo (c, 64, 3);                 /* the server saw the grown one fetched: old one gone */
+
+  mr = rdma_res_mr_reg (c->pd, landing, 4096, IBV_ACCESS_LOCAL_WRITE, &error);
+  g_assert_no_error (error);
+  {
+    RdmaOp *op = rdma_conn_op_get (c, RDMA_OP_READ, RDMA_PROTO_RFP);
+    struct ibv_sge sge = { .addr = (uintptr_t) landing, .length = 64, .lkey = mr->lkey };
+    struct ibv_send_wr wr = {
+      .wr_id = rdma_op_wr_id (op),
+      .sg_list = &sge,
+      .num_sge = 1,
+      .opcode = IBV_WR_RDMA_READ,
+      .send_flags = IBV_SEND_SIGNALED,
+      .wr.rdma = { .remote_addr = first.peer_addr, .rkey = first.peer_rkey },
+    };
+    gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+    g_assert_true (rdma_conn_sq_reserve (c, 1, until, &error));
+    g_assert_true (rdma_conn_post_wr (c, &wr, "stale READ", &error));
+    g_assert_no_error (error);
+    while (c->state == RDMA_CONN_CONNECTED && g_get_monotonic_time () < until)
+      if (!rdma_conn_progress (c, until, &error))
+        break;
+  }
+  g_assert_cmpint (c->state, ==, RDMA_CONN_FAILED);
+  g_assert_nonnull (error);
+  g_test_message ("READ with the outgrown region's key: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "stale or wrong key"));
+  g_clear_error (&error);
+  rdma_res_mr_dereg (&mr);   /* before the connection's PD goes */
+  rdma_conn_free (c);
+  g_free (landing);
+  rt_echo_server_stop (srv);
+  /* the server's regions and the client's fetch buffer are deregistered */
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -415,6 +624,8 @@ main (int argc, char **argv)
     return hang_server_main (TRUE);
   if (argc > 1 && strcmp (argv[1], "--mute-server") == 0)
     return hang_server_main (FALSE);
+  if (argc > 1 && strcmp (argv[1], "--rfp-server") == 0)
+    return rfp_server_main ();
   self_path = argv[0];
   g_test_init (&argc, &argv, NULL);
   baseline = rt_live_resources ();
@@ -447,6 +658,9 @@ main (int argc, char **argv)
                         GINT_TO_POINTER (THRIFT_HINT_PROTO_READ_RNDV), test_rndv_server_dies);
   g_test_add_func ("/thrift_rdma/fault/too_large_from_client", test_too_large_from_thrift_client);
   g_test_add_func ("/thrift_rdma/fault/never_sends", test_never_sends);
+  g_test_add_func ("/thrift_rdma/fault/rfp_server_killed_mid_fetch",
+                   test_rfp_server_killed_mid_fetch);
+  g_test_add_func ("/thrift_rdma/fault/rfp_stale_key", test_rfp_stale_key);
   rc = g_test_run ();
   rt_echo_server_stop (server);
   if (!rt_resources_at_baseline (baseline))

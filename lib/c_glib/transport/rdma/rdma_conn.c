@@ -480,6 +480,7 @@ queue_message (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize le
   g_queue_push_tail (&conn->received, msg);
   conn->unread_bytes += len;
   conn->stats.messages_received++;
+  conn->msgs_received++;
   if (conn->is_client && conn->last_was_send)
     conn->stats.round_trips++;
   conn->last_was_send = FALSE;
@@ -1151,11 +1152,18 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
   /* the protocols post from registered memory: an empty message still needs a buffer */
   if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, &conn->stats.pinned_bytes, error))
     return FALSE;
+  /* a protocol may hold every message back (RFP: until the peer fetched its last one) */
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *p = rdma_proto_registry[i];
+    if (p != NULL && p->before_send != NULL && !p->before_send (conn, ops, deadline_us, error))
+      return FALSE;
+  }
   if (!ops->send_message (conn, tx, deadline_us, error))
     return FALSE;
   conn->tx_cur ^= 1;
   conn->last_tx_proto = ops;
   conn->stats.messages_sent++;
+  conn->msgs_sent++;
   if (!conn->is_client && !conn->last_was_send)
     conn->stats.round_trips++;
   conn->last_was_send = TRUE;

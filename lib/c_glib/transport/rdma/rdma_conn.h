@@ -134,6 +134,8 @@ struct _RdmaConn
   const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
   const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
   gboolean last_was_send;             /* for round trip counting */
+  guint64 msgs_sent;                  /* messages sent and received since connect, never */
+  guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
 
   /* operations (rdma_op.h) */
   RdmaOp *recv_ops;                   /* one per receive slot */

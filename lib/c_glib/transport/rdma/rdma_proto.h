@@ -97,6 +97,11 @@ typedef struct _RdmaProtoOps
    * read: give that memory back.  @token is what it passed to rdma_conn_deliver. */
   gboolean (*release) (RdmaConn *conn, guint8 *data, gsize len, guint64 token,
                        GError **error);
+  /* Runs before every message the connection sends, whatever protocol @ops carries it, and
+   * may wait until @deadline_us: a protocol that leaves a message in its own memory holds
+   * the next one back until the peer has taken it, so messages arrive in order (RFP). */
+  gboolean (*before_send) (RdmaConn *conn, const struct _RdmaProtoOps *ops,
+                           gint64 deadline_us, GError **error);
 } RdmaProtoOps;
 
 extern const RdmaProtoOps rdma_proto_eager_ops;
@@ -105,6 +110,7 @@ extern const RdmaProtoOps rdma_proto_direct_write_send_ops;
 extern const RdmaProtoOps rdma_proto_chained_write_send_ops;
 extern const RdmaProtoOps rdma_proto_write_rndv_ops;
 extern const RdmaProtoOps rdma_proto_read_rndv_ops;
+extern const RdmaProtoOps rdma_proto_rfp_ops;
 
 /* The registry: indexed by RdmaProtoId; NULL where a protocol is not implemented. */
 extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT];
