@@ -532,8 +532,7 @@ test_rfp_server_killed_mid_fetch (void)
   /* wait (polling) until the client READs the body */
   do {
     if (!rdma_conn_progress (c, g_get_monotonic_time () + 50000, &error)) {
-      g_assert_error (error, THRIFT_TRANSPORT_ERROR,
-                      rdma_status_thrift_code (RDMA_ERR_TIMED_OUT));
+      g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
       g_clear_error (&error);
     }
     rdma_proto_rfp_info (c, &info);
@@ -546,7 +545,7 @@ test_rfp_server_killed_mid_fetch (void)
   msg = rdma_conn_wait_message (c, t0 + 8 * G_USEC_PER_SEC, &error);
   g_assert_null (msg);
   g_assert_nonnull (error);
-  g_assert_true (error->domain == THRIFT_TRANSPORT_ERROR);
+  g_assert_true (error->domain == RDMA_ENGINE_ERROR);
   g_test_message ("RFP server killed mid-fetch (%" G_GUINT64_FORMAT " READs posted): %s "
                   "(after %.0f ms)", c->stats.reads, error->message,
                   (g_get_monotonic_time () - t0) / 1000.0);

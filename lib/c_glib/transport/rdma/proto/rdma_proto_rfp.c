@@ -555,11 +555,38 @@ post_read (RdmaConn *conn, RfpState *st, gsize local_off, guint64 remote_off, gu
 
 /* Polls (the header and the window) if a message may be there and nothing holds it back
  * (else a later turn of a wait, a completion or the release does it). */
+/* The peer has another message for us while the reader has not read the one in the fetch
+ * buffer: move that one to the heap (one copy) rather than stop fetching.  Otherwise a
+ * stream stalls whenever the reader waits for this side to send first (a pipelining client,
+ * a server blocked on its reply), where TCP's socket buffer would absorb it.  Bounded by
+ * the unread limit, like every protocol's buffering; in a ping-pong the reader always
+ * released the message before the next one comes, and nothing is copied. */
+static void
+unhold (RdmaConn *conn, RfpState *st)
+{
+  if (!st->held || conn->unread_bytes >= conn->settings.unread_limit
+      || !(st->notified > conn->msgs_received
+           || (conn->is_client && conn->msgs_sent > conn->msgs_received)))
+    return;
+  for (GList *l = conn->received.head; l != NULL; l = l->next) {
+    RdmaMessage *m = l->data;
+
+    if (m->proto == &rdma_proto_rfp_ops && m->owner == RDMA_MSG_IN_PROTO) {
+      m->data = g_memdup2 (m->data, MAX (m->len, 1));
+      m->owner = RDMA_MSG_ON_HEAP;
+      conn->stats.bytes_copied += m->len;
+      st->held = FALSE;
+      return;
+    }
+  }
+}
+
 static gboolean
 try_fetch (RdmaConn *conn, RfpState *st, GError **error)
 {
   guint32 w;
 
+  unhold (conn, st);
   if (!fetch_wanted (conn, st))
     return TRUE;
   if (!ensure_fetch (conn, st, RFP_HDR_SIZE + RFP_CHECKED, 0, error))
