@@ -45,6 +45,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_chained_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_direct_write_imm.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
 	lib/c_glib/transport/rdma/rdma_signal.c \

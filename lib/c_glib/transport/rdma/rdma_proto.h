@@ -97,12 +97,19 @@ typedef struct _RdmaProtoOps
    * read: give that memory back.  @token is what it passed to rdma_conn_deliver. */
   gboolean (*release) (RdmaConn *conn, guint8 *data, gsize len, guint64 token,
                        GError **error);
+  /* Messages this protocol posted that the peer has not been told about yet (plain WRITEs,
+   * which complete nothing at the peer: Batched-Write): tell it now.  Called before another
+   * protocol sends on the connection (so the peer delivers in order) and, with @closing,
+   * before this side disconnects: then also wait, until @deadline_us, until the NIC is done
+   * with them (a disconnect flushes what is still queued). */
+  gboolean (*flush) (RdmaConn *conn, gboolean closing, gint64 deadline_us, GError **error);
 } RdmaProtoOps;
 
 extern const RdmaProtoOps rdma_proto_eager_ops;
 extern const RdmaProtoOps rdma_proto_direct_write_imm_ops;
 extern const RdmaProtoOps rdma_proto_direct_write_send_ops;
 extern const RdmaProtoOps rdma_proto_chained_write_send_ops;
+extern const RdmaProtoOps rdma_proto_batched_write_ops;
 
 /* The registry: indexed by RdmaProtoId; NULL where a protocol is not implemented. */
 extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT];
