@@ -15,9 +15,10 @@
 /*
  * Faults, each a test: a server killed in the middle of a call; bad peers (garbage framing, a
  * message over the max message size, a truncated message, a client that disconnects in the
- * middle of a message, a client that connects and never sends); rendezvous cut short (a client
- * that leaves after its request-to-send was cleared, bad or stray rendezvous messages, a
- * server killed while the client waits for its CTS or DONE).  After each, the server has
+ * middle of a message, a client that connects and never sends, garbage written into
+ * Batched-Write's slots); rendezvous cut short (a client that leaves after its request-to-send
+ * was cleared, bad or stray rendezvous messages, a server killed while the client waits for
+ * its CTS or DONE).  After each, the server has
  * freed the connection (live QP/CQ/MR counters) and serves the next client.
  *
  * The bad peers are raw engine connections (rdma_conn_connect) that post hand-made SENDs,
@@ -32,6 +33,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +49,7 @@
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.h"
 #include "rdma_test_util.h"
 
 #define SERVER_MAX (256u * 1024u)
@@ -448,6 +451,75 @@ test_rndv_server_dies (gconstpointer data)
   g_assert_true (rt_resources_at_baseline (baseline));
 }
 
+/* Batched-Write: a client that writes garbage into the server's slots (after one good
+ * message, so the slots are advertised) is dropped with a protocol error. */
+typedef enum
+{
+  BAD_BW_SEQUENCE,
+  BAD_BW_BEYOND_SLOTS,
+  BAD_BW_TOO_LARGE
+} BadBatched;
+
+static void
+test_bad_batched (gconstpointer data)
+{
+  static const guint8 hi[] = { 0, 0, 0, 2, 'h', 'i' };   /* a binary field: echoed */
+  BadBatched kind = GPOINTER_TO_INT (data);
+  guint failed = rt_echo_server_failed (server);
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  RdmaConn *c = raw_connect ();
+  GError *error = NULL;
+  BwHeader h = { .flags = BW_FIRST | BW_LAST, .magic = BW_MAGIC };
+  guint32 rkey, seq, slot, frag = 100, trailer;
+  guint64 addr;
+  guint8 *buf;
+  RdmaOp *op;
+  struct ibv_sge sge;
+  struct ibv_send_wr wr;
+
+  c->tx_proto = &rdma_proto_batched_write_ops;
+  g_assert_true (rdma_conn_send (c, hi, sizeof hi, deadline, &error));
+  g_assert_nonnull (rdma_conn_wait_message (c, deadline, &error));
+  g_assert_true (rdma_conn_release_message (c, &error));
+  g_assert_no_error (error);
+  g_assert_true (rdma_bw_next_fragment (c, &addr, &rkey, &seq));
+
+  h.seq = GUINT32_TO_LE (kind == BAD_BW_SEQUENCE ? seq + 5 : seq);
+  h.frag_len = GUINT32_TO_LE (kind == BAD_BW_BEYOND_SLOTS ? BW_REGION : frag);
+  h.msg_len = GUINT32_TO_LE (kind == BAD_BW_TOO_LARGE ? SERVER_MAX + 1 : frag);
+  if (kind == BAD_BW_TOO_LARGE)
+    h.flags = BW_FIRST;
+  g_assert_true (rdma_pool_get (&c->send_pool, &slot));
+  buf = rdma_pool_slot (&c->send_pool, slot);
+  memcpy (buf, &h, sizeof h);
+  memset (buf + BW_HEADER_SIZE, 0x5a, frag);
+  trailer = GUINT32_TO_LE (seq ^ BW_TRAILER_XOR);
+  memcpy (buf + BW_HEADER_SIZE + frag, &trailer, sizeof trailer);
+  /* one WRITE_WITH_IMM, which wakes the server */
+  op = rdma_conn_op_get (c, RDMA_OP_WRITE, RDMA_PROTO_BATCHED_WRITE);
+  sge = (struct ibv_sge) {
+    .addr = (uintptr_t) buf, .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
+    .lkey = c->send_pool.mr->lkey,
+  };
+  wr = (struct ibv_send_wr) {
+    .wr_id = rdma_op_wr_id (op),
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+    .send_flags = IBV_SEND_SIGNALED,
+    .imm_data = htonl (RDMA_IMM_MAKE (RDMA_PROTO_BATCHED_WRITE, BW_IMM_REST (0, seq))),
+    .wr.rdma = { .remote_addr = addr, .rkey = rkey },
+  };
+  g_assert_true (rdma_credit_take (&c->credits));
+  g_assert_true (rdma_conn_post_wr (c, &wr, "WRITE_WITH_IMM", &error));
+  g_assert_no_error (error);
+  /* dropped: the client holds its QP, CQ, pools, a transmit buffer and its mirror */
+  wait_server (failed + 1, RAW_CONN_RESOURCES + 2);
+  rdma_conn_free (c);
+  good_client ();
+  wait_server (failed + 1, 0);
+}
+
 /* A client over the server's max message size learns it before sending (from the hello). */
 static void
 test_too_large_from_thrift_client (void)
@@ -655,6 +727,12 @@ main (int argc, char **argv)
                         GINT_TO_POINTER (THRIFT_HINT_PROTO_WRITE_RNDV), test_rndv_server_dies);
   g_test_add_data_func ("/thrift_rdma/fault/rndv/server_dies/read_rndv",
                         GINT_TO_POINTER (THRIFT_HINT_PROTO_READ_RNDV), test_rndv_server_dies);
+  g_test_add_data_func ("/thrift_rdma/fault/batched_write/bad_sequence",
+                        GINT_TO_POINTER (BAD_BW_SEQUENCE), test_bad_batched);
+  g_test_add_data_func ("/thrift_rdma/fault/batched_write/beyond_slots",
+                        GINT_TO_POINTER (BAD_BW_BEYOND_SLOTS), test_bad_batched);
+  g_test_add_data_func ("/thrift_rdma/fault/batched_write/over_max_message_size",
+                        GINT_TO_POINTER (BAD_BW_TOO_LARGE), test_bad_batched);
   g_test_add_func ("/thrift_rdma/fault/too_large_from_client", test_too_large_from_thrift_client);
   g_test_add_func ("/thrift_rdma/fault/never_sends", test_never_sends);
   g_test_add_func ("/thrift_rdma/fault/rfp_server_killed_mid_fetch",

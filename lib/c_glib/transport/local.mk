@@ -55,6 +55,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_plan.h \
 	lib/c_glib/transport/rdma/proto/rdma_proto_rfp.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_rfp.h \
+	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.c \
+	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
 	lib/c_glib/transport/thrift_rdma_explain.c \

@@ -43,6 +43,8 @@
  * keepalive probe. */
 #define RDMA_SQ_EXTRA 64
 #define RDMA_OP_BLOCK 32
+/* How long a closing connection waits for protocols to push out what is still queued. */
+#define RDMA_CLOSE_FLUSH_US G_USEC_PER_SEC
 
 static const gchar *const state_names[] = {
   [RDMA_CONN_IDLE] = "idle",
@@ -1049,6 +1051,14 @@ rdma_conn_free (RdmaConn *conn)
 
   if (conn == NULL)
     return;
+  if (conn->state == RDMA_CONN_CONNECTED) {
+    gint64 deadline = g_get_monotonic_time () + RDMA_CLOSE_FLUSH_US;
+    for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+      const RdmaProtoOps *ops = rdma_proto_registry[i];
+      if (ops != NULL && ops->flush != NULL)
+        ops->flush (conn, TRUE, deadline, NULL);
+    }
+  }
   if (conn->id != NULL && (conn->state == RDMA_CONN_CONNECTED
                            || conn->state == RDMA_CONN_DISCONNECTED
                            || conn->state == RDMA_CONN_FAILED))
@@ -1138,17 +1148,22 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
   /* a protocol the peer does not accept: the one every peer accepts */
   if (ops == NULL || !(conn->peer.protocols & (1u << ops->id)))
     ops = &rdma_proto_eager_ops;
-  if (ops->uses_ring) {
-    switch (rdma_ring_tx_open (conn, deadline_us, error)) {
-    case RDMA_RING_READY:
+  if (ops->open != NULL) {
+    switch (ops->open (conn, deadline_us, error)) {
+    case RDMA_OPEN_READY:
       break;
-    case RDMA_RING_REFUSED:
+    case RDMA_OPEN_REFUSED:
       ops = &rdma_proto_eager_ops;
       break;
     default:
       return FALSE;
     }
   }
+  /* what the last protocol posted and the peer does not know of yet goes first */
+  if (conn->last_tx_proto != NULL && conn->last_tx_proto != ops
+      && conn->last_tx_proto->flush != NULL
+      && !conn->last_tx_proto->flush (conn, FALSE, deadline_us, error))
+    return FALSE;
   /* the protocols post from registered memory: an empty message still needs a buffer */
   if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, &conn->stats.pinned_bytes, error))
     return FALSE;

@@ -27,6 +27,7 @@ const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT] = {
   [RDMA_PROTO_CHAINED_WRITE_SEND] = &rdma_proto_chained_write_send_ops,
   [RDMA_PROTO_DIRECT_WRITE_IMM] = &rdma_proto_direct_write_imm_ops,
   [RDMA_PROTO_RFP] = &rdma_proto_rfp_ops,
+  [RDMA_PROTO_BATCHED_WRITE] = &rdma_proto_batched_write_ops,
 };
 
 const RdmaProtoOps *

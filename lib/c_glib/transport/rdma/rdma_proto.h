@@ -57,14 +57,19 @@ typedef enum
 #define RDMA_IMM_MAKE(proto, rest) (((guint32) (proto) << 29) | ((rest) & 0x1fffffffu))
 #define RDMA_IMM_REST(imm) ((guint32) ((imm) & 0x1fffffffu))
 
+/* What a protocol's open slot found. */
+typedef enum
+{
+  RDMA_OPEN_READY,
+  RDMA_OPEN_REFUSED,       /* the peer cannot take this protocol's messages: Eager-SendRecv */
+  RDMA_OPEN_ERROR
+} RdmaOpenStatus;
+
 typedef struct _RdmaProtoOps
 {
   const gchar *name;        /* as in the IDL hint: "eager" */
   RdmaProtoId id;
   ThriftHintProto hint;     /* the proto hint that selects it */
-  gboolean uses_ring;       /* WRITEs into the peer's direct ring (rdma_ring.h): the engine
-                               makes sure the ring is known before send_message, and sends by
-                               Eager-SendRecv when the peer has none */
 
   /* Once the connection is up (both hellos taken): allocate the protocol's per-connection
    * state in conn->proto_state[id].  Registered memory should wait for the first message
@@ -72,6 +77,12 @@ typedef struct _RdmaProtoOps
   gboolean (*setup) (RdmaConn *conn, GError **error);
   /* Frees what the protocol made; idempotent, called on every teardown path. */
   void (*teardown) (RdmaConn *conn);
+
+  /* Before each message this protocol is to carry: makes sure what it needs of the peer is
+   * known (asks for it and waits, until @deadline_us, the first time).  REFUSED: the engine
+   * sends the message by Eager-SendRecv, so the carrier reported is the one used.  The
+   * direct protocols plug in the ring's (rdma_ring_tx_open). */
+  RdmaOpenStatus (*open) (RdmaConn *conn, gint64 deadline_us, GError **error);
 
   /* Sends the @tx->len bytes of @tx as one message, blocking (by the connection's polling
    * mode) until it is posted or @deadline_us (monotonic, 0 = none) passes.  Every op that
@@ -102,6 +113,12 @@ typedef struct _RdmaProtoOps
    * the next one back until the peer has taken it, so messages arrive in order (RFP). */
   gboolean (*before_send) (RdmaConn *conn, const struct _RdmaProtoOps *ops,
                            gint64 deadline_us, GError **error);
+  /* Messages this protocol posted that the peer has not been told about yet (plain WRITEs,
+   * which complete nothing at the peer: Batched-Write): tell it now.  Called before another
+   * protocol sends on the connection (so the peer delivers in order) and, with @closing,
+   * before this side disconnects: then also wait, until @deadline_us, until the NIC is done
+   * with them (a disconnect flushes what is still queued). */
+  gboolean (*flush) (RdmaConn *conn, gboolean closing, gint64 deadline_us, GError **error);
 } RdmaProtoOps;
 
 extern const RdmaProtoOps rdma_proto_eager_ops;
@@ -111,6 +128,7 @@ extern const RdmaProtoOps rdma_proto_chained_write_send_ops;
 extern const RdmaProtoOps rdma_proto_write_rndv_ops;
 extern const RdmaProtoOps rdma_proto_read_rndv_ops;
 extern const RdmaProtoOps rdma_proto_rfp_ops;
+extern const RdmaProtoOps rdma_proto_batched_write_ops;
 
 /* The registry: indexed by RdmaProtoId; NULL where a protocol is not implemented. */
 extern const RdmaProtoOps *const rdma_proto_registry[RDMA_PROTO_COUNT];

@@ -212,7 +212,7 @@ rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
     .recv_cq = cq,
     .qp_type = IBV_QPT_RC,
     .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
-             .max_send_sge = 2, .max_recv_sge = 1 },
+             .max_send_sge = 3, .max_recv_sge = 1 },
     .sq_sig_all = 0,
   };
 

@@ -63,7 +63,8 @@ gboolean rdma_res_cq_create (struct ibv_context *verbs, gint depth,
 void rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
                           guint *unacked_events);
 
-/* An RC QP on @id with both queues on @cq, two SGEs per send WR (header and payload), unsignalled-capable. */
+/* An RC QP on @id with both queues on @cq, up to three SGEs per send WR (header, payload
+ * and Batched-Write's trailer), unsignalled-capable. */
 gboolean rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
                              guint send_wr, guint recv_wr, GError **error);
 void rdma_res_qp_destroy (struct rdma_cm_id *id);

@@ -84,24 +84,24 @@ tx_settled (RdmaConn *conn, gpointer data)
   return st == TX_READY || st == TX_REFUSED;
 }
 
-RdmaRingStatus
+RdmaOpenStatus
 rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   RdmaRing *r = ring_of (conn);
 
   if (r->tx_state == TX_READY)
-    return RDMA_RING_READY;
+    return RDMA_OPEN_READY;
   if (r->tx_state == TX_REFUSED)
-    return RDMA_RING_REFUSED;
+    return RDMA_OPEN_REFUSED;
   if (r->tx_state == TX_UNKNOWN) {
     if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST, NULL, 0,
                                  error))
-      return RDMA_RING_ERROR;
+      return RDMA_OPEN_ERROR;
     r->tx_state = TX_REQUESTED;
   }
   if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
-    return RDMA_RING_ERROR;
-  return r->tx_state == TX_READY ? RDMA_RING_READY : RDMA_RING_REFUSED;
+    return RDMA_OPEN_ERROR;
+  return r->tx_state == TX_READY ? RDMA_OPEN_READY : RDMA_OPEN_REFUSED;
 }
 
 /* Contiguous free bytes at the writer's offset. */

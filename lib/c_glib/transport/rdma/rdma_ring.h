@@ -51,15 +51,8 @@ enum
   RDMA_RING_ADVERT = 2     /* le64 addr, le32 rkey, le32 size (0: no ring) */
 };
 
-typedef enum
-{
-  RDMA_RING_READY,
-  RDMA_RING_REFUSED,       /* the peer has no ring for us: use Eager-SendRecv */
-  RDMA_RING_ERROR
-} RdmaRingStatus;
-
 /* Writer: makes sure the peer's ring is known (asks for it and waits the first time). */
-RdmaRingStatus rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error);
+RdmaOpenStatus rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Writer: the place of the next chunk, of at most @want bytes (0 for an empty message);
  * waits for room.  The chunk is taken: the caller must write it. */
 gboolean rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us,
