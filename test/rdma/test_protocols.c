@@ -56,17 +56,17 @@ typedef struct
 } Footprint;
 
 static const Footprint footprints[] = {
-  { "eager", 1, 0, 0, 1, 0, 0, FALSE },              /* a SEND into a receive slot */
-  { "direct_write_send", 1, 1, 0, 2, 0, 0, FALSE },  /* WRITE, then SEND: two posts */
-  { "chained_write_send", 1, 1, 0, 1, 0, 0, FALSE }, /* WRITE + SEND chained: one post */
-  { "direct_write_imm", 0, 0, 1, 1, 0, 0, FALSE },   /* one WRITE_WITH_IMM, no SEND */
+  { "eager", 1, 0, 0, 1, 0, 0, FALSE, 0 },              /* a SEND into a receive slot */
+  { "direct_write_send", 1, 1, 0, 2, 0, 0, FALSE, 0 },  /* WRITE, then SEND: two posts */
+  { "chained_write_send", 1, 1, 0, 1, 0, 0, FALSE, 0 }, /* WRITE + SEND chained: one post */
+  { "direct_write_imm", 0, 0, 1, 1, 0, 0, FALSE, 0 },   /* one WRITE_WITH_IMM, no SEND */
   /* RTS, then (after the server's CTS) WRITE + notice chained; for the reply: a CTS */
-  { "write_rndv", 2, 1, 0, 2, 0, 1, FALSE },
+  { "write_rndv", 2, 1, 0, 2, 0, 1, FALSE, 0 },
   /* RTS (the server READs and sends DONE); for the reply: a READ, then a DONE */
-  { "read_rndv", 1, 0, 0, 2, 1, 1, FALSE },
+  { "read_rndv", 1, 0, 0, 2, 1, 1, FALSE, 0 },
   /* the request: a notice SEND (the message stays in the client's region); the reply:
    * fetched by READ, polled (so at least one per call) */
-  { "rfp", 1, 0, 0, 1, 1, 0, TRUE },
+  { "rfp", 1, 0, 0, 1, 1, 0, TRUE, 0 },
   /* a WRITE into a free slot; request/response announces each message with its immediate
    * (a stream: one per batch, test_oneway_stream); one READ of the slot bitmap per batch */
   { "batched_write", 0, 0, 1, 1, 1, 0, FALSE, 32 },
