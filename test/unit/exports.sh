@@ -19,6 +19,7 @@ for s in thrift_rdma_get_type thrift_server_rdma_get_type thrift_threaded_server
          thrift_transport_new_for_uri thrift_server_transport_new_for_uri thrift_hints_apply \
          thrift_checked_binary_protocol_factory_get_type thrift_idle_watch_get_type \
          thrift_rdma_get_stats thrift_rdma_interrupt thrift_rdma_explain_sets \
+         thrift_rdma_explain_connection \
          thrift_rdma_error_status thrift_rdma_get_last_status thrift_server_rdma_get_last_status; do
   printf '%s\n' "$syms" | grep -qx "$s" || missing="$missing $s"
 done

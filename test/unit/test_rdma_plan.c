@@ -470,6 +470,19 @@ test_explain_sets (void)
                             "large direct_write_imm/event  [");
 }
 
+/* A connection's explain needs the connection (its peer): nothing before open.  The open
+ * case, with the peer's protocols, is test/rdma/test_table's. */
+static void
+test_explain_connection_closed (void)
+{
+  const ThriftHintSet get_c = set_for (&brief[0], THRIFT_HINT_SIDE_CLIENT);
+  ThriftTransport *t = thrift_rdma_new ("127.0.0.1", 9);
+
+  g_assert_null (thrift_rdma_explain_connection (THRIFT_RDMA (t), &get_c));
+  g_assert_null (thrift_rdma_explain_connection (THRIFT_RDMA (t), NULL));
+  g_object_unref (t);
+}
+
 /* THRIFT_RDMA_EXPLAIN=1: each set is printed once per process (in a child: the variable is
  * read once). */
 static void
@@ -538,6 +551,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_plan/machine/read", test_machine_read);
   g_test_add_func ("/rdma_plan/machine/get", test_machine_get);
   g_test_add_func ("/rdma_plan/explain/sets", test_explain_sets);
+  g_test_add_func ("/rdma_plan/explain/connection_closed", test_explain_connection_closed);
   g_test_add_func ("/rdma_plan/explain/print_once", test_explain_print_once);
   g_test_add_func ("/rdma_plan/explain/disabled", test_explain_disabled);
   return g_test_run ();

@@ -943,6 +943,21 @@ thrift_rdma_get_protocol_name (ThriftRdma *self)
   return PRIV (self)->proto_name;
 }
 
+gchar *
+thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
+{
+  ThriftRdmaPrivate *priv;
+
+  g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
+  priv = PRIV (self);
+  if (priv->conn == NULL)
+    return NULL;
+  /* what flush does with a message written without a set */
+  if (hints == NULL)
+    hints = priv->hints;
+  return rdma_plan_describe (&plan_for (priv, hints)->plan, hints);
+}
+
 void
 thrift_rdma_interrupt (ThriftRdma *self)
 {

@@ -44,8 +44,9 @@
  *   perf_goal=latency, under; subscription: under (concurrency=4 <= 8 cores per NUMA node);
  *   peer: all]
  *
- * These functions do not know the peer: they explain for a peer that can receive every
- * protocol.  The engine maps each protocol to its implementation and reports its own
+ * thrift_rdma_explain_set () and _sets () do not know the peer: they explain for a peer that
+ * can receive every protocol; thrift_rdma_explain_connection () explains for the peer of a
+ * connection.  The engine maps each protocol to its implementation and reports its own
  * fallbacks (a protocol it does not have yet goes by eager, with a warning).
  *
  * Set THRIFT_RDMA_EXPLAIN=1 in the environment to have the transport print the line of each
@@ -83,6 +84,24 @@ gchar *thrift_rdma_explain_set (const ThriftHintSet *hints, ThriftRdmaPolling de
  */
 gchar *thrift_rdma_explain_sets (const ThriftHintSet *const *sets,
                                  ThriftRdmaPolling default_polling);
+
+/**
+ * thrift_rdma_explain_connection:
+ * @self: a ThriftRdma, opened by a client or handed out by ThriftServerRdma's accept
+ * @hints: (nullable): a hint set; NULL: the set of a message written without one (the
+ *   transport's "hints" property, or none)
+ *
+ * As thrift_rdma_explain_set (), for this connection: the plan that messages written on
+ * @self with @hints go by, made against the protocols the peer said in the handshake that it
+ * can receive (PEER lists them; a protocol the peer lacks goes by eager, and WHY ends with
+ * ", peer cannot receive P: eager") and against @self's polling property.  The plan is the
+ * one the connection keeps for @hints (made now if no message used @hints yet).  Call it from
+ * the thread that uses @self, as its other calls.
+ *
+ * Returns: (transfer full) (nullable): the line, without a newline, or NULL if @self is not
+ * open; free with g_free ().
+ */
+gchar *thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints);
 
 /**
  * thrift_rdma_explain_enabled:
