@@ -16,7 +16,9 @@
  * rdma_poll.c: waiting for completions, by the connection's polling mode.
  *
  *   BUSY:   spin on ibv_poll_cq until something completes or the deadline passes; every
- *           RDMA_POLL_CM_EVERY spins, look at the CM channel (non-blocking) for a disconnect.
+ *           RDMA_POLL_CM_US of spinning, look at the CM channel (non-blocking) for a
+ *           disconnect.  By time, not by turns: each look is a system call, and a reply that
+ *           takes long in turns (soft-RoCE) must not cost several per call.
  *   EVENT:  poll the CQ; arm it (ibv_req_notify_cq); poll again (a completion that arrived
  *           before the arm raises no event); only then block in poll(2) on the completion
  *           channel and the CM channel together, so a peer's DISCONNECTED wakes us too.
@@ -41,7 +43,7 @@
 #include "rdma_status.h"
 
 #define RDMA_POLL_BATCH 16
-#define RDMA_POLL_CM_EVERY 1024
+#define RDMA_POLL_CM_US 1000
 #define RDMA_POLL_ACK_BATCH 32
 
 /* Polls one batch; returns the number of completions handled, or -1 with @error. */
@@ -132,13 +134,13 @@ gboolean
 rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   RdmaConnState before = conn->state;
-  gint64 spin_until, wake;
-  guint spins = 0;
+  gint64 spin_until, wake, cm_next;
 
   if (conn->cq == NULL) {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
     return FALSE;
   }
+  cm_next = g_get_monotonic_time () + RDMA_POLL_CM_US;
   switch (conn->polling) {
   case THRIFT_RDMA_POLLING_BUSY:
     spin_until = G_MAXINT64;
@@ -171,14 +173,15 @@ rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
       n = rdma_conn_handle_cm_events (conn, error);
       return n > 0 && progressed (conn, error);
     }
-    if (++spins % RDMA_POLL_CM_EVERY == 0 || spin_until == 0) {
+    now = g_get_monotonic_time ();
+    if (spin_until == 0 || now >= cm_next) {
+      cm_next = now + RDMA_POLL_CM_US;
       n = rdma_conn_handle_cm_events (conn, error);
       if (n < 0)
         return FALSE;
       if (conn->state != before)
         return TRUE;
     }
-    now = g_get_monotonic_time ();
     wake = rdma_keepalive_due (conn);
     if (wake != 0 && now >= wake) {
       if (!rdma_keepalive_tick (conn, now, error))
