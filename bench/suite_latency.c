@@ -17,7 +17,9 @@
  * function on rdma:// over a connection of its own (the hint-selected plan, no hints, each
  * protocol forced), beside the stock tcp:// baseline.  After each half of every call the
  * protocol that carried it is read back (request and reply), so a fallback shows.  Counters
- * are taken over the measured calls only (reset after the warm-up).
+ * are taken over the measured calls only (reset after the warm-up).  The columns are
+ * measured in turn for each size, all connections open, so that they share the machine's
+ * moods alike.
  */
 #include "config.h"
 
@@ -42,6 +44,8 @@ typedef struct
   const gchar *label;         /* plan, plain, eager, ..., tcp */
   const gchar *uri;
   const gchar *function;
+  const SuiteFunction *fn;
+  SuiteConn *conn;            /* open while the sizes are measured */
   Cell *cells;                /* one per size */
 } Column;
 
@@ -124,44 +128,33 @@ measure_size (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint call
   return ok;
 }
 
+/* Measures one cell: size @s of column @col over its connection, opened on first use and
+ * again after a failed call (which leaves a connection unusable). */
 static gboolean
-measure_column (const SuiteOptions *o, Column *col)
+measure_cell (const SuiteOptions *o, Column *col, guint s)
 {
-  const SuiteFunction *fn = suite_function_find (col->function);
-  SuiteConn *conn = NULL;
-  gboolean all_ok = TRUE;
+  guint64 size = g_array_index (o->sizes, guint64, s);
+  guint calls = size >= 65536 ? o->large_iterations : o->iterations;
+  Cell *cell = &col->cells[s];
+  GError *error = NULL;
 
-  fprintf (stderr, "latency: %s (%s on %s)\n", col->label, col->function, col->uri);
-  for (guint s = 0; s < o->sizes->len; s++)
+  if (col->conn == NULL && (col->conn = suite_conn_open (col->uri, &error)) == NULL)
   {
-    guint64 size = g_array_index (o->sizes, guint64, s);
-    guint calls = size >= 65536 ? o->large_iterations : o->iterations;
-    Cell *cell = &col->cells[s];
-    GError *error = NULL;
-
-    /* a failed call leaves the connection unusable: the next size gets a new one */
-    if (conn == NULL && (conn = suite_conn_open (col->uri, &error)) == NULL)
-    {
-      cell->error = g_strdup (error->message);
-      g_clear_error (&error);
-      fprintf (stderr, "  %s: %s\n", col->label, cell->error);
-      all_ok = FALSE;
-      continue;
-    }
-    fprintf (stderr, "  %s: %" G_GUINT64_FORMAT " B x %u calls ...", col->label, size, calls);
-    if (measure_size (conn, fn, size, calls, o->warmup, cell))
-      fprintf (stderr, " p50 %.1f us%s%s%s%s\n", cell->lat.p50, *cell->request_proto ? ", " : "",
-               cell->request_proto, *cell->reply_proto ? "/" : "", cell->reply_proto);
-    else
-    {
-      fprintf (stderr, " failed: %s\n", cell->error);
-      suite_conn_free (conn);
-      conn = NULL;
-      all_ok = FALSE;
-    }
+    cell->error = g_strdup (error->message);
+    g_clear_error (&error);
+    fprintf (stderr, "  %-8s %s\n", col->label, cell->error);
+    return FALSE;
   }
-  suite_conn_free (conn);
-  return all_ok;
+  if (!measure_size (col->conn, col->fn, size, calls, o->warmup, cell))
+  {
+    fprintf (stderr, "  %-8s failed: %s\n", col->label, cell->error);
+    g_clear_pointer (&col->conn, suite_conn_free);
+    return FALSE;
+  }
+  fprintf (stderr, "  %-8s p50 %9.1f us%s%s%s%s\n", col->label, cell->lat.p50,
+           *cell->request_proto ? "  " : "", cell->request_proto,
+           *cell->reply_proto ? "/" : "", cell->reply_proto);
+  return TRUE;
 }
 
 static void
@@ -276,10 +269,21 @@ suite_run_latency (const SuiteOptions *o)
   }
   for (guint c = 0; c < n; c++)
   {
+    cols[c].fn = suite_function_find (cols[c].function);
     cols[c].cells = g_new0 (Cell, o->sizes->len);
-    if (!measure_column (o, &cols[c]))
-      status = 1;
   }
+  /* Size by size, every column in turn, each from a different one: a drift of the machine
+   * (another guest starting, caches warming up) does not favour a column, and the columns
+   * of one size are measured close together in time. */
+  for (guint s = 0; s < o->sizes->len; s++)
+  {
+    fprintf (stderr, "latency: %" G_GUINT64_FORMAT " B\n", g_array_index (o->sizes, guint64, s));
+    for (guint i = 0; i < n; i++)
+      if (!measure_cell (o, &cols[(s + i) % n], s))
+        status = 1;
+  }
+  for (guint c = 0; c < n; c++)
+    g_clear_pointer (&cols[c].conn, suite_conn_free);
   print_tables (o, cols, n);
   if (o->csv)
     write_csv (o, cols, n);
