@@ -1,10 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 # bench: thrift-rdma-bench, the latency benchmark (echo of a binary argument, 4 B to 512 KB,
-# tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest.
+# tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest;
+# thrift-rdma-suite, the benchmark suite of issue 8 (latency per protocol and for the plan,
+# throughput with N clients, the mixed benchmark, calls for strace), and run-all, which runs
+# the whole suite in one guest boot and writes CSV.
 # Not part of `make check` (performance is measured, not asserted); test-bench-smoke.sh, a
-# tiny tcp:// run on the host, keeps it from rotting.
-EXTRA_DIST += bench/echo.thrift bench/run-latency bench/test-bench-smoke.sh
+# tiny tcp:// run on the host, keeps them from rotting, and test-bench-rdma-smoke.sh a tiny
+# run-all in the guest.
+EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all \
+	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv
+
+bench_util = bench/bench_util.c bench/bench_util.h bench/bench_serve.c bench/bench_serve.h
 
 bench_gen = \
 	bench/gen/bench_echo.c bench/gen/bench_echo.h \
@@ -16,12 +23,36 @@ $(bench_gen): bench/gen/stamp
 CLEANFILES += $(bench_gen) bench/gen/stamp
 
 noinst_PROGRAMS += bench/thrift-rdma-bench
-bench_thrift_rdma_bench_SOURCES = bench/thrift_rdma_bench.c
+bench_thrift_rdma_bench_SOURCES = bench/thrift_rdma_bench.c $(bench_util)
 nodist_bench_thrift_rdma_bench_SOURCES = $(bench_gen)
-bench_thrift_rdma_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/gen
+bench_thrift_rdma_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/gen -I$(srcdir)/bench
 bench_thrift_rdma_bench_CFLAGS = $(gen_cflags)
 bench_thrift_rdma_bench_LDADD = $(user_libs)
 bench_thrift_rdma_bench_LDFLAGS = $(test_link)
 bench/thrift_rdma_bench-thrift_rdma_bench.$(OBJEXT): bench/gen/stamp
 
+# The suite's service: its generated code lives apart from echo.thrift's (another stamp).
+suite_gen = \
+	bench/suite-gen/bench_suite.c bench/suite-gen/bench_suite.h \
+	bench/suite-gen/suite_types.c bench/suite-gen/suite_types.h
+bench/suite-gen/stamp: $(srcdir)/bench/suite.thrift thrift-compiler-patch/thrift-hatrpc
+	$(hatrpc_gen_recipe)
+$(suite_gen): bench/suite-gen/stamp
+	@test -f $@ || { rm -f bench/suite-gen/stamp; $(MAKE) $(AM_MAKEFLAGS) bench/suite-gen/stamp; }
+CLEANFILES += $(suite_gen) bench/suite-gen/stamp
+
+noinst_PROGRAMS += bench/thrift-rdma-suite
+bench_thrift_rdma_suite_SOURCES = bench/thrift_rdma_suite.c bench/suite_modes.h \
+	bench/suite_client.c bench/suite_client.h bench/suite_handler.c bench/suite_handler.h \
+	bench/suite_load.c bench/suite_load.h bench/suite_latency.c bench/suite_throughput.c \
+	bench/suite_mixed.c bench/suite_calls.c $(bench_util)
+nodist_bench_thrift_rdma_suite_SOURCES = $(suite_gen)
+bench_thrift_rdma_suite_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/suite-gen -I$(srcdir)/bench
+bench_thrift_rdma_suite_CFLAGS = $(gen_cflags)
+bench_thrift_rdma_suite_LDADD = $(user_libs)
+bench_thrift_rdma_suite_LDFLAGS = $(test_link)
+$(bench_thrift_rdma_suite_OBJECTS): bench/suite-gen/stamp
+
 TESTS += bench/test-bench-smoke.sh
+# In the RDMA suite's guest boot: run-all --quick and its CSV checked (about 30 s there).
+rdma_tests += $(abs_top_srcdir)/bench/test-bench-rdma-smoke.sh

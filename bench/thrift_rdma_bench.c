@@ -27,21 +27,20 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <glib.h>
 #include <glib-object.h>
 
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
-#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
 #include "bench_echo.h"
+#include "bench_serve.h"
+#include "bench_util.h"
 
 /* ---- server ---- */
 
@@ -70,92 +69,6 @@ bench_handler_init (BenchHandler *self)
 {
 }
 
-static gpointer
-serve_thread (gpointer data)
-{
-  ThriftServer *server = data;
-  GError *error = NULL;
-  gboolean ok = thrift_server_serve (server, &error);
-
-  if (!ok)
-    fprintf (stderr, "thrift-rdma-bench: server: %s\n", error->message);
-  g_clear_error (&error);
-  return GINT_TO_POINTER (ok);
-}
-
-static void
-on_listening (GObject *server, GParamSpec *pspec, gpointer uri)
-{
-  gboolean listening = FALSE;
-  g_object_get (server, "listening", &listening, NULL);
-  if (listening)
-  {
-    printf ("listening on %s\n", (const gchar *) uri);
-    fflush (stdout);
-  }
-}
-
-static int
-run_servers (gchar **uris, ThriftThreadedServerMode mode)
-{
-  guint n = g_strv_length (uris), i;
-  ThriftServer **servers = g_new0 (ThriftServer *, n);
-  GThread **threads = g_new0 (GThread *, n);
-  GObject *handler = g_object_new (bench_handler_get_type (), NULL);
-  GObject *processor = g_object_new (TYPE_BENCH_ECHO_PROCESSOR, "handler", handler, NULL);
-  ThriftProtocolFactory *pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  int status = 0;
-
-  for (i = 0; i < n; i++)
-  {
-    ThriftTransportFactory *in_f = NULL, *out_f = NULL;
-    GError *error = NULL;
-    ThriftServerTransport *st = thrift_server_transport_new_for_uri (uris[i], &in_f, &out_f, &error);
-
-    if (st == NULL)
-    {
-      fprintf (stderr, "thrift-rdma-bench: %s\n", error->message);
-      g_clear_error (&error);
-      status = 2;
-      break;
-    }
-    servers[i] = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                               "processor", processor, "server_transport", st,
-                               "input_transport_factory", in_f, "output_transport_factory", out_f,
-                               "input_protocol_factory", pf, "output_protocol_factory", pf,
-                               "mode", mode, NULL);
-    g_object_unref (st);
-    g_object_unref (in_f);
-    g_object_unref (out_f);
-    thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (servers[i]), SIGINT, NULL);
-    thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (servers[i]), SIGTERM, NULL);
-    g_signal_connect (servers[i], "notify::listening", G_CALLBACK (on_listening), uris[i]);
-  }
-  if (status == 0)
-  {
-    for (i = 0; i < n; i++)
-      threads[i] = g_thread_new ("bench-serve", serve_thread, servers[i]);
-    for (i = 0; i < n; i++)
-      if (!GPOINTER_TO_INT (g_thread_join (threads[i])))
-      {
-        status = 1;
-        /* one server failed (e.g. could not listen): stop the others too */
-        for (guint j = 0; j < n; j++)
-          thrift_server_stop (servers[j]);
-      }
-    if (status == 0)
-      printf ("servers stopped\n");
-  }
-  for (i = 0; i < n; i++)
-    g_clear_object (&servers[i]);
-  g_free (servers);
-  g_free (threads);
-  g_object_unref (pf);
-  g_object_unref (processor);
-  g_object_unref (handler);
-  return status;
-}
-
 /* ---- client ---- */
 
 typedef struct
@@ -167,21 +80,6 @@ typedef struct
   double wr, post_send, completions, copied, round_trips;
   gboolean ok;
 } Row;
-
-static gint
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 /* Runs the sweep for one URI; fills ROWS (one per size). FALSE if it could not connect or
  * a call failed (the rows measured so far stay). */
@@ -212,7 +110,6 @@ measure (const gchar *uri, const guint *sizes, guint n_sizes, guint iterations,
     guint calls = size >= 65536 ? large_iterations : iterations;
     GByteArray *data = g_byte_array_sized_new (size);
     double *lat = g_new (double, MAX (calls, 1));
-    double sum = 0;
     Row *row = &rows[s];
 
     g_byte_array_set_size (data, size);
@@ -230,10 +127,10 @@ measure (const gchar *uri, const guint *sizes, guint n_sizes, guint iterations,
         if (THRIFT_IS_RDMA (t))
           thrift_rdma_reset_stats (THRIFT_RDMA (t));
       }
-      t0 = now_us ();
+      t0 = bench_now_us ();
       ok = bench_echo_if_echo (client, &back, data, &error);
       if (i >= warmup)
-        lat[i - warmup] = now_us () - t0;
+        lat[i - warmup] = bench_now_us () - t0;
       if (ok && (back == NULL || back->len != size || memcmp (back->data, data->data, size) != 0))
       {
         fprintf (stderr, "\nthrift-rdma-bench: %s: the echo of %u bytes came back wrong\n", uri, size);
@@ -250,14 +147,14 @@ measure (const gchar *uri, const guint *sizes, guint n_sizes, guint iterations,
     }
     if (ok && calls > 0)
     {
-      for (i = 0; i < calls; i++)
-        sum += lat[i];
-      qsort (lat, calls, sizeof (double), (int (*) (const void *, const void *)) cmp_double);
+      BenchSummary sum;
+
+      bench_summarize (lat, calls, &sum);
       row->size = size;
       row->calls = calls;
-      row->avg_us = sum / calls;
-      row->p50_us = lat[(calls - 1) / 2];
-      row->p99_us = lat[MIN (calls - 1, (guint) (calls * 0.99))];
+      row->avg_us = sum.mean;
+      row->p50_us = sum.p50;
+      row->p99_us = sum.p99;
       row->ok = TRUE;
       if (THRIFT_IS_RDMA (t))
       {
@@ -283,14 +180,6 @@ measure (const gchar *uri, const guint *sizes, guint n_sizes, guint iterations,
   return ok;
 }
 
-static gchar *
-size_text (guint size)
-{
-  if (size >= 1024 && size % 1024 == 0)
-    return g_strdup_printf ("%u KB", size / 1024);
-  return g_strdup_printf ("%u B", size);
-}
-
 static void
 print_table (gchar **uris, Row **rows, const guint *sizes, guint n_sizes)
 {
@@ -311,7 +200,7 @@ print_table (gchar **uris, Row **rows, const guint *sizes, guint n_sizes)
   printf ("\n");
   for (s = 0; s < n_sizes; s++)
   {
-    g_autofree gchar *st = size_text (sizes[s]);
+    g_autofree gchar *st = bench_size_text (sizes[s]);
     printf ("%-8s", st);
     for (u = 0; u < n; u++)
     {
@@ -336,7 +225,7 @@ print_table (gchar **uris, Row **rows, const guint *sizes, guint n_sizes)
     for (s = 0; s < n_sizes; s++)
     {
       Row *r = &rows[u][s];
-      g_autofree gchar *st = size_text (sizes[s]);
+      g_autofree gchar *st = bench_size_text (sizes[s]);
       if (r->have_counters)
         printf ("%-8s | %8.2f %8.2f %8.2f %12.0f %8.2f\n", st, r->wr, r->post_send,
                 r->completions, r->copied, r->round_trips);
@@ -401,8 +290,7 @@ main (int argc, char **argv)
                      "and 0 <= min-size <= max-size\n");
     return 2;
   }
-  if (server_mode != NULL && g_strcmp0 (server_mode, "pool") != 0
-      && g_strcmp0 (server_mode, "per-connection") != 0)
+  if (!bench_parse_server_mode (server_mode, &(ThriftThreadedServerMode) { 0 }))
   {
     fprintf (stderr, "thrift-rdma-bench: --server-mode must be pool or per-connection\n");
     return 2;
@@ -410,9 +298,14 @@ main (int argc, char **argv)
   signal (SIGPIPE, SIG_IGN);
   if (servers != NULL)
   {
-    status = run_servers (servers, g_strcmp0 (server_mode, "per-connection") == 0
-                                   ? THRIFT_THREADED_SERVER_PER_CONNECTION
-                                   : THRIFT_THREADED_SERVER_POOL);
+    ThriftThreadedServerMode mode;
+    GObject *handler = g_object_new (bench_handler_get_type (), NULL);
+    GObject *processor = g_object_new (TYPE_BENCH_ECHO_PROCESSOR, "handler", handler, NULL);
+
+    bench_parse_server_mode (server_mode, &mode);
+    status = bench_serve (servers, mode, processor, "thrift-rdma-bench");
+    g_object_unref (processor);
+    g_object_unref (handler);
     g_free (server_mode);
     g_strfreev (servers);
     return status;

@@ -1,0 +1,118 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * The benchmark suite's service (bench/thrift-rdma-suite, run by bench/run-all). Every function
+ * but usage takes a binary payload and returns it. They differ only in their hints, so that
+ * each measurement picks what the transport does by picking a function:
+ *
+ *   echo_plan            perf_goal = latency with one caller: the hint-selected plan
+ *   echo_plain           no hints: what code generated from IDL without hints gets
+ *   echo_<proto>         the same latency hints with the protocol forced (both sides)
+ *   tput_<size>_<sub>    perf_goal = throughput with the payload size of the throughput
+ *                        benchmark (512 B or 128 KB) and a concurrency under (1) or over (64)
+ *                        the cores: the client picks the one that tells the truth for N clients
+ *   mix_lat_<size>, mix_tput_<size>
+ *                        the mixed benchmark (HatRPC paper Sec. 5.3): one latency and one
+ *                        throughput function, labelled with the payload size, for 4 clients
+ *   mix_lat_<proto>, mix_tput_<proto>
+ *                        the same two with the protocol forced
+ *
+ * The mix functions make the server compute a checksum of the payload first, whose cost grows
+ * with the size, as the paper's handler does. The tcp:// baseline ignores every hint.
+ */
+
+struct ServerUsage {
+  1: i64 user_us,      // CPU time of the whole server process in user mode (getrusage)
+  2: i64 system_us,    // and in the kernel
+  3: i64 calls         // benchmark calls served (usage itself not counted)
+}
+
+service BenchSuite {
+  // latency: the plan, no hints, each protocol
+  binary echo_plan(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1; ]
+  binary echo_plain(1: binary data)
+  binary echo_eager(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = eager; ]
+  binary echo_write_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = write_rndv; ]
+  binary echo_read_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = read_rndv; ]
+  binary echo_direct_write_send(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = direct_write_send; ]
+  binary echo_chained_write_send(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = chained_write_send; ]
+  binary echo_direct_write_imm(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = direct_write_imm; ]
+  binary echo_rfp(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = rfp; ]
+  binary echo_batched_write(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = batched_write; ]
+
+  // throughput: N clients, each with its own connection
+  binary tput_small_under(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 1; ]
+  binary tput_small_over(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 64; ]
+  binary tput_large_under(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 1; ]
+  binary tput_large_over(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 64; ]
+
+  // the mixed benchmark: 50/50 calls of a latency and a throughput function by 4 clients
+  binary mix_lat_small(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 512, concurrency = 4; ]
+  binary mix_tput_small(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 4; ]
+  binary mix_lat_large(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 128K, concurrency = 4; ]
+  binary mix_tput_large(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 4; ]
+  binary mix_lat_eager(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = eager; ]
+  binary mix_tput_eager(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = eager; ]
+  binary mix_lat_write_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = write_rndv; ]
+  binary mix_tput_write_rndv(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = write_rndv; ]
+  binary mix_lat_read_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = read_rndv; ]
+  binary mix_tput_read_rndv(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = read_rndv; ]
+  binary mix_lat_direct_write_send(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = direct_write_send; ]
+  binary mix_tput_direct_write_send(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = direct_write_send; ]
+  binary mix_lat_chained_write_send(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = chained_write_send; ]
+  binary mix_tput_chained_write_send(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = chained_write_send; ]
+  binary mix_lat_direct_write_imm(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = direct_write_imm; ]
+  binary mix_tput_direct_write_imm(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = direct_write_imm; ]
+  binary mix_lat_rfp(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = rfp; ]
+  binary mix_tput_rfp(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = rfp; ]
+  binary mix_lat_batched_write(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = batched_write; ]
+  binary mix_tput_batched_write(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = batched_write; ]
+
+  // the server's CPU time so far, for CPU seconds per RPC
+  ServerUsage usage()
+}

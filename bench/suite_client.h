@@ -1,0 +1,82 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * suite_client.h: the client side of the benchmark suite's service (bench/suite.thrift): its
+ * functions by name, a connection to a server, and which hinted variant of a function tells
+ * the truth about a number of clients on this machine.
+ */
+#ifndef _SUITE_CLIENT_H
+#define _SUITE_CLIENT_H
+
+#include <glib-object.h>
+#include <thrift/c_glib/protocol/thrift_protocol.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+#include "bench_suite.h"
+
+G_BEGIN_DECLS
+
+/* The protocols a proto hint names, in the IDL's order: X(name) for each. */
+#define SUITE_PROTOCOLS(X) \
+  X (eager) X (write_rndv) X (read_rndv) X (direct_write_send) X (chained_write_send) \
+  X (direct_write_imm) X (rfp) X (batched_write)
+
+/* The proto hint spellings, NULL-terminated. */
+extern const gchar *const suite_protocol_names[];
+
+/* "dw_imm" for "direct_write_imm" and so on: table columns; other names as they are. */
+const gchar *suite_proto_short (const gchar *proto);
+
+/* One of the echo functions of the service. */
+typedef struct _SuiteFunction SuiteFunction;
+
+/* The echo function called @name ("echo_plan", "mix_tput_rfp", ...), or NULL. */
+const SuiteFunction *suite_function_find (const gchar *name);
+
+/* An open connection: the transport the URI asks for, a binary protocol, a client. */
+typedef struct
+{
+  gchar *uri;
+  ThriftTransport *transport;
+  ThriftProtocol *protocol;
+  BenchSuiteIf *client;
+} SuiteConn;
+
+/* Opens a connection to @uri; NULL with @error if it cannot. */
+SuiteConn *suite_conn_open (const gchar *uri, GError **error);
+/* Closes and frees @c (NULL is fine). */
+void suite_conn_free (SuiteConn *c);
+/* The ThriftRdma under @c, NULL for tcp://. */
+ThriftRdma *suite_conn_rdma (SuiteConn *c);
+
+/* One call of @f with @data on @c, as the generated client makes it (send, then receive),
+ * with the protocol that carried the request and the one that carried the reply read
+ * (thrift_rdma_get_protocol_name) after each half: "" for tcp://.  @ret gets the reply.
+ * FALSE with @error if the call failed. */
+gboolean suite_call (SuiteConn *c, const SuiteFunction *f, const GByteArray *data,
+                     GByteArray **ret, const gchar **request_proto, const gchar **reply_proto,
+                     GError **error);
+
+/* TRUE if @clients concurrent calls are "under-subscription" on this machine (at most the
+ * cores of one NUMA node, as the engine compares the concurrency hint), so that the hinted
+ * variant with concurrency = 1 tells the truth; FALSE: the one with concurrency = 64. */
+gboolean suite_clients_under (guint clients);
+
+/* The server's CPU seconds and benchmark calls so far (the usage function). */
+gboolean suite_server_usage (SuiteConn *c, double *cpu_s, gint64 *calls, GError **error);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * suite_mixed.c: the mixed benchmark of the HatRPC paper (Sec. 5.3, Fig. 13 and 14): clients
+ * call a latency function and a throughput function of one service, chosen at random by a
+ * ratio (50/50 by default); the server computes a checksum of each payload before it echoes
+ * it.  Both functions' latency and the total throughput, for the hint-selected plan (each
+ * function labelled with its goal and payload size), each protocol forced on both functions,
+ * and stock tcp://.
+ */
+#include "config.h"
+
+#include "suite_load.h"
+#include "suite_modes.h"
+
+typedef struct
+{
+  gchar *label;
+  const gchar *uri;
+  gchar *functions[2];      /* latency, throughput */
+} Target;
+
+static void
+print_row (const Target *t, const SuiteLoadResult *r, guint64 size)
+{
+  guint64 calls = suite_load_calls (r);
+  double d = MAX (calls, 1);
+  g_autofree gchar *protos = r->have_counters
+    ? g_strdup_printf ("%s/%s%s %s/%s%s",
+                       r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
+                       r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
+                       r->protocol_changed[0] ? "*" : "",
+                       r->request_proto[1] ? suite_proto_short (r->request_proto[1]) : "-",
+                       r->reply_proto[1] ? suite_proto_short (r->reply_proto[1]) : "-",
+                       r->protocol_changed[1] ? "*" : "")
+    : g_strdup ("tcp");
+
+  printf ("%-8s %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.0f %8.0f %8.2f | %7.1f %7.1f | %s",
+          t->label, r->latency[0].p50, r->latency[0].p99, r->latency[0].mean, r->latency[1].p50,
+          r->latency[1].p99, r->latency[1].mean, suite_load_rate (r),
+          r->elapsed_s > 0 ? r->calls[1] / r->elapsed_s : 0, suite_load_mb_s (r, size),
+          r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d, protos);
+  if (!r->ok)
+    printf ("  FAILED: %s", r->error);
+  printf ("\n");
+  fflush (stdout);
+}
+
+static void
+csv_row (FILE *f, const Target *t, const SuiteOptions *o, guint64 size, const SuiteLoadResult *r)
+{
+  guint64 calls = suite_load_calls (r);
+  double d = MAX (calls, 1);
+
+  fprintf (f, "%s,%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%"
+              G_GUINT64_FORMAT ",%" G_GINT64_FORMAT ",%.1f,%.1f,%.1f,%.3f",
+           t->label, t->functions[0], t->functions[1],
+           g_str_has_prefix (t->uri, "rdma") ? "rdma" : "tcp", size, o->mixed_clients, o->ratio,
+           o->duration, r->elapsed_s, r->calls[0], r->calls[1], r->server_calls,
+           suite_load_rate (r), r->elapsed_s > 0 ? r->calls[0] / r->elapsed_s : 0,
+           r->elapsed_s > 0 ? r->calls[1] / r->elapsed_s : 0, suite_load_mb_s (r, size));
+  for (guint f_ = 0; f_ < 2; f_++)
+    fprintf (f, ",%.2f,%.2f,%.2f", r->latency[f_].mean, r->latency[f_].p50, r->latency[f_].p99);
+  for (guint f_ = 0; f_ < 2; f_++)
+    fprintf (f, ",%s,%s,%d", r->request_proto[f_] ? r->request_proto[f_] : "",
+             r->reply_proto[f_] ? r->reply_proto[f_] : "", r->protocol_changed[f_]);
+  fprintf (f, ",%.4f,%.4f,%.2f,%.2f", r->client_cpu_s, r->server_cpu_s, r->client_cpu_s * 1e6 / d,
+           r->server_cpu_s * 1e6 / d);
+  bench_csv_counters (f, r->have_counters, r->counters);
+  fprintf (f, ",%s\n", r->error ? g_strdelimit (r->error, ",\"\n", ';') : "");
+  fflush (f);
+}
+
+int
+suite_run_mixed (const SuiteOptions *o)
+{
+  GPtrArray *targets = g_ptr_array_new ();
+  int status = 0;
+
+  if (o->csv)
+  {
+    bench_csv_header (o->csv,
+                      "column,lat_function,tput_function,transport,size,clients,ratio,"
+                      "duration_s,elapsed_s,lat_calls,tput_calls,server_calls,rpc_per_s,"
+                      "lat_rpc_per_s,tput_rpc_per_s,mb_per_s,lat_mean_us,lat_p50_us,"
+                      "lat_p99_us,tput_mean_us,tput_p50_us,tput_p99_us,"
+                      "lat_request_protocol,lat_reply_protocol,lat_protocol_changed,"
+                      "tput_request_protocol,tput_reply_protocol,tput_protocol_changed,"
+                      "client_cpu_s,server_cpu_s,client_cpu_us_per_rpc,"
+                      "server_cpu_us_per_rpc");
+  }
+  for (guint s = 0; s < o->sizes->len; s++)
+  {
+    guint64 size = g_array_index (o->sizes, guint64, s);
+    const gchar *class = size > 4096 ? "large" : "small";
+    g_autofree gchar *st = bench_size_text (size);
+    Target *t;
+
+    g_ptr_array_set_size (targets, 0);
+    if (o->rdma_uri)
+    {
+      t = g_new0 (Target, 1);
+      t->label = g_strdup ("plan");
+      t->uri = o->rdma_uri;
+      t->functions[0] = g_strdup_printf ("mix_lat_%s", class);
+      t->functions[1] = g_strdup_printf ("mix_tput_%s", class);
+      g_ptr_array_add (targets, t);
+      for (guint p = 0; suite_protocol_names[p] != NULL; p++)
+      {
+        g_autofree gchar *echo = g_strdup_printf ("echo_%s", suite_protocol_names[p]);
+
+        t = g_new0 (Target, 1);
+        t->label = g_strdup (suite_short_label (echo));
+        t->uri = o->rdma_uri;
+        t->functions[0] = g_strdup_printf ("mix_lat_%s", suite_protocol_names[p]);
+        t->functions[1] = g_strdup_printf ("mix_tput_%s", suite_protocol_names[p]);
+        g_ptr_array_add (targets, t);
+      }
+    }
+    if (o->tcp_uri)
+    {
+      t = g_new0 (Target, 1);
+      t->label = g_strdup ("tcp");
+      t->uri = o->tcp_uri;
+      t->functions[0] = g_strdup_printf ("mix_lat_%s", class);
+      t->functions[1] = g_strdup_printf ("mix_tput_%s", class);
+      g_ptr_array_add (targets, t);
+    }
+
+    printf ("\n== Mixed (HatRPC Sec. 5.3): %s payload, %u clients, %u%% latency function, "
+            "%.1f s per point ==\n", st, o->mixed_clients, o->ratio, o->duration);
+    printf ("plan = mix_lat_%s (perf_goal=latency) and mix_tput_%s (perf_goal=throughput), both\n"
+            "with payload_size and concurrency=4; the protocol columns force proto on both; the\n"
+            "server checksums each payload. Latency in us; RPC/s total and of the throughput\n"
+            "function; MB/s payload one way; CPU us per RPC of client and server\n", class, class);
+    printf ("%-8s %8s %8s %8s | %8s %8s %8s | %8s %8s %8s | %7s %7s | %s\n", "column",
+            "lat p50", "lat p99", "lat mean", "tpt p50", "tpt p99", "tpt mean", "RPC/s",
+            "tpt RPC/s", "MB/s", "cli CPU", "srv CPU",
+            "request/reply: lat, tput");
+    fflush (stdout);
+    for (guint i = 0; i < targets->len; i++)
+    {
+      SuiteLoadSpec spec;
+      SuiteLoadResult r;
+
+      t = targets->pdata[i];
+      spec = (SuiteLoadSpec) {
+        .uri = t->uri, .clients = o->mixed_clients, .size = size, .duration = o->duration,
+        .warmup = o->warmup, .n_functions = 2, .ratio = o->ratio,
+        .functions = { t->functions[0], t->functions[1] },
+      };
+      fprintf (stderr, "mixed: %s, %s, %u clients ...", t->label, st, o->mixed_clients);
+      suite_load_run (&spec, &r);
+      fprintf (stderr, " %.0f RPC/s%s%s\n", suite_load_rate (&r), r.ok ? "" : ", failed: ",
+               r.ok ? "" : r.error);
+      print_row (t, &r, size);
+      if (o->csv)
+        csv_row (o->csv, t, o, size, &r);
+      if (!r.ok)
+        status = 1;
+      suite_load_result_clear (&r);
+      g_free (t->label);
+      g_free (t->functions[0]);
+      g_free (t->functions[1]);
+      g_free (t);
+    }
+  }
+  g_ptr_array_free (targets, TRUE);
+  return status;
+}

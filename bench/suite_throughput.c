@@ -1,0 +1,170 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * suite_throughput.c: throughput with N client threads, each with its own connection, against
+ * ThriftThreadedServer: the hint-selected plan (perf_goal = throughput with the payload size,
+ * and the concurrency hint that is true for N on this machine), the unhinted function, and
+ * tcp:// for reference.  RPC/s, payload MB/s, latency, and CPU time per RPC of both sides.
+ */
+#include "config.h"
+
+#include "suite_load.h"
+#include "suite_modes.h"
+
+typedef struct
+{
+  const gchar *label;
+  const gchar *uri;
+} Target;
+
+/* The function a target calls at @size with @clients. */
+static const gchar *
+target_function (const Target *t, guint64 size, guint clients)
+{
+  static const gchar *const plan[2][2] = {
+    { "tput_small_under", "tput_small_over" }, { "tput_large_under", "tput_large_over" }
+  };
+  if (g_strcmp0 (t->label, "plan") != 0)
+    return "echo_plain";
+  return plan[size > 4096][!suite_clients_under (clients)];
+}
+
+static void
+print_row (const gchar *label, const gchar *function, guint clients, const SuiteLoadResult *r,
+           guint64 size)
+{
+  guint64 calls = suite_load_calls (r);
+  double d = MAX (calls, 1);
+
+  printf ("%-6s %-17s %4u %9.0f %8.2f %8.1f %8.1f %8.1f %8.1f", label, function, clients,
+          suite_load_rate (r), suite_load_mb_s (r, size), r->latency[0].p50, r->latency[0].p99,
+          r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d);
+  if (r->have_counters)
+  {
+    const guint64 *k = r->counters;
+    g_autofree gchar *protos = g_strdup_printf ("%s/%s%s",
+      r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
+      r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
+      r->protocol_changed[0] ? "*" : "");
+    printf (" %-16s %5.2f %5.2f %5.2f %5.2f", protos, k[BENCH_C_WR_POSTED] / d,
+            k[BENCH_C_POST_SEND] / d, k[BENCH_C_COMPLETIONS] / d, k[BENCH_C_CQ_EVENTS] / d);
+  }
+  if (!r->ok)
+    printf ("  FAILED: %s", r->error);
+  printf ("\n");
+}
+
+static void
+csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, guint64 size,
+         guint clients, double duration, const SuiteLoadResult *r)
+{
+  guint64 calls = suite_load_calls (r);
+  double d = MAX (calls, 1);
+
+  fprintf (f, "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT
+              ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%s,%s,%d",
+           label, function, g_str_has_prefix (uri, "rdma") ? "rdma" : "tcp", size, clients,
+           duration, r->elapsed_s, calls, r->server_calls, suite_load_rate (r),
+           suite_load_mb_s (r, size), r->latency[0].mean, r->latency[0].p50, r->latency[0].p99,
+           r->client_cpu_s, r->server_cpu_s, r->client_cpu_s * 1e6 / d,
+           r->server_cpu_s * 1e6 / d, r->request_proto[0] ? r->request_proto[0] : "",
+           r->reply_proto[0] ? r->reply_proto[0] : "", r->protocol_changed[0]);
+  bench_csv_counters (f, r->have_counters, r->counters);
+  fprintf (f, ",%s\n", r->error ? g_strdelimit (r->error, ",\"\n", ';') : "");
+  fflush (f);
+}
+
+int
+suite_run_throughput (const SuiteOptions *o)
+{
+  Target targets[3];
+  guint n = 0;
+  int status = 0;
+
+  if (o->rdma_uri)
+  {
+    targets[n++] = (Target) { "plan", o->rdma_uri };
+    targets[n++] = (Target) { "plain", o->rdma_uri };
+  }
+  if (o->tcp_uri)
+    targets[n++] = (Target) { "tcp", o->tcp_uri };
+  if (o->csv)
+  {
+    bench_csv_header (o->csv, "column,function,transport,size,clients,duration_s,elapsed_s,calls,"
+                              "server_calls,rpc_per_s,mb_per_s,mean_us,p50_us,p99_us,client_cpu_s,"
+                              "server_cpu_s,client_cpu_us_per_rpc,server_cpu_us_per_rpc,"
+                              "request_protocol,reply_protocol,protocol_changed");
+  }
+
+  for (guint s = 0; s < o->sizes->len; s++)
+  {
+    guint64 size = g_array_index (o->sizes, guint64, s);
+    g_autofree gchar *st = bench_size_text (size);
+    double *rates = g_new0 (double, n * o->clients->len);
+
+    printf ("\n== Throughput: %s payload, N clients (a connection each), %.1f s per point ==\n",
+            st, o->duration);
+    printf ("plan = perf_goal=throughput, payload_size, concurrency 1 or 64 (whichever is true\n"
+            "for N here); plain = no hints; tcp = stock framed TCP. MB/s = payload one way;\n"
+            "CPU = us of CPU time per RPC, client process and server process (getrusage);\n"
+            "counters per RPC summed over the client connections (evts = CQ events)\n");
+    printf ("%-6s %-17s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
+            "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU",
+            "request/reply", "WRs", "posts", "CQEs", "evts");
+    fflush (stdout);
+    for (guint t = 0; t < n; t++)
+      for (guint c = 0; c < o->clients->len; c++)
+      {
+        guint clients = (guint) g_array_index (o->clients, guint64, c);
+        SuiteLoadSpec spec = {
+          .uri = targets[t].uri, .clients = clients, .size = size, .duration = o->duration,
+          .warmup = o->warmup, .n_functions = 1,
+          .functions = { target_function (&targets[t], size, clients) },
+        };
+        SuiteLoadResult r;
+
+        fprintf (stderr, "throughput: %s %s, %s, %u clients ...", targets[t].label,
+                 spec.functions[0], st, clients);
+        suite_load_run (&spec, &r);
+        fprintf (stderr, " %.0f RPC/s%s%s\n", suite_load_rate (&r), r.ok ? "" : ", failed: ",
+                 r.ok ? "" : r.error);
+        print_row (targets[t].label, spec.functions[0], clients, &r, size);
+        fflush (stdout);
+        if (o->csv)
+          csv_row (o->csv, targets[t].label, spec.functions[0], spec.uri, size, clients,
+                   o->duration, &r);
+        if (!r.ok)
+          status = 1;
+        else
+          rates[t * o->clients->len + c] = suite_load_rate (&r);
+        suite_load_result_clear (&r);
+      }
+    /* the same figures side by side: RPC/s per N and column */
+    printf ("\nRPC/s, %s\n%4s", st, "N");
+    for (guint t = 0; t < n; t++)
+      printf (" %9s", targets[t].label);
+    printf ("\n");
+    for (guint c = 0; c < o->clients->len; c++)
+    {
+      printf ("%4u", (guint) g_array_index (o->clients, guint64, c));
+      for (guint t = 0; t < n; t++)
+        printf (" %9.0f", rates[t * o->clients->len + c]);
+      printf ("\n");
+    }
+    fflush (stdout);
+    g_free (rates);
+  }
+  return status;
+}

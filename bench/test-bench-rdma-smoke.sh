@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# test-bench-rdma-smoke.sh [--tap]: bench/run-all --quick where RDMA works (the soft-RoCE
+# guest of the RDMA suite: test/rdma/run-suite), printing TAP: every part runs, its table is
+# printed, its CSV file is written and holds together (bench/check-suite-csv: the figures agree
+# with each other and with the verbs counters, forced protocols carry their calls, the plan
+# goes by Direct-WriteIMM). It measures nothing: it keeps run-all working.
+# Environment: top_builddir (default: the source tree).
+set -u
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+n=0
+
+echo "1..11"
+start=$SECONDS
+"$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
+rc=$?
+echo "# run-all --quick took $((SECONDS - start)) s"
+# the whole output only when something fails: run-suite costs a process per comment line
+failures=0
+check() {
+  n=$((n + 1))
+  if "${@:2}"; then echo "ok $n $1"; else echo "not ok $n $1"; failures=$((failures + 1)); fi
+}
+check "run-all --quick exits 0" test $rc -eq 0
+for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
+               "Mixed (HatRPC Sec. 5.3): 512 B payload" "System calls per RPC"; do
+  check "table: $heading" grep -qF "== $heading" "$work/out"
+done
+check "latency.csv: 11 columns x 2 sizes" \
+  bash -c "test \$(tail -n +2 '$work/csv/latency.csv' | wc -l) -eq 22"
+check "latency.csv holds together" "$srcdir/bench/check-suite-csv" latency "$work/csv/latency.csv"
+check "throughput.csv holds together" \
+  "$srcdir/bench/check-suite-csv" throughput "$work/csv/throughput.csv"
+check "mixed.csv holds together" "$srcdir/bench/check-suite-csv" mixed "$work/csv/mixed.csv"
+check "syscalls.csv holds together" "$srcdir/bench/check-suite-csv" syscalls \
+  "$work/csv/syscalls.csv" "$work/csv/syscalls-detail.csv"
+check "mixed.csv: the plan, 8 protocols and tcp" \
+  bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 10"
+if [ "$failures" -gt 0 ]; then
+  sed 's/^/# /' "$work/err" "$work/out"
+  for f in "$work"/csv/*.csv; do echo "# ---- $f"; sed 's/^/# /' "$f"; done
+else
+  sed -n '/== System calls per RPC/,$s/^/# /p' "$work/out"
+fi

@@ -1,0 +1,213 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * thrift-rdma-suite: the benchmark suite of the RDMA transport (issue 8, "Performance") over
+ * the service of bench/suite.thrift.  One program, one server and four measurements:
+ *
+ *   thrift-rdma-suite --server URI [--server URI ...]           serve until SIGINT/SIGTERM
+ *   thrift-rdma-suite --run latency    --rdma URI --tcp URI      per function and size
+ *   thrift-rdma-suite --run throughput --rdma URI --tcp URI      N client threads
+ *   thrift-rdma-suite --run mixed      --rdma URI --tcp URI      HatRPC paper Sec. 5.3
+ *   thrift-rdma-suite --run calls      --client URI              calls only, for strace
+ *
+ * bench/run-all runs them all in one soft-RoCE guest boot.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_serve.h"
+#include "suite_handler.h"
+#include "suite_modes.h"
+
+static const gchar *prog = "thrift-rdma-suite";
+
+static int
+usage_error (const gchar *message)
+{
+  fprintf (stderr, "%s: %s (try --help)\n", prog, message);
+  return 2;
+}
+
+/* The latency benchmark's default columns: the plan, no hints, each protocol. */
+static gchar **
+default_functions (void)
+{
+  GPtrArray *a = g_ptr_array_new ();
+
+  g_ptr_array_add (a, g_strdup ("echo_plan"));
+  g_ptr_array_add (a, g_strdup ("echo_plain"));
+  for (guint p = 0; suite_protocol_names[p] != NULL; p++)
+    g_ptr_array_add (a, g_strdup_printf ("echo_%s", suite_protocol_names[p]));
+  g_ptr_array_add (a, NULL);
+  return (gchar **) g_ptr_array_free (a, FALSE);
+}
+
+int
+main (int argc, char **argv)
+{
+  gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
+  gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
+  gchar *csv = NULL;
+  gint iterations = 200, large_iterations = 50, warmup = 10, mixed_clients = 4, ratio = 50;
+  gint calls = 1000;
+  gdouble duration = 2.0;
+  GOptionEntry entries[] = {
+    { "server", 's', 0, G_OPTION_ARG_STRING_ARRAY, &servers,
+      "serve the suite's service on URI (repeat for several); until SIGINT", "URI" },
+    { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
+      "ThriftThreadedServer mode: pool (default) or per-connection", "MODE" },
+    { "run", 'r', 0, G_OPTION_ARG_STRING, &run,
+      "measure: latency, throughput, mixed or calls", "WHAT" },
+    { "rdma", 0, 0, G_OPTION_ARG_STRING, &rdma, "the rdma:// server to measure", "URI" },
+    { "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp, "the tcp:// baseline server", "URI" },
+    { "client", 'c', 0, G_OPTION_ARG_STRING, &client, "calls: the server", "URI" },
+    { "functions", 'f', 0, G_OPTION_ARG_STRING, &functions,
+      "latency: the functions measured over rdma:// (default echo_plan,echo_plain and "
+      "echo_PROTO for each protocol)", "F,F,..." },
+    { "function", 0, 0, G_OPTION_ARG_STRING, &function,
+      "calls: the function (default echo_plan)", "F" },
+    { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes,
+      "payload sizes (K, M allowed; default: latency 4 B to 1M in powers of 4, "
+      "throughput and mixed 512,128K, calls 64)", "S,S,..." },
+    { "clients", 0, 0, G_OPTION_ARG_STRING, &clients,
+      "throughput: client threads per point (default 1,2,4,8,16,32,64)", "N,N,..." },
+    { "mixed-clients", 0, 0, G_OPTION_ARG_INT, &mixed_clients,
+      "mixed: client threads (default 4, what the mix functions' concurrency hint says)", "N" },
+    { "ratio", 0, 0, G_OPTION_ARG_INT, &ratio,
+      "mixed: percent of calls to the latency function (default 50)", "PCT" },
+    { "duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration,
+      "throughput, mixed: seconds of calls per point (default 2)", "S" },
+    { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations,
+      "latency: measured calls per size below 64 KB (default 200)", "N" },
+    { "large-iterations", 'N', 0, G_OPTION_ARG_INT, &large_iterations,
+      "latency: measured calls per size from 64 KB (default 50)", "N" },
+    { "warmup", 'w', 0, G_OPTION_ARG_INT, &warmup,
+      "unmeasured calls before each measurement, per connection (default 10)", "N" },
+    { "calls", 0, 0, G_OPTION_ARG_INT, &calls, "calls: how many (default 1000)", "N" },
+    { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "also write the figures to FILE as CSV", "FILE" },
+    { NULL }
+  };
+  GOptionContext *context;
+  GError *error = NULL;
+  SuiteOptions o = { 0 };
+  int status;
+
+  context = g_option_context_new ("- the RDMA transport's benchmark suite");
+  g_option_context_set_summary (context,
+    "Start the server, then one measurement at a time:\n"
+    "  thrift-rdma-suite --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
+    "  thrift-rdma-suite --run latency --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
+    "latency: one call at a time per function and size, with the protocol used and the verbs\n"
+    "counters per RPC; throughput: N client threads, a connection each, for --duration per\n"
+    "point; mixed: a latency and a throughput function called at random by --mixed-clients\n"
+    "threads (HatRPC Sec. 5.3); calls: --calls calls and one CSV row of counters (for strace).\n"
+    "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
+    "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+  {
+    fprintf (stderr, "%s: %s (try --help)\n", prog, error->message);
+    return 2;
+  }
+  g_option_context_free (context);
+  signal (SIGPIPE, SIG_IGN);
+
+  if ((servers == NULL) == (run == NULL))
+    return usage_error ("give --server URI... or --run WHAT");
+  if (servers != NULL)
+  {
+    ThriftThreadedServerMode mode;
+    GObject *processor;
+
+    if (!bench_parse_server_mode (server_mode, &mode))
+      return usage_error ("--server-mode must be pool or per-connection");
+    processor = suite_processor_new ();
+    status = bench_serve (servers, mode, processor, prog);
+    g_object_unref (processor);
+    g_strfreev (servers);
+    return status;
+  }
+
+  if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0 || mixed_clients < 1
+      || ratio < 0 || ratio > 100 || !(duration > 0 && duration <= 3600))
+    return usage_error ("iterations and mixed-clients must be at least 1, warmup and calls at "
+                        "least 0, ratio 0 to 100 and duration above 0 (at most 3600 s)");
+  o.iterations = (guint) iterations;
+  o.large_iterations = (guint) large_iterations;
+  o.warmup = (guint) warmup;
+  o.calls = (guint) calls;
+  o.mixed_clients = (guint) mixed_clients;
+  o.ratio = (guint) ratio;
+  o.duration = duration;
+  o.rdma_uri = rdma;
+  o.tcp_uri = tcp;
+  o.client_uri = client;
+  o.function = function ? function : "echo_plan";
+  o.functions = functions ? g_strsplit (functions, ",", -1) : default_functions ();
+  o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
+  if (sizes == NULL)
+    sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
+                      : g_strcmp0 (run, "calls") == 0 ? "64" : "512,128K");
+  if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
+      || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error))
+  {
+    fprintf (stderr, "%s: %s\n", prog, error->message);
+    return 2;
+  }
+  for (guint i = 0; o.functions[i] != NULL; i++)
+    if (suite_function_find (o.functions[i]) == NULL)
+    {
+      fprintf (stderr, "%s: no echo function '%s' in bench/suite.thrift\n", prog, o.functions[i]);
+      return 2;
+    }
+  if (suite_function_find (o.function) == NULL)
+  {
+    fprintf (stderr, "%s: no echo function '%s' in bench/suite.thrift\n", prog, o.function);
+    return 2;
+  }
+  if (csv != NULL && (o.csv = fopen (csv, "w")) == NULL)
+  {
+    fprintf (stderr, "%s: cannot write %s: %s\n", prog, csv, g_strerror (errno));
+    return 2;
+  }
+
+  if (g_strcmp0 (run, "calls") == 0)
+    status = client ? suite_run_calls (&o) : usage_error ("--run calls needs --client URI");
+  else if (rdma == NULL && tcp == NULL)
+    status = usage_error ("give --rdma URI, --tcp URI or both");
+  else if (g_strcmp0 (run, "latency") == 0)
+    status = suite_run_latency (&o);
+  else if (g_strcmp0 (run, "throughput") == 0)
+    status = suite_run_throughput (&o);
+  else if (g_strcmp0 (run, "mixed") == 0)
+    status = suite_run_mixed (&o);
+  else
+    status = usage_error ("--run takes latency, throughput, mixed or calls");
+
+  if (o.csv != NULL && fclose (o.csv) != 0)
+  {
+    fprintf (stderr, "%s: writing %s: %s\n", prog, csv, g_strerror (errno));
+    status = 1;
+  }
+  g_strfreev (o.functions);
+  g_array_free (o.sizes, TRUE);
+  g_array_free (o.clients, TRUE);
+  return status;
+}
