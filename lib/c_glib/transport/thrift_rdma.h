@@ -234,8 +234,9 @@ void thrift_rdma_reset_stats (ThriftRdma *self);
 /**
  * thrift_rdma_get_protocol_name:
  *
- * Returns: (transfer none): the name of the RDMA protocol ("eager", ...) that sent the last
- * message written on this transport, or the one the next would use if none was sent yet.
+ * Returns: (transfer none): the name of the RDMA protocol ("eager", ...), spelled as in the
+ * `proto` hint, that carried the last message sent or read on this transport, whichever came
+ * last (after a call: the reply's), or the one the next message would use if there was none.
  */
 const gchar *thrift_rdma_get_protocol_name (ThriftRdma *self);
 
