@@ -21,6 +21,10 @@ EXTRA_DIST += test/check-license.sh
 TESTS += test/unit/exports.sh
 EXTRA_DIST += test/unit/exports.sh
 
+# --- the engine's layers: no poller -> connection cycle, no shell inside an RdmaConn ---
+TESTS += test/unit/layering.sh
+EXTRA_DIST += test/unit/layering.sh
+
 # --- host-side unit tests ---
 check_PROGRAMS += test/unit/test_device
 test_unit_test_device_LDADD = $(test_libs)
