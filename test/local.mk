@@ -20,6 +20,12 @@ EXTRA_DIST += test/check-license.sh
 # --- the installed library exports the public API only ---
 TESTS += test/unit/exports.sh
 EXTRA_DIST += test/unit/exports.sh
+AM_TESTS_ENVIRONMENT += INSTALLED_HEADERS='$(transportinclude_HEADERS) \
+	$(serverinclude_HEADERS) $(protocolinclude_HEADERS)'; export INSTALLED_HEADERS;
+
+# --- the engine's layers: no poller -> connection cycle, no shell inside an RdmaConn ---
+TESTS += test/unit/layering.sh
+EXTRA_DIST += test/unit/layering.sh
 
 # --- host-side unit tests ---
 check_PROGRAMS += test/unit/test_device

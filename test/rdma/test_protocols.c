@@ -32,7 +32,8 @@
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
-#include "lib/c_glib/transport/rdma/rdma_conn.h"
+/* a white-box test: it looks inside connections (the engine-internal header) */
+#include "lib/c_glib/transport/rdma/rdma_conn_private.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "rdma_test_util.h"
 

@@ -30,7 +30,8 @@
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_transport.h>
 
-#include "lib/c_glib/transport/rdma/rdma_conn.h"
+/* a white-box test: it looks inside connections (the engine-internal header) */
+#include "lib/c_glib/transport/rdma/rdma_conn_private.h"
 #include "lib/c_glib/transport/rdma/rdma_credit.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"

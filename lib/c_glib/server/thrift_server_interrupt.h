@@ -15,7 +15,7 @@
 /*
  * Waking a thread that blocks in a server transport's accept or in a connection's peek or
  * read, from another thread, for the transports this library knows. Internal to
- * libthrift_c_glib_rdma (not installed).
+ * libthrift_c_glib_rdma (not installed, and not exported: G_GNUC_INTERNAL).
  */
 #ifndef _THRIFT_SERVER_INTERRUPT_H
 #define _THRIFT_SERVER_INTERRUPT_H
@@ -27,10 +27,12 @@ G_BEGIN_DECLS
 
 /* Makes a blocked (or the next) accept on LISTENER fail. Returns TRUE if that closed
  * LISTENER (the caller must not close it again), FALSE if LISTENER is still to be closed. */
+G_GNUC_INTERNAL
 gboolean thrift_server_interrupt_accept (ThriftServerTransport *listener);
 
 /* Makes a blocked (or the next) peek or read on CONNECTION end; the connection's worker
  * still closes it. For a transport of unknown type this closes it. */
+G_GNUC_INTERNAL
 void thrift_server_interrupt_connection (ThriftTransport *connection);
 
 G_END_DECLS

@@ -66,7 +66,10 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_keepalive.h \
 	lib/c_glib/transport/rdma/rdma_conn.c \
 	lib/c_glib/transport/rdma/rdma_conn.h \
+	lib/c_glib/transport/rdma/rdma_conn_private.h \
+	lib/c_glib/transport/rdma/rdma_conn_wait.c \
 	lib/c_glib/transport/rdma/rdma_poll.c \
+	lib/c_glib/transport/rdma/rdma_poll.h \
 	lib/c_glib/transport/rdma/rdma_gobject.c \
 	lib/c_glib/transport/rdma/rdma_gobject.h \
 	lib/c_glib/transport/rdma/rdma_transport.h

@@ -128,7 +128,7 @@ plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
     }
     /* the peer's accepted protocols, in the hint's numbering */
     for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
-      if (rdma_proto_registry[i] != NULL && (priv->conn->peer.protocols & (1u << i)))
+      if (rdma_proto_registry[i] != NULL && (rdma_conn_peer_protocols (priv->conn) & (1u << i)))
         peer |= 1u << rdma_proto_registry[i]->hint;
     cp = g_new0 (CachedPlan, 1);
     rdma_plan_make (h, priv->polling, peer, &machine, &cp->plan);
@@ -186,7 +186,7 @@ deadline_after (guint ms)
 static gint64
 wait_deadline (ThriftRdmaPrivate *priv, gboolean next_message)
 {
-  if (next_message && priv->conn != NULL && !priv->conn->is_client)
+  if (next_message && priv->conn != NULL && !rdma_conn_is_client (priv->conn))
     return deadline_after (priv->idle_timeout_ms);
   return deadline_after (priv->call_timeout_ms);
 }
@@ -217,7 +217,7 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
   }
   /* the set's cached plan already has it: no plan is made again on every message */
   priv->effective = plan_for (priv, h)->plan.small_polling;
-  priv->conn->polling = priv->effective;
+  rdma_conn_set_polling (priv->conn, priv->effective);
 }
 
 static void
@@ -260,8 +260,7 @@ peek_ended (ThriftRdmaPrivate *priv, GError *e)
 static void
 attach_wake (ThriftRdmaPrivate *priv, RdmaConn *conn)
 {
-  conn->wake_fd = priv->wake_fd;
-  conn->interrupted = &priv->interrupted;
+  rdma_conn_set_wake (conn, priv->wake_fd, &priv->interrupted);
 }
 
 /* Gives the message being read back (its slot to the peer). */
@@ -285,7 +284,8 @@ fail_call (ThriftRdmaPrivate *priv, const GError *cause)
 {
   GError *e;
 
-  if (priv->conn == NULL || priv->conn->state != RDMA_CONN_CONNECTED || cause == NULL)
+  if (priv->conn == NULL || rdma_conn_get_state (priv->conn) != RDMA_CONN_CONNECTED
+      || cause == NULL)
     return;
   e = g_error_new (cause->domain, cause->code,
                    "%s; the connection was closed, so that a late reply cannot answer a later "
@@ -299,8 +299,8 @@ static gboolean
 thrift_rdma_is_open (ThriftTransport *transport)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
-  return priv->conn != NULL && (priv->conn->state == RDMA_CONN_CONNECTED
-                                || !g_queue_is_empty (&priv->conn->received));
+  return priv->conn != NULL && (rdma_conn_get_state (priv->conn) == RDMA_CONN_CONNECTED
+                                || rdma_conn_head_message (priv->conn) != NULL);
 }
 
 /* implements thrift_transport_open */
@@ -344,7 +344,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   ThriftRdmaPrivate *priv = PRIV (transport);
 
   if (priv->conn != NULL) {
-    priv->saved = priv->conn->stats;
+    priv->saved = *rdma_conn_stats (priv->conn);
     priv->saved.pinned_bytes = 0;
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
@@ -380,20 +380,21 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   if (interrupted (priv, &e))
     return peek_ended (priv, e);
   if (priv->reading) {
-    msg = g_queue_peek_head (&priv->conn->received);
-    if (msg != NULL && priv->rpos < msg->len)
+    msg = rdma_conn_head_message (priv->conn);
+    if (msg != NULL && priv->rpos < rdma_message_len (msg))
       return TRUE;
     /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
     if (!release_current (priv, &e))
       return fail (priv, e, error);
   }
-  priv->conn->polling = priv->effective;
+  rdma_conn_set_polling (priv->conn, priv->effective);
   priv->last_wait = priv->effective;
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg != NULL)
     return TRUE;
   /* the peer closed the connection, or thrift_rdma_interrupt: no more data, not an error */
-  if (priv->conn->state == RDMA_CONN_DISCONNECTED || g_atomic_int_get (&priv->interrupted))
+  if (rdma_conn_get_state (priv->conn) == RDMA_CONN_DISCONNECTED
+      || g_atomic_int_get (&priv->interrupted))
     return peek_ended (priv, e);
   return fail (priv, e, error);
 }
@@ -418,13 +419,13 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     fail (priv, e, error);
     return -1;
   }
-  msg = g_queue_peek_head (&priv->conn->received);
-  if (priv->reading && msg != NULL && priv->rpos >= msg->len
+  msg = rdma_conn_head_message (priv->conn);
+  if (priv->reading && msg != NULL && priv->rpos >= rdma_message_len (msg)
       && !release_current (priv, &e)) {
     fail (priv, e, error);
     return -1;
   }
-  priv->conn->polling = priv->effective;
+  rdma_conn_set_polling (priv->conn, priv->effective);
   priv->last_wait = priv->effective;
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, !priv->reading), &e);
   if (msg == NULL) {
@@ -435,12 +436,12 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   if (!priv->reading) {
     priv->reading = TRUE;
     priv->rpos = 0;
-    priv->proto_name = msg->proto->name;
+    priv->proto_name = rdma_message_proto (msg)->name;
   }
-  n = (guint32) MIN ((gsize) len, msg->len - priv->rpos);
-  memcpy (buf, msg->data + priv->rpos, n);
+  n = (guint32) MIN ((gsize) len, rdma_message_len (msg) - priv->rpos);
+  memcpy (buf, rdma_message_data (msg) + priv->rpos, n);
   priv->rpos += n;
-  priv->conn->stats.bytes_copied += n;
+  rdma_conn_stats (priv->conn)->bytes_copied += n;
   return (gint32) n;
 }
 
@@ -469,12 +470,13 @@ thrift_rdma_check_read_bytes_available (ThriftTransport *transport, glong n, GEr
   RdmaMessage *msg;
 
   if (priv->conn != NULL && priv->reading
-      && (msg = g_queue_peek_head (&priv->conn->received)) != NULL) {
-    gsize left = msg->len - priv->rpos;
+      && (msg = rdma_conn_head_message (priv->conn)) != NULL) {
+    gsize left = rdma_message_len (msg) - priv->rpos;
     if (n < 0 || (gsize) n > left) {
       GError *e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
                                "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in "
-                               "the %" G_GSIZE_FORMAT "-byte message", n, left, msg->len);
+                               "the %" G_GSIZE_FORMAT "-byte message", n, left,
+                               rdma_message_len (msg));
       return fail (priv, e, error);
     }
     return TRUE;
@@ -556,11 +558,12 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   use_hints (priv, h);
   {
     const CachedPlan *cp = plan_for (priv, h);
-    priv->conn->tx_proto = (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large;
+    rdma_conn_set_tx_proto (priv->conn,
+                            (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
   }
   ok = rdma_conn_tx_send (priv->conn, deadline_after (priv->call_timeout_ms), &e);
   if (ok)
-    priv->proto_name = priv->conn->last_tx_proto->name;
+    priv->proto_name = rdma_conn_last_tx_proto (priv->conn)->name;
   if (!ok) {
     /* part of the message may be out: the stream is no longer in step (a message refused
      * for its size was not sent at all) */
@@ -594,6 +597,7 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
              guint *n_fds, gint64 *deadline_us)
 {
   gint64 now, due;
+  int cq_fd, cm_fd;
 
   *n_fds = 0;
   *deadline_us = 0;
@@ -619,8 +623,9 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
     }
   }
   g_return_val_if_fail (max_fds >= 2, THRIFT_IDLE_UNSUPPORTED);
-  fds[0] = (GPollFD) { .fd = priv->conn->comp_channel->fd, .events = G_IO_IN };
-  fds[1] = (GPollFD) { .fd = priv->conn->cm_channel->fd, .events = G_IO_IN };
+  rdma_conn_get_fds (priv->conn, &cq_fd, &cm_fd);
+  fds[0] = (GPollFD) { .fd = cq_fd, .events = G_IO_IN };
+  fds[1] = (GPollFD) { .fd = cm_fd, .events = G_IO_IN };
   *n_fds = 2;
   due = rdma_keepalive_due (priv->conn);
   *deadline_us = priv->idle_deadline_us;
@@ -640,12 +645,12 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
-  msg = g_queue_peek_head (&priv->conn->received);
-  if (priv->reading && msg != NULL && priv->rpos < msg->len)
+  msg = rdma_conn_head_message (priv->conn);
+  if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
     return THRIFT_IDLE_READY;
   if (priv->reading && !release_current (priv, NULL))
     return THRIFT_IDLE_GONE;
-  priv->conn->polling = THRIFT_RDMA_POLLING_EVENT;
+  rdma_conn_set_polling (priv->conn, THRIFT_RDMA_POLLING_EVENT);
   st = rdma_conn_idle_prepare (priv->conn, &e);
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
@@ -679,13 +684,13 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
 
   if (priv->conn == NULL)
     return TRUE;
-  msg = g_queue_peek_head (&priv->conn->received);
-  if (priv->reading && msg != NULL && priv->rpos < msg->len)
+  msg = rdma_conn_head_message (priv->conn);
+  if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
     return TRUE;   /* the rest of the message is the next request */
   if (priv->reading && !release_current (priv, NULL))
     return TRUE;
   /* by the connection's own polling mode (use_hints): a latency hint spins */
-  priv->conn->polling = priv->effective;
+  rdma_conn_set_polling (priv->conn, priv->effective);
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
           || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
   g_clear_error (&e);
@@ -903,7 +908,7 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   ThriftRdmaPrivate *priv = PRIV (self);
 
   priv->conn = conn;
-  conn->polling = priv->effective;
+  rdma_conn_set_polling (conn, priv->effective);
   attach_wake (priv, conn);
   rdma_signal_snapshot ();
   if (thrift_rdma_explain_enabled ())
@@ -918,7 +923,7 @@ thrift_rdma_get_stats (ThriftRdma *self, ThriftRdmaStats *out)
 
   g_return_if_fail (THRIFT_IS_RDMA (self) && out != NULL);
   priv = PRIV (self);
-  *out = priv->conn != NULL ? priv->conn->stats : priv->saved;
+  *out = priv->conn != NULL ? *rdma_conn_stats (priv->conn) : priv->saved;
 }
 
 void
@@ -930,7 +935,7 @@ thrift_rdma_reset_stats (ThriftRdma *self)
 
   g_return_if_fail (THRIFT_IS_RDMA (self));
   priv = PRIV (self);
-  s = priv->conn != NULL ? &priv->conn->stats : &priv->saved;
+  s = priv->conn != NULL ? rdma_conn_stats (priv->conn) : &priv->saved;
   pinned = s->pinned_bytes;
   memset (s, 0, sizeof *s);
   s->pinned_bytes = pinned;

@@ -276,7 +276,7 @@ static GList *
 find_pending (ThriftServerRdmaPrivate *priv, struct rdma_cm_id *id)
 {
   for (GList *l = priv->pending; l != NULL; l = l->next)
-    if (((Pending *) l->data)->conn->id == id)
+    if (rdma_conn_cm_id (((Pending *) l->data)->conn) == id)
       return l;
   return NULL;
 }

@@ -22,7 +22,9 @@ G_BEGIN_DECLS
 
 /* The first transport, from @transport inwards through ThriftBufferedTransport,
  * ThriftFramedTransport and ThriftZlibTransport, that is a @type (a class or an interface),
- * or NULL. A wrapper that is itself a @type wins over what it wraps. */
+ * or NULL. A wrapper that is itself a @type wins over what it wraps.  Internal: not
+ * exported from the shared library, whatever its name (G_GNUC_INTERNAL). */
+G_GNUC_INTERNAL
 ThriftTransport *thrift_transport_find_wrapped (ThriftTransport *transport, GType type);
 
 G_END_DECLS

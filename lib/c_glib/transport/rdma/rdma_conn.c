@@ -24,7 +24,7 @@
 
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
-#include "rdma_conn.h"
+#include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
 #include "rdma_resources.h"
 #include "rdma_ring.h"
@@ -145,10 +145,9 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
 {
   RdmaConn *conn = g_new0 (RdmaConn, 1);
   conn->settings = *settings;
-  conn->polling = settings->polling;
+  rdma_conn_poller_init (conn);
   conn->is_client = is_client;
   conn->state = RDMA_CONN_IDLE;
-  conn->wake_fd = -1;
   g_queue_init (&conn->received);
   g_queue_init (&conn->control_out);
   conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -805,10 +804,10 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   if (conn->pd == NULL)
     return FALSE;
   conn->sq_depth = n_send + RDMA_SQ_EXTRA;
-  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + conn->sq_depth), &conn->comp_channel,
-                           &conn->cq, error))
+  if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + conn->sq_depth),
+                           &conn->poller.comp_channel, &conn->poller.cq, error))
     return FALSE;
-  if (!rdma_res_qp_create (conn->id, conn->pd, conn->cq, conn->sq_depth, n_recv, error))
+  if (!rdma_res_qp_create (conn->id, conn->pd, conn->poller.cq, conn->sq_depth, n_recv, error))
     return FALSE;
   conn->recv_ops = g_new0 (RdmaOp, n_recv);
   conn->send_ops = g_new0 (RdmaOp, n_send);
@@ -915,6 +914,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   conn->cm_channel = rdma_res_channel_create (error);
   if (conn->cm_channel == NULL)
     goto fail;
+  conn->poller.cm_fd = conn->cm_channel->fd;
   conn->id = rdma_res_id_create (conn->cm_channel, conn, error);
   if (conn->id == NULL)
     goto fail;
@@ -1034,6 +1034,7 @@ rdma_conn_accept_finish (RdmaConn *conn, GError **error)
   conn->cm_channel = rdma_res_channel_create (error);
   if (conn->cm_channel == NULL)
     return FALSE;
+  conn->poller.cm_fd = conn->cm_channel->fd;
   if (rdma_migrate_id (conn->id, conn->cm_channel) != 0) {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
@@ -1084,7 +1085,8 @@ rdma_conn_free (RdmaConn *conn)
   g_ptr_array_unref (conn->op_blocks);
   rdma_pool_clear (&conn->send_pool);
   rdma_pool_clear (&conn->recv_pool);
-  rdma_res_cq_destroy (&conn->cq, &conn->comp_channel, &conn->unacked_events);
+  rdma_res_cq_destroy (&conn->poller.cq, &conn->poller.comp_channel,
+                       &conn->poller.unacked_events);
   rdma_res_pd_destroy (&conn->pd);
   rdma_res_id_destroy (&conn->id);
   rdma_res_channel_destroy (&conn->cm_channel);
@@ -1258,4 +1260,92 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
   if (ok && conn->state == RDMA_CONN_CONNECTED)
     ok = repost_held (conn, error);
   return ok && rdma_conn_return_credits (conn, error);
+}
+
+/* ---- what the shells read and set (rdma_conn.h) ---- */
+
+const guint8 *
+rdma_message_data (const RdmaMessage *msg)
+{
+  return msg->data;
+}
+
+gsize
+rdma_message_len (const RdmaMessage *msg)
+{
+  return msg->len;
+}
+
+const RdmaProtoOps *
+rdma_message_proto (const RdmaMessage *msg)
+{
+  return msg->proto;
+}
+
+RdmaConnState
+rdma_conn_get_state (const RdmaConn *conn)
+{
+  return conn->state;
+}
+
+gboolean
+rdma_conn_is_client (const RdmaConn *conn)
+{
+  return conn->is_client;
+}
+
+RdmaMessage *
+rdma_conn_head_message (RdmaConn *conn)
+{
+  return g_queue_peek_head (&conn->received);
+}
+
+void
+rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling)
+{
+  conn->poller.polling = polling;
+}
+
+void
+rdma_conn_set_wake (RdmaConn *conn, int wake_fd, const gint *interrupted)
+{
+  conn->poller.wake_fd = wake_fd;
+  conn->poller.interrupted = interrupted;
+}
+
+void
+rdma_conn_get_fds (const RdmaConn *conn, int *cq_fd, int *cm_fd)
+{
+  *cq_fd = conn->poller.comp_channel != NULL ? conn->poller.comp_channel->fd : -1;
+  *cm_fd = conn->poller.cm_fd;
+}
+
+ThriftRdmaStats *
+rdma_conn_stats (RdmaConn *conn)
+{
+  return &conn->stats;
+}
+
+void
+rdma_conn_set_tx_proto (RdmaConn *conn, const RdmaProtoOps *proto)
+{
+  conn->tx_proto = proto;
+}
+
+const RdmaProtoOps *
+rdma_conn_last_tx_proto (const RdmaConn *conn)
+{
+  return conn->last_tx_proto;
+}
+
+guint32
+rdma_conn_peer_protocols (const RdmaConn *conn)
+{
+  return conn->peer.protocols;
+}
+
+struct rdma_cm_id *
+rdma_conn_cm_id (const RdmaConn *conn)
+{
+  return conn->id;
 }

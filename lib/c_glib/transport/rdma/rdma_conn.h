@@ -13,27 +13,28 @@
  */
 
 /*
- * rdma_conn.h: one RDMA connection (the engine's private header): the CM id and its own event
- * channel, the verbs resources, the slot pools, credits, received messages, statistics and the
- * state machine.  ThriftRdma owns one per open connection.
+ * rdma_conn.h: one RDMA connection, as the GObject shells (ThriftRdma, ThriftServerRdma) see
+ * it: an opaque RdmaConn, its states and settings, setting up and tearing down, sending and
+ * receiving messages, and the few things a shell sets or reads.  What is inside a connection
+ * and the API of the protocols is rdma_conn_private.h, for the engine and proto/ only.
+ * ThriftRdma owns one RdmaConn per open connection.
  */
 #ifndef _RDMA_CONN_H
 #define _RDMA_CONN_H
 
 #include <glib.h>
-#include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
-#include "rdma_credit.h"
-#include "rdma_op.h"
-#include "rdma_pool.h"
 #include "rdma_proto.h"
 #include "rdma_tx.h"
-#include "rdma_wire.h"
 
 G_BEGIN_DECLS
+
+typedef struct _RdmaConn RdmaConn;
+/* A received message (rdma_message_* below). */
+typedef struct _RdmaMessage RdmaMessage;
 
 /*
  * Connection states and allowed transitions:
@@ -42,7 +43,7 @@ G_BEGIN_DECLS
  *   IDLE -> ACCEPTING -> CONNECTED                      (server: rdma_conn_accept)
  *   CONNECTED -> DISCONNECTED   the peer disconnected; messages already received can still
  *                               be read, nothing can be sent
- *   any but CLOSED -> FAILED    sticky: keeps its cause (conn->failure), every later call
+ *   any but CLOSED -> FAILED    sticky: keeps its cause (its failure), every later call
  *                               reports it
  *   any -> CLOSED               rdma_conn_free; resources are gone
  */
@@ -80,99 +81,10 @@ typedef struct
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
                               ThriftRdmaPolling polling);
 
-/* Who owns the memory of a received message, and so how it is given back. */
-typedef enum
-{
-  RDMA_MSG_IN_SLOT,    /* in its receive slot: reposted */
-  RDMA_MSG_ON_HEAP,    /* reassembled with g_malloc: freed */
-  RDMA_MSG_IN_PROTO    /* in the protocol's registered memory: its release slot */
-} RdmaMsgOwner;
-
-/* A received message. */
-typedef struct
-{
-  guint8 *data;
-  gsize len;
-  RdmaMsgOwner owner;
-  gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
-  guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
-  const RdmaProtoOps *proto;    /* the protocol that carried it */
-  gboolean pending;             /* its place is taken, its bytes are still arriving
-                                   (rdma_conn_deliver_pending): not readable yet */
-} RdmaMessage;
-
-typedef struct _RdmaRing RdmaRing;
-
-struct _RdmaConn
-{
-  RdmaConnState state;
-  GError *failure;                    /* the cause of FAILED */
-  gboolean is_client;
-
-  struct rdma_event_channel *cm_channel;
-  struct rdma_cm_id *id;
-  struct ibv_pd *pd;
-  struct ibv_comp_channel *comp_channel;
-  struct ibv_cq *cq;
-  guint unacked_events;
-  gboolean armed;
-  int wake_fd;                        /* the owner's eventfd (-1: none); readable once the
-                                         owner was interrupted: poll(2) watches it */
-  const gint *interrupted;            /* the owner's atomic flag (NULL: none): a wait that
-                                         finds it set fails with RDMA_ERR_INTERRUPTED */
-
-  RdmaConnSettings settings;
-  RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots */
-  RdmaPool send_pool;
-  RdmaCredits credits;
-  RdmaWireHello peer;                 /* the peer's hello */
-  ThriftRdmaPolling polling;          /* the mode of the current wait */
-
-  GQueue received;                    /* RdmaMessage *, complete, in arrival order */
-  gpointer proto_state[RDMA_PROTO_COUNT];
-  guint8 progress_mask;               /* protocols whose progress slot runs in waits */
-  const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
-  const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
-  gboolean last_was_send;             /* for round trip counting */
-  guint64 msgs_sent;                  /* messages sent and received since connect, never */
-  guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
-
-  /* operations (rdma_op.h) */
-  RdmaOp *recv_ops;                   /* one per receive slot */
-  RdmaOp *send_ops;                   /* one per send slot */
-  RdmaOp probe_op;
-  RdmaOp quiet_op;
-  RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
-  GPtrArray *op_blocks;               /* their allocations */
-  guint32 sq_depth;                   /* send queue entries of the QP */
-  guint32 sq_used;                    /* posted and not yet retired */
-  guint32 sq_unsignalled;             /* unsignalled WRs since the last signalled one */
-  guint32 max_rd_atomic;              /* READs that may be outstanding (both sides agree) */
-
-  /* transmit buffers (rdma_tx.h), used in turn */
-  RdmaTx tx[2];
-  guint tx_cur;
-
-  /* the control channel: messages waiting for a free send slot */
-  GQueue control_out;
-
-  /* the direct ring (rdma_ring.h), made on first use */
-  RdmaRing *ring;
-
-  /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
-   * settings.unread_limit; reposted as the reader releases messages */
-  gsize unread_bytes;                 /* bytes of received messages not yet released */
-  GArray *held_slots;                 /* guint32 */
-
-  /* keepalive (rdma_keepalive.c) */
-  gboolean alive_seen;                /* a completion arrived since the last tick */
-  gint64 last_alive_us;               /* monotonic time of the last sign of life */
-  gint64 keepalive_due_us;            /* next tick (0: none) */
-  gboolean probe_outstanding;
-  gint64 probe_sent_us;
-
-  ThriftRdmaStats stats;
-};
+/* A received message's bytes, its length and the protocol that carried it. */
+const guint8 *rdma_message_data (const RdmaMessage *msg);
+gsize rdma_message_len (const RdmaMessage *msg);
+const RdmaProtoOps *rdma_message_proto (const RdmaMessage *msg);
 
 /* Client: resolves @host:@port (and binds @source if set), connects before @deadline_us. */
 RdmaConn *rdma_conn_connect (const gchar *host, guint port, const gchar *source,
@@ -195,7 +107,7 @@ void rdma_conn_free (RdmaConn *conn);
 RdmaTx *rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Appends to the current transmit buffer (rdma_conn_tx_begin first). */
 gboolean rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error);
-/* Sends what the current transmit buffer holds as one message with conn->tx_proto (or
+/* Sends what the current transmit buffer holds as one message by rdma_conn_set_tx_proto's (or
  * Eager-SendRecv when the peer does not accept it); the next message goes to the other
  * buffer. */
 gboolean rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error);
@@ -210,46 +122,15 @@ RdmaMessage *rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError 
 /* Gives the oldest received message back (its slot is reposted). */
 gboolean rdma_conn_release_message (RdmaConn *conn, GError **error);
 
-/* For protocols: */
-gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
+/* Fails the connection with @cause (copied), unless it already failed or is closed. */
 void rdma_conn_fail (RdmaConn *conn, const GError *cause);
-/* Posts a signalled SEND of @len bytes of send slot @slot (header included), optionally
- * followed by @tx_len bytes of @tx gathered from @tx_off (@tx NULL: none). */
-gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len,
-                              RdmaTx *tx, gsize tx_off, guint32 tx_len, GError **error);
-/* An op from the free list for a WRITE or READ (never fails: the list grows). */
-RdmaOp *rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto);
-/* Waits until @n more send queue entries are free. */
-gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error);
-/* Posts a list of send work requests with one doorbell (each wr_id an RdmaOp, or the quiet
- * op for unsignalled ones), counting them by opcode and accounting the send queue and the
- * transmit buffers the ops hold; on failure the connection fails (@what names the request in
- * the error).  Call rdma_conn_sq_reserve first. */
-gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
-                            GError **error);
-/* Writes a header with the credits and freed ring chunks to return (piggybacked). */
-void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 flags,
-                       guint32 frag_len, guint32 msg_len);
-/* Queues a control message (RDMA_WIRE_CONTROL, @len <= RDMA_WIRE_CONTROL_MAX) for @proto's
- * peer; it goes out at once if a send slot is free, else at the next completion.  Never
- * blocks: completion handlers call it. */
-gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
-                                 const void *payload, guint32 len, GError **error);
-/* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
-gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
-                             gpointer data, gint64 deadline_us, GError **error);
-gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
-/* Sends an explicit credit message if enough credits are pending and a send slot is free. */
-gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
-/* Waits for and handles at least one completion or CM event (rdma_poll.c); fails with
- * RDMA_ERR_INTERRUPTED instead of waiting once conn->interrupted is set. */
-gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error);
-/* Waiting in a poll set owned by the caller (rdma_poll.c), for a server's idle connections:
- * prepare takes what already completed and arms the CQ; check (after the poll said the
- * completion channel (@cq_event) or the CM channel (@cm_event) is readable, or the keepalive
- * was due) takes the events and prepares again.  READY: a message is there; GONE: the connection is over (@error says
- * why, when it failed); WAIT: watch the completion and CM channels' fds until
- * rdma_keepalive_due (). */
+
+/* Waiting in a poll set owned by the caller (rdma_conn_wait.c), for a server's idle
+ * connections: prepare takes what already completed and arms the CQ; check (after the poll
+ * said the completion channel (@cq_event) or the CM channel (@cm_event) is readable, or the
+ * keepalive was due) takes the events and prepares again.  READY: a message is there; GONE:
+ * the connection is over (@error says why, when it failed); WAIT: watch the fds of
+ * rdma_conn_get_fds until rdma_keepalive_due (). */
 typedef enum
 {
   RDMA_IDLE_READY,
@@ -259,23 +140,29 @@ typedef enum
 RdmaIdle rdma_conn_idle_prepare (RdmaConn *conn, GError **error);
 RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event,
                                gint64 now, GError **error);
-/* Handles a work completion (rdma_conn.c). */
-gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error);
-/* Handles every pending CM event of the connection's channel (rdma_conn.c). */
-gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
-/* Queues a complete received message (protocols call it); counts it. */
-void rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
-                        RdmaMsgOwner owner, gint64 slot, guint64 token);
-/* Takes the next place in the received queue for a message of @len bytes whose data is
- * still to come (an RDMA READ in flight), so the messages received after it are read after
- * it; it counts as received (and unread) now.  rdma_conn_deliver_ready makes it readable
- * once @data holds it (owner RDMA_MSG_IN_PROTO).  The engine frees the RdmaMessage: a
- * protocol must not touch it once the connection is being freed. */
-RdmaMessage *rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
-                                        guint64 token);
-void rdma_conn_deliver_ready (RdmaConn *conn, RdmaMessage *msg, guint8 *data);
-/* Counts a protocol error of the peer's: fails the connection with @e (taken). */
-gboolean rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error);
+
+/* What a shell sets and reads: */
+RdmaConnState rdma_conn_get_state (const RdmaConn *conn);
+gboolean rdma_conn_is_client (const RdmaConn *conn);
+/* The oldest received message, whole or still arriving (NULL: none). */
+RdmaMessage *rdma_conn_head_message (RdmaConn *conn);
+/* The polling mode of the next waits. */
+void rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling);
+/* The owner's wake-up: waits watch @wake_fd (-1: none) and fail with RDMA_ERR_INTERRUPTED
+ * once the atomic flag @interrupted (NULL: none) is set. */
+void rdma_conn_set_wake (RdmaConn *conn, int wake_fd, const gint *interrupted);
+/* The completion channel's fd and the CM channel's fd, for a poll set (the idle API). */
+void rdma_conn_get_fds (const RdmaConn *conn, int *cq_fd, int *cm_fd);
+/* The connection's counters: the shell reads and resets them, and counts its copies. */
+ThriftRdmaStats *rdma_conn_stats (RdmaConn *conn);
+/* The protocol of the next message sent (rdma_conn_tx_send), and the one that carried the
+ * last message sent. */
+void rdma_conn_set_tx_proto (RdmaConn *conn, const RdmaProtoOps *proto);
+const RdmaProtoOps *rdma_conn_last_tx_proto (const RdmaConn *conn);
+/* The protocols the peer accepts (bits 1 << RdmaProtoId, from its hello). */
+guint32 rdma_conn_peer_protocols (const RdmaConn *conn);
+/* The CM id (a server tells its handshakes apart by it). */
+struct rdma_cm_id *rdma_conn_cm_id (const RdmaConn *conn);
 
 G_END_DECLS
 

@@ -15,6 +15,7 @@
 /* rdma_keepalive.c: probing a quiet peer (see rdma_keepalive.h). */
 #include "config.h"
 
+#include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
 #include "rdma_status.h"
 

@@ -100,9 +100,9 @@ typedef struct _RdmaProtoOps
    * bytes (at most RDMA_WIRE_CONTROL_MAX).  Its slot is reposted by the engine. */
   gboolean (*on_control) (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
                           GError **error);
-  /* Called on every turn of a wait while conn->progress_mask has the protocol's bit: work
-   * the protocol drives itself (RFP's client fetching the response by READ).  Returns the
-   * number of things it completed (0: nothing yet), -1 with @error. */
+  /* Called on every turn of a wait while the protocol asks for it (rdma_conn_want_progress):
+   * work the protocol drives itself (RFP's client fetching the response by READ).  Returns
+   * the number of things it completed (0: nothing yet), -1 with @error. */
   gint (*progress) (RdmaConn *conn, GError **error);
   /* A message this protocol delivered in its own registered memory (not a receive slot) was
    * read: give that memory back.  @token is what it passed to rdma_conn_deliver. */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "rdma_conn.h"
+#include "rdma_conn_private.h"
 #include "rdma_resources.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"

@@ -13,7 +13,8 @@
  */
 
 /* rdma_transport.h: what ThriftServerRdma needs from ThriftRdma, and the error boundary both
- * pass the engine's errors through (internal). */
+ * pass the engine's errors through (internal: G_GNUC_INTERNAL keeps these out of the shared
+ * library's exports, although two of them are named thrift_*). */
 #ifndef _RDMA_TRANSPORT_H
 #define _RDMA_TRANSPORT_H
 
@@ -25,12 +26,14 @@
 G_BEGIN_DECLS
 
 /* A ThriftRdma around an accepted, connected @conn (ownership taken). */
+G_GNUC_INTERNAL
 ThriftRdma *thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration,
                                       gpointer hints, ThriftRdmaPolling polling,
                                       guint call_timeout_ms, guint idle_timeout_ms,
                                       guint keepalive_ms);
 
 /* The settings a ThriftRdma with this configuration and polling mode uses. */
+G_GNUC_INTERNAL
 void thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,
                                RdmaConnSettings *out);
 
@@ -44,6 +47,7 @@ void thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPol
  *
  * Returns: the public status of the engine error, THRIFT_RDMA_STATUS_OK for anything else.
  */
+G_GNUC_INTERNAL
 ThriftRdmaStatus rdma_error_to_thrift (GError **error);
 
 G_END_DECLS

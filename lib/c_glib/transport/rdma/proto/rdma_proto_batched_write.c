@@ -90,7 +90,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
 #include "rdma_proto_batched_write.h"
@@ -214,9 +214,9 @@ static void
 update_mask (RdmaConn *conn, BwState *st)
 {
   if (st->slots != NULL || st->unannounced > 0)
-    conn->progress_mask |= BW_BIT;
+    rdma_conn_want_progress (conn, RDMA_PROTO_BATCHED_WRITE, TRUE);
   else
-    conn->progress_mask &= (guint8) ~BW_BIT;
+    rdma_conn_want_progress (conn, RDMA_PROTO_BATCHED_WRITE, FALSE);
 }
 
 static gpointer
@@ -1050,7 +1050,7 @@ bw_teardown (RdmaConn *conn)
   tx_clear (conn, st);
   g_free (st);
   conn->proto_state[RDMA_PROTO_BATCHED_WRITE] = NULL;
-  conn->progress_mask &= (guint8) ~BW_BIT;
+  rdma_conn_want_progress (conn, RDMA_PROTO_BATCHED_WRITE, FALSE);
 }
 
 const RdmaProtoOps rdma_proto_batched_write_ops = {

@@ -20,7 +20,7 @@
 #ifndef _RDMA_PROTO_BATCHED_WRITE_H
 #define _RDMA_PROTO_BATCHED_WRITE_H
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 
 G_BEGIN_DECLS
 

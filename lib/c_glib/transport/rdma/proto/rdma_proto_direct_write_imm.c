@@ -28,7 +28,7 @@
 
 #include <arpa/inet.h>
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 #include "../rdma_ring.h"
 #include "../rdma_status.h"
 

@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 #include "../rdma_status.h"
 
 typedef struct

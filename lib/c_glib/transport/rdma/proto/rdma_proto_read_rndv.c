@@ -154,7 +154,7 @@ kick (RdmaConn *conn, ReadRndv *st, GError **error)
 {
   gint started = 0;
 
-  conn->progress_mask &= (guint8) ~(1u << RDMA_PROTO_READ_RNDV);
+  rdma_conn_want_progress (conn, RDMA_PROTO_READ_RNDV, FALSE);
   while (conn->state == RDMA_CONN_CONNECTED && st->reads < MAX (conn->max_rd_atomic, 1)) {
     gboolean failed = FALSE;
     RdmaRndvBuf *buf;
@@ -165,7 +165,7 @@ kick (RdmaConn *conn, ReadRndv *st, GError **error)
 
     if (conn->sq_used + 1 > conn->sq_depth) {
       /* rare (the queue has room beyond the send slots): try again in the next wait */
-      conn->progress_mask |= (guint8) (1u << RDMA_PROTO_READ_RNDV);
+      rdma_conn_want_progress (conn, RDMA_PROTO_READ_RNDV, TRUE);
       break;
     }
     buf = next_to_read (conn, st, error, &failed);

@@ -73,7 +73,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
 #include "rdma_proto_rfp.h"
@@ -483,7 +483,7 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
                     __ATOMIC_RELEASE);
   st->last_seq = seq;
   st->ack_told = st->fetched;
-  conn->progress_mask |= 1u << RDMA_PROTO_RFP;
+  rdma_conn_want_progress (conn, RDMA_PROTO_RFP, TRUE);
   /* A server that received more messages than it sent answers a client that waits, and
    * so polls: no notice.  Anything else is announced. */
   if (!conn->is_client && conn->msgs_received > conn->msgs_sent)
@@ -783,7 +783,7 @@ rfp_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
     st->peer_size = GUINT32_FROM_LE (size);
     st->peer_gen++;
     st->peer_known = TRUE;
-    conn->progress_mask |= 1u << RDMA_PROTO_RFP;
+    rdma_conn_want_progress (conn, RDMA_PROTO_RFP, TRUE);
     return try_fetch (conn, st, error);
   }
   case RFP_ASK:
@@ -827,8 +827,8 @@ rfp_progress (RdmaConn *conn, GError **error)
   /* A spinning client waits half the shortest recent time to a reply before its first
    * poll (a slow call does not delay the next fast one much); a wait that may block in the
    * kernel polls at once, so a READ's completion wakes it. */
-  if (conn->polling == THRIFT_RDMA_POLLING_BUSY && st->notified <= conn->msgs_received
-      && fetch_wanted (conn, st) && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
+  if (rdma_conn_polling (conn) == THRIFT_RDMA_POLLING_BUSY
+      && st->notified <= conn->msgs_received && fetch_wanted (conn, st) && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
     return n;
   if (!try_fetch (conn, st, &e))
     goto fail;

@@ -18,7 +18,7 @@
 
 #include <glib.h>
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 
 G_BEGIN_DECLS
 

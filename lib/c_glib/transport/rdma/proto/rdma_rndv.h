@@ -34,7 +34,7 @@
 #ifndef _RDMA_RNDV_H
 #define _RDMA_RNDV_H
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 
 G_BEGIN_DECLS
 

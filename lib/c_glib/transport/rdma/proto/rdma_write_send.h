@@ -22,7 +22,7 @@
 #ifndef _RDMA_WRITE_SEND_H
 #define _RDMA_WRITE_SEND_H
 
-#include "../rdma_conn.h"
+#include "../rdma_conn_private.h"
 
 G_BEGIN_DECLS
 

@@ -1,0 +1,198 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_conn_private.h: what is inside an RdmaConn, and the API the protocols use (for the
+ * engine, proto/ and white-box tests only; the GObject shells use rdma_conn.h).  The CM id
+ * and its own event channel, the verbs resources, the slot pools, credits, received messages,
+ * statistics, the state machine, and the poller it waits with (rdma_poll.h).
+ */
+#ifndef _RDMA_CONN_PRIVATE_H
+#define _RDMA_CONN_PRIVATE_H
+
+#include <glib.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rdma_conn.h"
+#include "rdma_credit.h"
+#include "rdma_op.h"
+#include "rdma_poll.h"
+#include "rdma_pool.h"
+#include "rdma_proto.h"
+#include "rdma_tx.h"
+#include "rdma_wire.h"
+
+G_BEGIN_DECLS
+
+/* Who owns the memory of a received message, and so how it is given back. */
+typedef enum
+{
+  RDMA_MSG_IN_SLOT,    /* in its receive slot: reposted */
+  RDMA_MSG_ON_HEAP,    /* reassembled with g_malloc: freed */
+  RDMA_MSG_IN_PROTO    /* in the protocol's registered memory: its release slot */
+} RdmaMsgOwner;
+
+/* A received message. */
+struct _RdmaMessage
+{
+  guint8 *data;
+  gsize len;
+  RdmaMsgOwner owner;
+  gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
+  guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
+  const RdmaProtoOps *proto;    /* the protocol that carried it */
+  gboolean pending;             /* its place is taken, its bytes are still arriving
+                                   (rdma_conn_deliver_pending): not readable yet */
+};
+
+typedef struct _RdmaRing RdmaRing;
+
+struct _RdmaConn
+{
+  RdmaConnState state;
+  GError *failure;                    /* the cause of FAILED */
+  gboolean is_client;
+
+  struct rdma_event_channel *cm_channel;
+  struct rdma_cm_id *id;
+  struct ibv_pd *pd;
+  RdmaPoller poller;                  /* the CQ and its channel, the fds a wait watches, the
+                                         polling mode and the protocols' progress_mask */
+
+  RdmaConnSettings settings;
+  RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots */
+  RdmaPool send_pool;
+  RdmaCredits credits;
+  RdmaWireHello peer;                 /* the peer's hello */
+
+  GQueue received;                    /* RdmaMessage *, complete, in arrival order */
+  gpointer proto_state[RDMA_PROTO_COUNT];
+  const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
+  const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
+  gboolean last_was_send;             /* for round trip counting */
+  guint64 msgs_sent;                  /* messages sent and received since connect, never */
+  guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
+
+  /* operations (rdma_op.h) */
+  RdmaOp *recv_ops;                   /* one per receive slot */
+  RdmaOp *send_ops;                   /* one per send slot */
+  RdmaOp probe_op;
+  RdmaOp quiet_op;
+  RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
+  GPtrArray *op_blocks;               /* their allocations */
+  guint32 sq_depth;                   /* send queue entries of the QP */
+  guint32 sq_used;                    /* posted and not yet retired */
+  guint32 sq_unsignalled;             /* unsignalled WRs since the last signalled one */
+  guint32 max_rd_atomic;              /* READs that may be outstanding (both sides agree) */
+
+  /* transmit buffers (rdma_tx.h), used in turn */
+  RdmaTx tx[2];
+  guint tx_cur;
+
+  /* the control channel: messages waiting for a free send slot */
+  GQueue control_out;
+
+  /* the direct ring (rdma_ring.h), made on first use */
+  RdmaRing *ring;
+
+  /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
+   * settings.unread_limit; reposted as the reader releases messages */
+  gsize unread_bytes;                 /* bytes of received messages not yet released */
+  GArray *held_slots;                 /* guint32 */
+
+  /* keepalive (rdma_keepalive.c) */
+  gboolean alive_seen;                /* a completion arrived since the last tick */
+  gint64 last_alive_us;               /* monotonic time of the last sign of life */
+  gint64 keepalive_due_us;            /* next tick (0: none) */
+  gboolean probe_outstanding;
+  gint64 probe_sent_us;
+
+  ThriftRdmaStats stats;
+};
+
+/* For protocols: */
+gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
+/* Posts a signalled SEND of @len bytes of send slot @slot (header included), optionally
+ * followed by @tx_len bytes of @tx gathered from @tx_off (@tx NULL: none). */
+gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len,
+                              RdmaTx *tx, gsize tx_off, guint32 tx_len, GError **error);
+/* An op from the free list for a WRITE or READ (never fails: the list grows). */
+RdmaOp *rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto);
+/* Waits until @n more send queue entries are free. */
+gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error);
+/* Posts a list of send work requests with one doorbell (each wr_id an RdmaOp, or the quiet
+ * op for unsignalled ones), counting them by opcode and accounting the send queue and the
+ * transmit buffers the ops hold; on failure the connection fails (@what names the request in
+ * the error).  Call rdma_conn_sq_reserve first. */
+gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
+                            GError **error);
+/* Writes a header with the credits and freed ring chunks to return (piggybacked). */
+void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 flags,
+                       guint32 frag_len, guint32 msg_len);
+/* Queues a control message (RDMA_WIRE_CONTROL, @len <= RDMA_WIRE_CONTROL_MAX) for @proto's
+ * peer; it goes out at once if a send slot is free, else at the next completion.  Never
+ * blocks: completion handlers call it. */
+gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
+                                 const void *payload, guint32 len, GError **error);
+/* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
+gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
+                             gpointer data, gint64 deadline_us, GError **error);
+gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
+/* Sends an explicit credit message if enough credits are pending and a send slot is free. */
+gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
+/* Waits for and handles at least one completion or CM event (rdma_poller_wait); fails with
+ * RDMA_ERR_INTERRUPTED instead of waiting once the owner was interrupted. */
+gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* Sets up conn->poller from conn->settings, with the connection as its sink
+ * (rdma_conn_wait.c). */
+void rdma_conn_poller_init (RdmaConn *conn);
+/* Handles a work completion (rdma_conn.c). */
+gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error);
+/* Handles every pending CM event of the connection's channel (rdma_conn.c). */
+gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
+/* Queues a complete received message (protocols call it); counts it. */
+void rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
+                        RdmaMsgOwner owner, gint64 slot, guint64 token);
+/* Takes the next place in the received queue for a message of @len bytes whose data is
+ * still to come (an RDMA READ in flight), so the messages received after it are read after
+ * it; it counts as received (and unread) now.  rdma_conn_deliver_ready makes it readable
+ * once @data holds it (owner RDMA_MSG_IN_PROTO).  The engine frees the RdmaMessage: a
+ * protocol must not touch it once the connection is being freed. */
+RdmaMessage *rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
+                                        guint64 token);
+void rdma_conn_deliver_ready (RdmaConn *conn, RdmaMessage *msg, guint8 *data);
+/* Counts a protocol error of the peer's: fails the connection with @e (taken). */
+gboolean rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error);
+
+/* The polling mode of the current wait. */
+static inline ThriftRdmaPolling
+rdma_conn_polling (const RdmaConn *conn)
+{
+  return conn->poller.polling;
+}
+
+/* Protocol @proto's progress slot runs on every turn of a wait (@on), or no longer. */
+static inline void
+rdma_conn_want_progress (RdmaConn *conn, guint proto, gboolean on)
+{
+  if (on)
+    conn->poller.progress_mask |= 1u << proto;
+  else
+    conn->poller.progress_mask &= ~(1u << proto);
+}
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_conn_wait.c: how a connection waits.  It gives its poller (rdma_poll.h) a sink that
+ * says what completions, CM events and turns of progress mean for it, and builds its waits
+ * on the poller: rdma_conn_progress, and waiting in a server's poll set (the idle API).
+ */
+#include "config.h"
+
+#include "rdma_conn_private.h"
+#include "rdma_keepalive.h"
+
+static gboolean
+sink_completion (gpointer owner, const struct ibv_wc *wc, GError **error)
+{
+  return rdma_conn_handle_wc (owner, wc, error);
+}
+
+/* The protocols' own progress (RFP's client fetching by READ): what they did. */
+static gint
+sink_progress (gpointer owner, GError **error)
+{
+  RdmaConn *conn = owner;
+  gint n = 0;
+
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    gint done;
+
+    if (!(conn->poller.progress_mask & (1u << i)) || ops == NULL || ops->progress == NULL)
+      continue;
+    done = ops->progress (conn, error);
+    if (done < 0)
+      return -1;
+    n += done;
+  }
+  return n;
+}
+
+/* Something happened: completions or CM events.  Give credits back if they piled up. */
+static gboolean
+sink_progressed (gpointer owner, GError **error)
+{
+  RdmaConn *conn = owner;
+
+  if (conn->state == RDMA_CONN_CONNECTED && !rdma_conn_return_credits (conn, error))
+    return FALSE;
+  return TRUE;
+}
+
+static void
+sink_fail (gpointer owner, const GError *cause)
+{
+  rdma_conn_fail (owner, cause);
+}
+
+static gint
+sink_cm_events (gpointer owner, GError **error)
+{
+  return rdma_conn_handle_cm_events (owner, error);
+}
+
+static gint
+sink_state (gpointer owner)
+{
+  return ((RdmaConn *) owner)->state;
+}
+
+static gint64
+sink_timer_due (gpointer owner)
+{
+  return rdma_keepalive_due (owner);
+}
+
+static gboolean
+sink_timer_tick (gpointer owner, gint64 now, GError **error)
+{
+  return rdma_keepalive_tick (owner, now, error);
+}
+
+static const RdmaPollSink conn_sink = {
+  .completion = sink_completion,
+  .progress = sink_progress,
+  .progressed = sink_progressed,
+  .fail = sink_fail,
+  .cm_events = sink_cm_events,
+  .state = sink_state,
+  .timer_due = sink_timer_due,
+  .timer_tick = sink_timer_tick,
+};
+
+void
+rdma_conn_poller_init (RdmaConn *conn)
+{
+  rdma_poller_init (&conn->poller, &conn_sink, conn, conn->settings.polling,
+                    conn->settings.spin_us, &conn->stats.cq_events);
+}
+
+gboolean
+rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  return rdma_poller_wait (&conn->poller, deadline_us, error);
+}
+
+/* ---- waiting in someone else's poll set (ThriftIdleWatch) ---- */
+
+static RdmaIdle
+idle_state (RdmaConn *conn)
+{
+  if (rdma_conn_ready_message (conn) != NULL)
+    return RDMA_IDLE_READY;
+  if (conn->state != RDMA_CONN_CONNECTED)
+    return RDMA_IDLE_GONE;
+  return RDMA_IDLE_WAIT;
+}
+
+static gboolean
+idle_over (gpointer owner)
+{
+  return idle_state (owner) != RDMA_IDLE_WAIT;
+}
+
+RdmaIdle
+rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
+{
+  /* CM events (a disconnect) are not read here: the CM channel is in the poll set and check
+   * reads it when it fires, which saves a system call per request */
+  if (!rdma_poller_settle (&conn->poller, idle_over, error))
+    return RDMA_IDLE_GONE;
+  return idle_state (conn);
+}
+
+RdmaIdle
+rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint64 now,
+                      GError **error)
+{
+  gint64 due = rdma_keepalive_due (conn);
+
+  if (cq_event && !rdma_poller_take_event (&conn->poller, error))
+    return RDMA_IDLE_GONE;
+  if (cm_event && rdma_conn_handle_cm_events (conn, error) < 0)
+    return RDMA_IDLE_GONE;
+  /* what completed (a probe's answer among it) counts before the tick judges */
+  if (!rdma_poller_drain_all (&conn->poller, error))
+    return RDMA_IDLE_GONE;
+  if (due != 0 && now >= due && !rdma_keepalive_tick (conn, now, error))
+    return RDMA_IDLE_GONE;
+  return rdma_conn_idle_prepare (conn, error);
+}

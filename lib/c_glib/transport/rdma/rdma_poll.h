@@ -1,0 +1,104 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_poll.h: waiting for completions by a polling mode (engine-internal).  The poller knows
+ * a CQ, its completion channel, a few fds, an interrupt flag and deadlines; what a completion
+ * or a CM event means is its owner's business, reached through an RdmaPollSink.  So the
+ * poller does not depend on the connection (rdma_conn_private.h embeds one RdmaPoller and
+ * registers itself as the sink).
+ */
+#ifndef _RDMA_POLL_H
+#define _RDMA_POLL_H
+
+#include <glib.h>
+#include <infiniband/verbs.h>
+
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+G_BEGIN_DECLS
+
+/* What the poller calls back; @owner is RdmaPoller.owner.  Every slot is required. */
+typedef struct
+{
+  /* Handles one work completion.  FALSE with @error ends the wait. */
+  gboolean (*completion) (gpointer owner, const struct ibv_wc *wc, GError **error);
+  /* One turn of the owner's own progress (called on every turn while progress_mask is
+   * non-zero): how much it did (> 0 ends the wait), or -1 with @error. */
+  gint (*progress) (gpointer owner, GError **error);
+  /* Something happened (completions, progress, CM events): the owner's follow-up (giving
+   * credits back).  FALSE with @error ends the wait. */
+  gboolean (*progressed) (gpointer owner, GError **error);
+  /* The CQ failed (polling or arming it): the owner fails with @cause. */
+  void (*fail) (gpointer owner, const GError *cause);
+  /* Handles the pending events of cm_fd: their number, or -1 with @error. */
+  gint (*cm_events) (gpointer owner, GError **error);
+  /* The owner's state, as a number that changes when it does (a disconnect): a wait that
+   * sees it change after CM events ends. */
+  gint (*state) (gpointer owner);
+  /* The owner's next timer (the keepalive's tick), monotonic us, 0 for none, and running it
+   * (FALSE with @error ends the wait). */
+  gint64 (*timer_due) (gpointer owner);
+  gboolean (*timer_tick) (gpointer owner, gint64 now, GError **error);
+} RdmaPollSink;
+
+typedef struct
+{
+  /* set by the owner */
+  struct ibv_cq *cq;
+  struct ibv_comp_channel *comp_channel;
+  int cm_fd;                          /* the CM event channel's fd (-1: none yet) */
+  int wake_fd;                        /* the owner's eventfd (-1: none); readable once the
+                                         owner was interrupted: poll(2) watches it */
+  const gint *interrupted;            /* the owner's atomic flag (NULL: none): a wait that
+                                         finds it set fails with RDMA_ERR_INTERRUPTED */
+  ThriftRdmaPolling polling;          /* the mode of the current wait */
+  guint spin_us;                      /* hybrid: how long to spin before blocking */
+  guint progress_mask;                /* non-zero: sink->progress runs on every turn */
+  guint64 *cq_events;                 /* counts the CQ events taken (a statistic) */
+  const RdmaPollSink *sink;
+  gpointer owner;
+
+  /* the poller's own */
+  guint unacked_events;               /* CQ events taken, not yet acknowledged */
+  gboolean armed;                     /* armed: the CQ's next completion raises an event */
+} RdmaPoller;
+
+/* Sets up @p with no CQ and no fds; the owner fills in the rest. */
+void rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
+                       ThriftRdmaPolling polling, guint spin_us, guint64 *cq_events);
+
+/*
+ * Waits by p->polling until something happens (a completion, a turn of progress that did
+ * something, a change of the owner's state after CM events) or @deadline_us (monotonic us;
+ * 0: none; < 0: one look only, which is TRUE only if a CM event came).  Fails with
+ * RDMA_ERR_TIMED_OUT, RDMA_ERR_INTERRUPTED (p->interrupted, or a signal whose handler lacks
+ * SA_RESTART: rdma_signal.h), or what the sink failed with.  Runs the owner's timer when due.
+ */
+gboolean rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error);
+
+/* Waiting in a poll set owned by someone else: */
+/* Takes every completion there is (an armed CQ raises no event for those already in it). */
+gboolean rdma_poller_drain_all (RdmaPoller *p, GError **error);
+/* Takes a CQ event after the completion channel's fd was readable. */
+gboolean rdma_poller_take_event (RdmaPoller *p, GError **error);
+/* Takes every completion and runs the sink's progressed; then, unless @over (owner) says the
+ * wait is over, arms the CQ and does it again (poll, arm, poll again: a completion that came
+ * before the arm raises no event), until the CQ is armed and empty or @over.  FALSE with
+ * @error: the poller or the sink failed. */
+gboolean rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), GError **error);
+
+G_END_DECLS
+
+#endif
