@@ -32,6 +32,7 @@
 
 /* a white-box test: it looks inside connections (the engine-internal header) */
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_poll.h"
 #include "lib/c_glib/transport/rdma/rdma_credit.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
@@ -604,6 +605,37 @@ test_signal_policy (void)
   g_assert_cmpint (sigaction (SIGUSR1, &old, NULL), ==, 0);
 }
 
+/* Hybrid polling spins as long as recent waits took when that is short, and blocks after
+ * its fixed spin when they are long (a slow peer is not spun for). */
+static void
+test_hybrid_spin (void)
+{
+  RdmaPoller p;
+  guint fixed = 50;
+
+  rdma_poller_init (&p, NULL, NULL, THRIFT_RDMA_POLLING_HYBRID, fixed, NULL);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+  /* replies ~150 us after the request (a round trip under emulation) */
+  for (guint i = 0; i < 40; i++)
+    rdma_poller_learn (&p, 150);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), >=, 2 * 150 - 2);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), <=, 2 * 150 + 2);
+  /* a faster peer: the spin follows it down, never under the fixed one */
+  for (guint i = 0; i < 80; i++)
+    rdma_poller_learn (&p, 5);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+  /* a slow handler (ms per call): spinning that long would only burn the core */
+  for (guint i = 0; i < 80; i++)
+    rdma_poller_learn (&p, 3000);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+  /* one slow call among fast ones moves the average, not the mode */
+  for (guint i = 0; i < 80; i++)
+    rdma_poller_learn (&p, 200);
+  rdma_poller_learn (&p, 5000);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), <=, RDMA_POLL_SPIN_MAX_US);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), >, 2 * 200);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -622,6 +654,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/select/oversubscribed", test_select_oversubscribed);
   g_test_add_func ("/rdma_engine/select/polling_table", test_select_polling_table);
   g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
+  g_test_add_func ("/rdma_engine/poll/hybrid_spin", test_hybrid_spin);
   g_test_add_func ("/rdma_engine/transport/properties", test_properties);
   g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);
   return g_test_run ();

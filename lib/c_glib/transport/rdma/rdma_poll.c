@@ -23,7 +23,11 @@
  *           before the arm raises no event); only then block in poll(2) on the completion
  *           channel and the CM channel together, so a peer's DISCONNECTED wakes us too.
  *           The owner's wake-up eventfd (thrift_rdma_interrupt) is in the same poll set.
- *   HYBRID: spin as BUSY for spin_us, then block as EVENT.
+ *   HYBRID: spin as BUSY, then block as EVENT.  Spin for spin_us, or for twice the time
+ *           recent waits took when that is under RDMA_POLL_SPIN_MAX_US: a reply that comes
+ *           about when the last ones did is caught spinning, without the wake-up through the
+ *           kernel that costs more than the round trip itself under emulation (two per
+ *           ping-pong RPC, one per side); a wait that is long anyway blocks early.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
  * time left, unless a caught signal's handler lacks SA_RESTART: then the wait fails with
@@ -118,24 +122,47 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   return TRUE;
 }
 
+void
+rdma_poller_learn (RdmaPoller *p, gint64 took_us)
+{
+  /* clamped: one slow call among fast ones moves the average by an eighth of the cap, not
+   * of its own time */
+  took_us = CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US);
+  if (p->typical_us == 0)
+    p->typical_us = (guint) took_us;
+  else
+    p->typical_us = (guint) MAX ((gint64) p->typical_us + (took_us - (gint64) p->typical_us) / 8,
+                                 1);
+}
+
+guint
+rdma_poller_spin_budget (const RdmaPoller *p)
+{
+  if (p->typical_us > 0 && 2 * (guint64) p->typical_us <= RDMA_POLL_SPIN_MAX_US)
+    return MAX (p->spin_us, 2 * p->typical_us);
+  return p->spin_us;
+}
+
 gboolean
 rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
 {
   const RdmaPollSink *sink = p->sink;
   gint before = sink->state (p->owner);
-  gint64 spin_until, wake, cm_next;
+  gint64 spin_until, wake, cm_next, start;
+  gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
 
   if (p->cq == NULL) {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
     return FALSE;
   }
-  cm_next = g_get_monotonic_time () + RDMA_POLL_CM_US;
+  start = g_get_monotonic_time ();
+  cm_next = start + RDMA_POLL_CM_US;
   switch (p->polling) {
   case THRIFT_RDMA_POLLING_BUSY:
     spin_until = G_MAXINT64;
     break;
   case THRIFT_RDMA_POLLING_HYBRID:
-    spin_until = g_get_monotonic_time () + p->spin_us;
+    spin_until = start + rdma_poller_spin_budget (p);
     break;
   default:
     spin_until = 0;
@@ -152,8 +179,13 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
     }
     if (n < 0)
       return FALSE;
-    if (n > 0)
+    if (n > 0) {
+      /* (a wait that found work at once says nothing of the peer) */
+      if (waited)
+        rdma_poller_learn (p, g_get_monotonic_time () - start);
       return sink->progressed (p->owner, error);
+    }
+    waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
       rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
                              "thrift_rdma_interrupt was called");

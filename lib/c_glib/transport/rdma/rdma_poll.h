@@ -71,11 +71,23 @@ typedef struct
   gpointer owner;
 
   /* the poller's own */
+  guint typical_us;                   /* how long recent waits took to a completion (a
+                                         moving average; 0: none yet): hybrid spins twice
+                                         that when it is short */
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
   gboolean armed;                     /* armed: the CQ's next completion raises an event */
 } RdmaPoller;
 
 /* Sets up @p with no CQ and no fds; the owner fills in the rest. */
+/* Hybrid polling spins at most this long, however long recent waits took. */
+#define RDMA_POLL_SPIN_MAX_US 1000
+
+/* A wait took @took_us to find a completion: into the moving average (typical_us). */
+void rdma_poller_learn (RdmaPoller *p, gint64 took_us);
+/* How long a hybrid wait spins before it blocks: spin_us, or twice typical_us when that is
+ * at most RDMA_POLL_SPIN_MAX_US. */
+guint rdma_poller_spin_budget (const RdmaPoller *p);
+
 void rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
                        ThriftRdmaPolling polling, guint spin_us, guint64 *cq_events);
 
