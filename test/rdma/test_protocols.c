@@ -673,7 +673,9 @@ test_oneway_stream (gconstpointer data)
     /* batched: the receiver takes no completion per message, the sender no READ per
      * message; every message is one WRITE (some with immediate) */
     g_assert_cmpuint (k.stats.completions * 20, <, m->messages);
-    g_assert_cmpuint (s.completions * 20, <, m->messages);
+    /* the sender signals one WRITE in BW_SIGNAL_EVERY (32), and each batch's READ and
+     * closing WRITE_WITH_IMM: about 1/21 of the messages, so bound it at 1/10 */
+    g_assert_cmpuint (s.completions * 10, <, m->messages);
     g_assert_cmpuint (s.reads * 32, <, m->messages);
     g_assert_cmpuint (s.writes + s.write_imms, >=, m->messages);
     g_assert_cmpuint (s.write_imms * 20, <, m->messages);
