@@ -603,11 +603,14 @@ test_simple_server_factories (void)
     g_assert_cmpint (r, ==, i + 1);
     gate_test_client_clear (&c);
   }
-  /* stop: the flag, then one more connection wakes accept */
+  /* stop: the flag, then one more connection wakes accept.  The server may see the flag
+   * before it goes back to accept (it is still finishing the last client) and close its
+   * socket: then that connection is refused, and nothing needs waking. */
   thrift_server_stop (server);
   {
     Client c = { 0 };
-    g_assert_true (client_open (&c, port, "?framing=none", &error));
+    if (!client_open (&c, port, "?framing=none", &error))
+      g_clear_error (&error);
     gate_test_client_clear (&c);
   }
   g_thread_join (thread);
