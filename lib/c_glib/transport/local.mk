@@ -28,6 +28,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_status.h \
 	lib/c_glib/transport/rdma/rdma_resources.c \
 	lib/c_glib/transport/rdma/rdma_resources.h \
+	lib/c_glib/transport/rdma/rdma_verbs.c \
+	lib/c_glib/transport/rdma/rdma_verbs.h \
 	lib/c_glib/transport/rdma/rdma_wire.c \
 	lib/c_glib/transport/rdma/rdma_wire.h \
 	lib/c_glib/transport/rdma/rdma_credit.c \

@@ -29,6 +29,7 @@
 #include "rdma_resources.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
+#include "rdma_verbs.h"
 
 #define RDMA_DEFAULT_SLOT_SIZE 4096
 #define RDMA_DEFAULT_CREDITS 32
@@ -243,7 +244,7 @@ rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GE
     }
     conn->sq_used++;
   }
-  rc = ibv_post_send (conn->id->qp, wr, &bad);
+  rc = rdma_verbs->post_send (conn->id->qp, wr, &bad);
   conn->stats.post_send_calls++;
   if (rc != 0) {
     GError *e = NULL;
@@ -399,7 +400,7 @@ post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
       .next = i + 1 < n ? &wr[i + 1] : NULL,
     };
   }
-  rc = ibv_post_recv (conn->id->qp, wr, &bad);
+  rc = rdma_verbs->post_recv (conn->id->qp, wr, &bad);
   conn->stats.post_recv_calls++;
   if (rc != 0) {
     GError *e = NULL;
@@ -686,9 +687,9 @@ rdma_conn_handle_cm_events (RdmaConn *conn, GError **error)
   struct rdma_cm_event *ev;
   gint n = 0;
 
-  while (rdma_get_cm_event (conn->cm_channel, &ev) == 0) {
+  while (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0) {
     enum rdma_cm_event_type type = ev->event;
-    rdma_ack_cm_event (ev);
+    rdma_verbs->ack_cm_event (ev);
     n++;
     if (type == RDMA_CM_EVENT_DISCONNECTED && conn->state == RDMA_CONN_CONNECTED) {
       set_state (conn, RDMA_CONN_DISCONNECTED);
@@ -720,7 +721,7 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
     gint64 left = deadline_us - g_get_monotonic_time ();
     int r;
 
-    if (rdma_get_cm_event (conn->cm_channel, &ev) == 0) {
+    if (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0) {
       if (ev->event == expected)
         return ev;
       {
@@ -741,7 +742,7 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
               && !rdma_wire_hello_parse (ev->param.conn.private_data,
                                          ev->param.conn.private_data_len, &peer, &ignored)
               && peer.magic == RDMA_WIRE_HELLO_MAGIC) {
-            rdma_ack_cm_event (ev);
+            rdma_verbs->ack_cm_event (ev);
             rdma_status_set_error (error, RDMA_ERR_VERSION, "rdma_connect", 0, -1,
                                    "%s: the server refused the connection: %s", what,
                                    ignored->message);
@@ -763,7 +764,7 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
           st = RDMA_ERR_PROTOCOL;
           break;
         }
-        rdma_ack_cm_event (ev);
+        rdma_verbs->ack_cm_event (ev);
         rdma_status_set_error (error, st, "rdma_get_cm_event", status < 0 ? -status : 0, -1,
                                "%s: got %s (status %d) instead of %s%s", what,
                                rdma_event_str (type), status, rdma_event_str (expected), hint);
@@ -935,7 +936,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   }
   if ((ev = wait_cm_event (conn, RDMA_CM_EVENT_ADDR_RESOLVED, what, deadline_us, error)) == NULL)
     goto fail;
-  rdma_ack_cm_event (ev);
+  rdma_verbs->ack_cm_event (ev);
   timeout_ms = (int) CLAMP ((deadline_us - g_get_monotonic_time ()) / 1000, 1, 60000);
   if (rdma_resolve_route (conn->id, timeout_ms) != 0) {
     int err = errno;
@@ -944,7 +945,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   }
   if ((ev = wait_cm_event (conn, RDMA_CM_EVENT_ROUTE_RESOLVED, what, deadline_us, error)) == NULL)
     goto fail;
-  rdma_ack_cm_event (ev);
+  rdma_verbs->ack_cm_event (ev);
 
   if (!setup_resources (conn, &hello, error))
     goto fail;
@@ -968,7 +969,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   {
     gboolean ok = take_peer_hello (conn, ev->param.conn.private_data,
                                    ev->param.conn.private_data_len, error);
-    rdma_ack_cm_event (ev);
+    rdma_verbs->ack_cm_event (ev);
     if (!ok)
       goto fail;
   }
@@ -1028,20 +1029,72 @@ fail:
   return NULL;
 }
 
-gboolean
-rdma_conn_accept_finish (RdmaConn *conn, GError **error)
+/* The connection's own CM event channel, which its id's events move to. */
+static gboolean
+own_cm_channel (RdmaConn *conn, GError **error)
 {
   conn->cm_channel = rdma_res_channel_create (error);
   if (conn->cm_channel == NULL)
     return FALSE;
   conn->poller.cm_fd = conn->cm_channel->fd;
-  if (rdma_migrate_id (conn->id, conn->cm_channel) != 0) {
+  if (rdma_verbs->migrate_id (conn->id, conn->cm_channel) != 0) {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
     return FALSE;
   }
+  return TRUE;
+}
+
+gboolean
+rdma_conn_accept_finish (RdmaConn *conn, GError **error)
+{
+  if (!own_cm_channel (conn, error))
+    return FALSE;
   set_state (conn, RDMA_CONN_CONNECTED);
   rdma_keepalive_start (conn, g_get_monotonic_time ());
+  return TRUE;
+}
+
+gboolean
+rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
+                const RdmaConnSettings *client_settings,
+                const RdmaConnSettings *server_settings, RdmaConn **client,
+                RdmaConn **server, GError **error)
+{
+  RdmaConn *c = conn_new (client_settings, TRUE), *s = conn_new (server_settings, FALSE);
+  RdmaWireHello c_hello, s_hello;
+  gboolean ok;
+
+  *client = *server = NULL;
+  c->id = client_id;
+  s->id = server_id;
+  rdma_res_id_adopt (client_id);
+  rdma_res_id_adopt (server_id);
+  client_id->context = c;
+  server_id->context = s;
+  /* as rdma_conn_connect once the route is resolved, and rdma_conn_accept_start on the
+   * connection request; the server's hello comes back as the client's ESTABLISHED would */
+  set_state (c, RDMA_CONN_RESOLVING);
+  set_state (s, RDMA_CONN_ACCEPTING);
+  ok = setup_resources (c, &c_hello, error);
+  if (ok) {
+    set_state (c, RDMA_CONN_CONNECTING);
+    ok = setup_resources (s, &s_hello, error)
+         && take_peer_hello (s, &c_hello, sizeof c_hello, error)
+         && take_peer_hello (c, &s_hello, sizeof s_hello, error)
+         && own_cm_channel (c, error) && own_cm_channel (s, error);
+  }
+  if (!ok) {
+    rdma_conn_free (c);
+    rdma_conn_free (s);
+    return FALSE;
+  }
+  set_state (c, RDMA_CONN_CONNECTED);
+  set_state (s, RDMA_CONN_CONNECTED);
+  rdma_keepalive_start (c, g_get_monotonic_time ());
+  rdma_keepalive_start (s, g_get_monotonic_time ());
+  *client = c;
+  *server = s;
   return TRUE;
 }
 
@@ -1063,7 +1116,7 @@ rdma_conn_free (RdmaConn *conn)
   if (conn->id != NULL && (conn->state == RDMA_CONN_CONNECTED
                            || conn->state == RDMA_CONN_DISCONNECTED
                            || conn->state == RDMA_CONN_FAILED))
-    rdma_disconnect (conn->id);
+    rdma_verbs->disconnect (conn->id);
   while ((msg = g_queue_pop_head (&conn->received)) != NULL) {
     if (msg->owner == RDMA_MSG_ON_HEAP)
       g_free (msg->data);

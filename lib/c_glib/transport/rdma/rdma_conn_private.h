@@ -122,6 +122,17 @@ struct _RdmaConn
   ThriftRdmaStats stats;
 };
 
+/* For tests over a fake provider (rdma_verbs.h): a connected client and server on
+ * @client_id and @server_id, the two ends of one link that the provider made (no QP yet).
+ * Runs what rdma_conn_connect and rdma_conn_accept_start/finish run once the CM has done its
+ * part: each side's resources and hello, the server takes the client's hello, the client the
+ * server's (with each protocol's setup), and each side moves its id to its own event channel.
+ * The ids are taken, on failure too. */
+gboolean rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
+                         const RdmaConnSettings *client_settings,
+                         const RdmaConnSettings *server_settings, RdmaConn **client,
+                         RdmaConn **server, GError **error);
+
 /* For protocols: */
 gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
 /* Posts a signalled SEND of @len bytes of send slot @slot (header included), optionally

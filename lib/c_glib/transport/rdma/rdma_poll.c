@@ -45,6 +45,7 @@
 #include "rdma_poll.h"
 #include "rdma_signal.h"
 #include "rdma_status.h"
+#include "rdma_verbs.h"
 
 #define RDMA_POLL_BATCH 16
 #define RDMA_POLL_CM_US 1000
@@ -70,7 +71,7 @@ static gint
 drain (RdmaPoller *p, GError **error)
 {
   struct ibv_wc wc[RDMA_POLL_BATCH];
-  int n = ibv_poll_cq (p->cq, RDMA_POLL_BATCH, wc);
+  int n = rdma_verbs->poll_cq (p->cq, RDMA_POLL_BATCH, wc);
 
   if (n < 0) {
     GError *e = NULL;
@@ -88,7 +89,7 @@ drain (RdmaPoller *p, GError **error)
 static gboolean
 arm (RdmaPoller *p, GError **error)
 {
-  int rc = ibv_req_notify_cq (p->cq, 0);
+  int rc = rdma_verbs->req_notify_cq (p->cq, 0);
   if (rc != 0) {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_req_notify_cq", rc, -1, NULL);
@@ -106,7 +107,7 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   struct ibv_cq *cq;
   void *ctx;
 
-  if (ibv_get_cq_event (p->comp_channel, &cq, &ctx) != 0) {
+  if (rdma_verbs->get_cq_event (p->comp_channel, &cq, &ctx) != 0) {
     if (errno == EAGAIN || errno == EINTR)
       return TRUE;
     int err = errno;
@@ -116,7 +117,7 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   p->armed = FALSE;
   (*p->cq_events)++;
   if (++p->unacked_events >= RDMA_POLL_ACK_BATCH) {
-    ibv_ack_cq_events (p->cq, p->unacked_events);
+    rdma_verbs->ack_cq_events (p->cq, p->unacked_events);
     p->unacked_events = 0;
   }
   return TRUE;

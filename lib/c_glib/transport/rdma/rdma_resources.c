@@ -20,6 +20,7 @@
 
 #include "rdma_resources.h"
 #include "rdma_status.h"
+#include "rdma_verbs.h"
 
 static gint live_qps, live_cqs, live_mrs, live_pds, live_comp_channels, live_cm_ids,
   live_cm_channels;
@@ -60,7 +61,7 @@ rdma_res_channel_create (GError **error)
   struct rdma_event_channel *ch;
 
   errno = 0;
-  ch = rdma_create_event_channel ();
+  ch = rdma_verbs->create_event_channel ();
   if (ch == NULL) {
     int err = errno;
     rdma_status_set_error (error, err == ENODEV || err == ENOENT ? RDMA_ERR_NO_DEVICE
@@ -70,7 +71,7 @@ rdma_res_channel_create (GError **error)
     return NULL;
   }
   if (!set_nonblocking (ch->fd, "CM event channel", error)) {
-    rdma_destroy_event_channel (ch);
+    rdma_verbs->destroy_event_channel (ch);
     return NULL;
   }
   g_atomic_int_inc (&live_cm_channels);
@@ -82,7 +83,7 @@ rdma_res_channel_destroy (struct rdma_event_channel **channel)
 {
   if (*channel == NULL)
     return;
-  rdma_destroy_event_channel (*channel);
+  rdma_verbs->destroy_event_channel (*channel);
   *channel = NULL;
   g_atomic_int_add (&live_cm_channels, -1);
 }
@@ -114,7 +115,7 @@ rdma_res_id_destroy (struct rdma_cm_id **id)
   if (*id == NULL)
     return;
   rdma_res_qp_destroy (*id);
-  if (rdma_destroy_id (*id) != 0)
+  if (rdma_verbs->destroy_id (*id) != 0)
     g_warning ("rdma_destroy_id: %s", g_strerror (errno));
   *id = NULL;
   g_atomic_int_add (&live_cm_ids, -1);
@@ -126,7 +127,7 @@ rdma_res_pd_alloc (struct ibv_context *verbs, GError **error)
   struct ibv_pd *pd;
 
   errno = 0;
-  pd = ibv_alloc_pd (verbs);
+  pd = rdma_verbs->alloc_pd (verbs);
   if (pd == NULL) {
     int err = errno ? errno : ENOMEM;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_pd", err, -1, NULL);
@@ -141,7 +142,7 @@ rdma_res_pd_destroy (struct ibv_pd **pd)
 {
   if (*pd == NULL)
     return;
-  if (ibv_dealloc_pd (*pd) != 0)
+  if (rdma_verbs->dealloc_pd (*pd) != 0)
     g_warning ("ibv_dealloc_pd: %s", g_strerror (errno));
   *pd = NULL;
   g_atomic_int_add (&live_pds, -1);
@@ -154,7 +155,7 @@ rdma_res_cq_create (struct ibv_context *verbs, gint depth, struct ibv_comp_chann
   int err;
 
   errno = 0;
-  *channel = ibv_create_comp_channel (verbs);
+  *channel = rdma_verbs->create_comp_channel (verbs);
   if (*channel == NULL) {
     err = errno ? errno : ENOMEM;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_comp_channel", err,
@@ -165,7 +166,7 @@ rdma_res_cq_create (struct ibv_context *verbs, gint depth, struct ibv_comp_chann
   if (!set_nonblocking ((*channel)->fd, "completion channel", error))
     goto clean_channel;
   errno = 0;
-  *cq = ibv_create_cq (verbs, depth, NULL, *channel, 0);
+  *cq = rdma_verbs->create_cq (verbs, depth, NULL, *channel, 0);
   if (*cq == NULL) {
     err = errno ? errno : ENOMEM;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_cq", err, -1,
@@ -176,7 +177,7 @@ rdma_res_cq_create (struct ibv_context *verbs, gint depth, struct ibv_comp_chann
   return TRUE;
 
 clean_channel:
-  ibv_destroy_comp_channel (*channel);
+  rdma_verbs->destroy_comp_channel (*channel);
   *channel = NULL;
   g_atomic_int_add (&live_comp_channels, -1);
   return FALSE;
@@ -188,15 +189,15 @@ rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
 {
   if (*cq != NULL) {
     if (*unacked_events > 0)
-      ibv_ack_cq_events (*cq, *unacked_events);
+      rdma_verbs->ack_cq_events (*cq, *unacked_events);
     *unacked_events = 0;
-    if (ibv_destroy_cq (*cq) != 0)
+    if (rdma_verbs->destroy_cq (*cq) != 0)
       g_warning ("ibv_destroy_cq: %s", g_strerror (errno));
     *cq = NULL;
     g_atomic_int_add (&live_cqs, -1);
   }
   if (*channel != NULL) {
-    if (ibv_destroy_comp_channel (*channel) != 0)
+    if (rdma_verbs->destroy_comp_channel (*channel) != 0)
       g_warning ("ibv_destroy_comp_channel: %s", g_strerror (errno));
     *channel = NULL;
     g_atomic_int_add (&live_comp_channels, -1);
@@ -216,7 +217,7 @@ rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
     .sq_sig_all = 0,
   };
 
-  if (rdma_create_qp (id, pd, &attr) != 0) {
+  if (rdma_verbs->create_qp (id, pd, &attr) != 0) {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_create_qp", err, -1,
                            "RC QP with %u send and %u receive WRs", send_wr, recv_wr);
@@ -231,7 +232,7 @@ rdma_res_qp_destroy (struct rdma_cm_id *id)
 {
   if (id == NULL || id->qp == NULL)
     return;
-  rdma_destroy_qp (id);
+  rdma_verbs->destroy_qp (id);
   id->qp = NULL;
   g_atomic_int_add (&live_qps, -1);
 }
@@ -242,7 +243,7 @@ rdma_res_mr_reg (struct ibv_pd *pd, gpointer addr, gsize len, gint access, GErro
   struct ibv_mr *mr;
 
   errno = 0;
-  mr = ibv_reg_mr (pd, addr, len, access);
+  mr = rdma_verbs->reg_mr (pd, addr, len, access);
   if (mr == NULL) {
     int err = errno ? errno : ENOMEM;
     if (err == ENOMEM || err == EAGAIN || err == EPERM)
@@ -269,7 +270,7 @@ rdma_res_mr_dereg (struct ibv_mr **mr)
   if (*mr == NULL)
     return;
   len = (*mr)->length;
-  if (ibv_dereg_mr (*mr) != 0)
+  if (rdma_verbs->dereg_mr (*mr) != 0)
     g_warning ("ibv_dereg_mr: %s", g_strerror (errno));
   *mr = NULL;
   g_atomic_int_add (&live_mrs, -1);

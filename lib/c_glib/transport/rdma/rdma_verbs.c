@@ -1,0 +1,83 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_verbs.c: the table of the real libraries (see rdma_verbs.h). */
+#include "config.h"
+
+#include "rdma_verbs.h"
+
+/* verbs.h makes these inline functions (or macros): the table needs functions */
+static int
+real_post_send (struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+  return ibv_post_send (qp, wr, bad_wr);
+}
+
+static int
+real_post_recv (struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+  return ibv_post_recv (qp, wr, bad_wr);
+}
+
+static int
+real_poll_cq (struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+  return ibv_poll_cq (cq, num_entries, wc);
+}
+
+static int
+real_req_notify_cq (struct ibv_cq *cq, int solicited_only)
+{
+  return ibv_req_notify_cq (cq, solicited_only);
+}
+
+static struct ibv_mr *
+real_reg_mr (struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+  return ibv_reg_mr (pd, addr, length, access);
+}
+
+const RdmaVerbs rdma_verbs_real = {
+  .post_send = real_post_send,
+  .post_recv = real_post_recv,
+  .poll_cq = real_poll_cq,
+  .req_notify_cq = real_req_notify_cq,
+  .get_cq_event = ibv_get_cq_event,
+  .ack_cq_events = ibv_ack_cq_events,
+  .reg_mr = real_reg_mr,
+  .dereg_mr = ibv_dereg_mr,
+  .alloc_pd = ibv_alloc_pd,
+  .dealloc_pd = ibv_dealloc_pd,
+  .create_comp_channel = ibv_create_comp_channel,
+  .destroy_comp_channel = ibv_destroy_comp_channel,
+  .create_cq = ibv_create_cq,
+  .destroy_cq = ibv_destroy_cq,
+  .create_qp = rdma_create_qp,
+  .destroy_qp = rdma_destroy_qp,
+  .create_event_channel = rdma_create_event_channel,
+  .destroy_event_channel = rdma_destroy_event_channel,
+  .migrate_id = rdma_migrate_id,
+  .get_cm_event = rdma_get_cm_event,
+  .ack_cm_event = rdma_ack_cm_event,
+  .disconnect = rdma_disconnect,
+  .destroy_id = rdma_destroy_id,
+};
+
+const RdmaVerbs *rdma_verbs = &rdma_verbs_real;
+
+void
+rdma_verbs_set (const RdmaVerbs *verbs)
+{
+  rdma_verbs = verbs != NULL ? verbs : &rdma_verbs_real;
+}
