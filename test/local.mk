@@ -40,6 +40,20 @@ test_unit_test_rdma_plan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_unit_test_rdma_plan_LDADD = $(test_libs)
 test_unit_test_rdma_plan_LDFLAGS = $(test_link)
 
+# The RDMA protocols on the host: two connections of one process over an in-memory verbs
+# provider (test/unit/fake_verbs.c, put in place through rdma_verbs.h), so most protocol tests
+# need no guest.  Built with the engine's sources under ASan/UBSan, as the in-guest _asan
+# programs are.
+check_PROGRAMS += test/unit/test_loopback
+TESTS += test/unit/test_loopback
+test_unit_test_loopback_SOURCES = test/unit/test_loopback.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_loopback_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_unit_test_loopback_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
+
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.
 rdma_tests =

@@ -1,0 +1,114 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * fake_verbs.h: an RDMA provider in memory, for host tests of the engine with no device and
+ * no kernel module.  fake_verbs_install puts its table (rdma_verbs.h) in place of libibverbs
+ * and librdmacm; fake_verbs_link makes the two CM ids of one link, which rdma_conn_pair
+ * turns into a connected client and server in this process.
+ *
+ * It behaves as a reliable connected QP pair does, strictly where a real one is strict:
+ *   - a WR executes when it is posted, in order: SEND takes the peer's oldest posted receive
+ *     (none: the SEND fails with IBV_WC_RNR_RETRY_EXC_ERR, as after the retries run out;
+ *     too small: IBV_WC_LOC_LEN_ERR there, IBV_WC_REM_INV_REQ_ERR here); WRITE lands in the
+ *     peer's memory, WRITE_WITH_IMM too and takes a receive (IBV_WC_RECV_RDMA_WITH_IMM with
+ *     the immediate); READ copies from the peer's memory.  Remote accesses need a key the
+ *     peer registered in the PD of its QP, with the access flag, over the whole range (else
+ *     IBV_WC_REM_ACCESS_ERR here, and the peer's QP fails too); local SGEs need a key of this
+ *     PD over the range, and LOCAL_WRITE where data lands (else IBV_WC_LOC_PROT_ERR).  lkey
+ *     and rkey of a region differ and no key is ever reused, so one mistaken for the other or
+ *     a stale one fails.  A WRITE lands in address order and its last 8-byte word last, as
+ *     the protocols that poll memory (Batched-Write's trailer, RFP's ack word) expect.
+ *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
+ *     error state, where every receive posted and every WR posted later completes with
+ *     IBV_WC_WR_FLUSH_ERR; a WR to a peer whose QP is gone or failed ends with
+ *     IBV_WC_RETRY_EXC_ERR (the peer does not answer).
+ *   - send queue entries come back when the completion of a signalled WR (retiring the
+ *     unsignalled ones before it) is polled, receive queue entries when theirs is: posting
+ *     beyond the queue's depth fails with ENOMEM.  A CQ holds as many completions as it was
+ *     created for.
+ *   - an armed CQ raises one event on the next completion that arrives (not for those it
+ *     already holds), through a completion channel fd that really becomes readable; so do
+ *     the CM event channels (DISCONNECTED when the peer disconnects or destroys its id).
+ * What a real provider refuses or hangs on (a full CQ, a WR over the queue's depth, a busy
+ * PD, CQ or channel destroyed, a CQ destroyed with events not acknowledged, a bad lkey) is
+ * counted as misuse, which the tests expect to stay at zero.
+ *
+ * Thread-safe: one lock serialises every call, so each side of a pair may run in its own
+ * thread.
+ */
+#ifndef _FAKE_VERBS_H
+#define _FAKE_VERBS_H
+
+#include <glib.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+G_BEGIN_DECLS
+
+/* Puts the fake in the engine's place (no connection may exist yet), or takes it out. */
+void fake_verbs_install (void);
+void fake_verbs_uninstall (void);
+
+/* The two CM ids of one link: what one side's QP posts reaches the other's. */
+void fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b);
+
+/* What the verbs of one side did, as the provider saw it. */
+typedef struct
+{
+  guint64 post_send_calls;    /* doorbells */
+  guint64 sends, writes, write_imms, reads;
+  guint64 post_recv_calls;
+  guint64 recvs;              /* receives posted */
+  guint64 completions;        /* work completions polled from its CQ */
+  guint64 cq_events;          /* completion events taken */
+  guint64 rnr;                /* SENDs and WRITE_WITH_IMMs that found no receive posted */
+  guint64 errors;             /* WRs that failed (not flushed) */
+} FakeStats;
+
+/* The counts of @id's side so far (its QP's WRs and its CQ's completions). */
+void fake_verbs_stats (struct rdma_cm_id *id, FakeStats *out);
+
+/* Faults, for tests of the error paths.  The first four apply to a WR that @id's side posts
+ * (fake_verbs_inject); the vanishing ones also at once (fake_verbs_vanish). */
+typedef enum
+{
+  FAKE_FAULT_BAD_RKEY = 1,    /* the WR's rkey is one that no region has */
+  FAKE_FAULT_OUT_OF_RANGE,    /* the WR's remote range ends one byte past its region */
+  FAKE_FAULT_PEER_VANISHES,   /* before the WR, the peer's host goes down: its QP fails, it
+                                 answers nothing more, and no CM event comes */
+  FAKE_FAULT_SELF_VANISHES    /* before the WR, this side's host goes down (the WR is
+                                 flushed with the rest) */
+} FakeFault;
+
+/* The (@skip + 1)-th WR of @opcode that @id's side posts from now on gets @fault.  Faults
+ * on a remote range skip WRs that move no bytes. */
+void fake_verbs_inject (struct rdma_cm_id *id, enum ibv_wr_opcode opcode, guint skip,
+                        FakeFault fault);
+/* @id's host goes down now (its QP fails; the peer learns nothing), or with @tell_peer its
+ * process dies (the peer's kernel sends it DISCONNECTED as well). */
+void fake_verbs_vanish (struct rdma_cm_id *id, gboolean tell_peer);
+
+/* Completions waiting in @id's CQ (not yet polled). */
+guint fake_verbs_pending (struct rdma_cm_id *id);
+
+/* Live objects (PDs, MRs, CQs, channels, QPs, ids, events): 0 once everything made was
+ * destroyed.  @what (nullable) gets a description of those alive. */
+guint fake_verbs_live (gchar **what);
+/* Misuse since the last call (see above), the first one described in @what (nullable). */
+guint fake_verbs_take_misuse (gchar **what);
+
+G_END_DECLS
+
+#endif

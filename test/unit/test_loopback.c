@@ -1,0 +1,1356 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * test_loopback.c: the RDMA protocols on the host, with no device: two connections of one
+ * process, joined by the in-memory provider of fake_verbs.h (rdma_conn_pair runs the real
+ * handshake between them).  Every protocol, forced on both sides, carries messages from 0 B
+ * to 2 MiB across each of its thresholds and ring sizes, byte-exact both ways, and names
+ * itself on both sides; runs at its verbs footprint (the engine's counters, checked against
+ * what the provider saw); keeps messages in order when protocols interleave on one pair;
+ * holds a sender back when the receiver's ring, slots or credits are full; and turns a wrong
+ * key, an access out of range or a peer that vanishes in the middle of a rendezvous or a
+ * fetch into an error on both sides, not a hang.  After each test no verbs object is left and
+ * the provider saw no misuse.  The first tests check the provider itself.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <string.h>
+
+#include <glib.h>
+
+/* a white-box test: it looks inside connections (the engine-internal header) */
+#include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_proto.h"
+#include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/rdma_verbs.h"
+#include "fake_verbs.h"
+
+#define MAX_MESSAGE (16u << 20)
+#define WAIT_S 30                  /* any wait longer than this is a hang */
+#define SLOT_ROOM (4096u - 20u)    /* a receive slot less the message header */
+#define BW_ROOM (2048u - 20u)      /* a Batched-Write slot less its header and trailer */
+#define CHUNK ((1u << 20) - 1)     /* the largest chunk of the direct ring */
+
+static gint64
+deadline (void)
+{
+  return g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+}
+
+/* Byte @j of message @seed: a function of both, so a byte out of place or from another
+ * message shows. */
+static guint8
+pattern (guint seed, gsize j)
+{
+  return (guint8) ((((guint32) j + 1u) * 2654435761u ^ (seed * 0x9e3779b9u)) >> 24);
+}
+
+static guint8 *
+pattern_new (gsize len, guint seed)
+{
+  guint8 *buf = g_malloc (MAX (len, 1));
+
+  for (gsize j = 0; j < len; j++)
+    buf[j] = pattern (seed, j);
+  return buf;
+}
+
+static void
+check_message (const RdmaMessage *msg, gsize len, guint seed, const gchar *what)
+{
+  const guint8 *data = rdma_message_data (msg);
+
+  if (rdma_message_len (msg) != len)
+    g_error ("%s: %" G_GSIZE_FORMAT " bytes arrived, %" G_GSIZE_FORMAT " were sent", what,
+             rdma_message_len (msg), len);
+  for (gsize j = 0; j < len; j++)
+    if (data[j] != pattern (seed, j))
+      g_error ("%s (%" G_GSIZE_FORMAT " bytes): byte %" G_GSIZE_FORMAT " is 0x%02x, not 0x%02x",
+               what, len, j, data[j], pattern (seed, j));
+}
+
+/* No verbs object is left, in the engine's counts and the provider's, and nothing was
+ * misused. */
+static void
+assert_clean (void)
+{
+  RdmaResCounts r;
+  gchar *what = NULL;
+
+  rdma_res_counts (&r);
+  g_assert_cmpint (r.qps, ==, 0);
+  g_assert_cmpint (r.cqs, ==, 0);
+  g_assert_cmpint (r.mrs, ==, 0);
+  g_assert_cmpint (r.pds, ==, 0);
+  g_assert_cmpint (r.comp_channels, ==, 0);
+  g_assert_cmpint (r.cm_ids, ==, 0);
+  g_assert_cmpint (r.cm_channels, ==, 0);
+  g_assert_cmpint (r.pinned_bytes, ==, 0);
+  if (fake_verbs_live (&what) != 0)
+    g_error ("verbs objects left: %s", what);
+  g_free (what);
+  if (fake_verbs_take_misuse (&what) != 0)
+    g_error ("the verbs were misused: %s", what);
+  g_free (what);
+}
+
+/* ---- a pair, and a server that answers ---- */
+
+typedef struct
+{
+  RdmaConn *conn;
+  GThread *thread;
+  guint answered;
+  GError *error;                /* why it stopped (the client leaving: RDMA_ERR_PEER_GONE) */
+} Echo;
+
+typedef struct
+{
+  RdmaConn *c, *s;              /* client and server */
+  struct rdma_cm_id *cid, *sid; /* their ids (the connections own them) */
+  Echo echo;
+} Pair;
+
+static void
+settings_for (RdmaConnSettings *s, ThriftRdmaPolling polling)
+{
+  rdma_conn_settings_init (s, MAX_MESSAGE, polling);
+  s->keepalive_ms = 0;
+}
+
+static void
+pair_open (Pair *p, const RdmaConnSettings *cs, const RdmaConnSettings *ss)
+{
+  GError *error = NULL;
+
+  memset (p, 0, sizeof *p);
+  fake_verbs_link (&p->cid, &p->sid);
+  if (!rdma_conn_pair (p->cid, p->sid, cs, ss, &p->c, &p->s, &error))
+    g_error ("pair: %s", error->message);
+  g_assert_cmpint (rdma_conn_get_state (p->c), ==, RDMA_CONN_CONNECTED);
+  g_assert_cmpint (rdma_conn_get_state (p->s), ==, RDMA_CONN_CONNECTED);
+}
+
+static void
+pair_open_polling (Pair *p, ThriftRdmaPolling client, ThriftRdmaPolling server)
+{
+  RdmaConnSettings cs, ss;
+
+  settings_for (&cs, client);
+  settings_for (&ss, server);
+  pair_open (p, &cs, &ss);
+}
+
+/* The server answers every message with the same bytes, by the protocol that carried it. */
+static gpointer
+echo_main (gpointer data)
+{
+  Echo *e = data;
+
+  for (;;) {
+    RdmaMessage *msg = rdma_conn_wait_message (e->conn, deadline (), &e->error);
+
+    if (msg == NULL)
+      break;
+    rdma_conn_set_tx_proto (e->conn, rdma_message_proto (msg));
+    if (!rdma_conn_send (e->conn, rdma_message_data (msg), rdma_message_len (msg), deadline (),
+                         &e->error)
+        || !rdma_conn_release_message (e->conn, &e->error))
+      break;
+    e->answered++;
+  }
+  return NULL;
+}
+
+static void
+echo_start (Pair *p)
+{
+  p->echo.conn = p->s;
+  p->echo.thread = g_thread_new ("echo", echo_main, &p->echo);
+}
+
+/* Waits until the echo server stopped; returns why (owned). */
+static GError *
+echo_join (Pair *p)
+{
+  GError *e;
+
+  g_thread_join (p->echo.thread);
+  p->echo.thread = NULL;
+  e = p->echo.error;
+  p->echo.error = NULL;
+  return e;
+}
+
+/* The client leaves first (the echo server then stops with RDMA_ERR_PEER_GONE). */
+static void
+pair_close (Pair *p)
+{
+  rdma_conn_free (p->c);
+  if (p->echo.thread != NULL) {
+    GError *e = echo_join (p);
+
+    if (!g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE))
+      g_error ("the echo server stopped with: %s", e ? e->message : "no error");
+    g_error_free (e);
+  }
+  rdma_conn_free (p->s);
+  assert_clean ();
+}
+
+/* One call: @len bytes by @ops both ways; both carriers are @ops. */
+static void
+echo_by (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
+{
+  guint8 *buf = pattern_new (len, seed);
+  gchar *what = g_strdup_printf ("%s, %" G_GSIZE_FORMAT "-byte echo", ops->name, len);
+  GError *error = NULL;
+  RdmaMessage *msg;
+
+  rdma_conn_set_tx_proto (p->c, ops);
+  if (!rdma_conn_send (p->c, buf, len, deadline (), &error))
+    g_error ("%s: send: %s", what, error->message);
+  g_free (buf);
+  g_assert_cmpstr (rdma_conn_last_tx_proto (p->c)->name, ==, ops->name);
+  msg = rdma_conn_wait_message (p->c, deadline (), &error);
+  if (msg == NULL)
+    g_error ("%s: reply: %s", what, error->message);
+  check_message (msg, len, seed, what);
+  g_assert_cmpstr (rdma_message_proto (msg)->name, ==, ops->name);
+  g_assert_true (rdma_conn_release_message (p->c, &error));
+  g_assert_no_error (error);
+  g_free (what);
+}
+
+/* ---- the provider itself ---- */
+
+/* A QP of its own on each end of a link, for the provider's tests. */
+typedef struct
+{
+  struct rdma_cm_id *id[2];
+  struct ibv_pd *pd[2];
+  struct ibv_comp_channel *ch[2];
+  struct ibv_cq *cq[2];
+  guint8 *mem[2];
+  struct ibv_mr *mr[2];
+} Raw;
+
+#define RAW_MEM 4096
+
+static void
+raw_open (Raw *r, guint send_wr, guint recv_wr)
+{
+  fake_verbs_link (&r->id[0], &r->id[1]);
+  for (guint i = 0; i < 2; i++) {
+    struct ibv_qp_init_attr attr = {
+      .qp_type = IBV_QPT_RC,
+      .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr, .max_send_sge = 2,
+               .max_recv_sge = 1 },
+    };
+
+    r->pd[i] = rdma_verbs->alloc_pd (r->id[i]->verbs);
+    r->ch[i] = rdma_verbs->create_comp_channel (r->id[i]->verbs);
+    r->cq[i] = rdma_verbs->create_cq (r->id[i]->verbs, 16, NULL, r->ch[i], 0);
+    attr.send_cq = attr.recv_cq = r->cq[i];
+    g_assert_cmpint (rdma_verbs->create_qp (r->id[i], r->pd[i], &attr), ==, 0);
+    r->mem[i] = g_malloc0 (RAW_MEM);
+    r->mr[i] = rdma_verbs->reg_mr (r->pd[i], r->mem[i], RAW_MEM, IBV_ACCESS_LOCAL_WRITE
+                                   | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    g_assert_nonnull (r->mr[i]);
+  }
+}
+
+static void
+raw_close (Raw *r)
+{
+  for (guint i = 0; i < 2; i++) {
+    struct ibv_wc wc;
+
+    rdma_verbs->destroy_qp (r->id[i]);
+    while (rdma_verbs->poll_cq (r->cq[i], 1, &wc) > 0)
+      ;
+    g_assert_cmpint (rdma_verbs->dereg_mr (r->mr[i]), ==, 0);
+    g_free (r->mem[i]);
+    g_assert_cmpint (rdma_verbs->destroy_cq (r->cq[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->destroy_comp_channel (r->ch[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->dealloc_pd (r->pd[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->destroy_id (r->id[i]), ==, 0);
+  }
+  assert_clean ();
+}
+
+static int
+raw_post (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
+          guint64 remote, guint32 rkey, gboolean signalled, guint64 wr_id)
+{
+  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off), .length = len,
+                         .lkey = r->mr[side]->lkey };
+  struct ibv_send_wr wr = {
+    .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+    .send_flags = signalled ? IBV_SEND_SIGNALED : 0,
+    .imm_data = htonl (0x1234),
+    .wr.rdma = { .remote_addr = remote, .rkey = rkey },
+  };
+  struct ibv_send_wr *bad = NULL;
+
+  return rdma_verbs->post_send (r->id[side]->qp, &wr, &bad);
+}
+
+static void
+raw_recv (Raw *r, guint side, guint32 off, guint32 len, guint64 wr_id)
+{
+  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off), .length = len,
+                         .lkey = r->mr[side]->lkey };
+  struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+  struct ibv_recv_wr *bad = NULL;
+
+  g_assert_cmpint (rdma_verbs->post_recv (r->id[side]->qp, &wr, &bad), ==, 0);
+}
+
+static struct ibv_wc
+raw_wc (Raw *r, guint side)
+{
+  struct ibv_wc wc = { 0 };
+
+  g_assert_cmpint (rdma_verbs->poll_cq (r->cq[side], 1, &wc), ==, 1);
+  return wc;
+}
+
+static void
+raw_no_wc (Raw *r, guint side)
+{
+  struct ibv_wc wc;
+
+  g_assert_cmpint (rdma_verbs->poll_cq (r->cq[side], 1, &wc), ==, 0);
+}
+
+/* SEND into a posted receive, WRITE_WITH_IMM, READ; a SEND with no receive posted fails
+ * (RNR) and fails its QP: what comes after is flushed, and the peer sees its QP gone. */
+static void
+test_fake_rc (void)
+{
+  Raw r;
+  struct ibv_wc wc;
+  guint64 raddr;
+
+  raw_open (&r, 8, 8);
+  raddr = (guintptr) r.mem[1];
+  memcpy (r.mem[0], "hello", 5);
+  raw_recv (&r, 1, 100, 64, 77);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, TRUE, 1), ==, 0);
+  wc = raw_wc (&r, 1);
+  g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+  g_assert_cmpint (wc.opcode, ==, IBV_WC_RECV);
+  g_assert_cmpuint (wc.wr_id, ==, 77);
+  g_assert_cmpuint (wc.byte_len, ==, 5);
+  g_assert_true (memcmp (r.mem[1] + 100, "hello", 5) == 0);
+  wc = raw_wc (&r, 0);
+  g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+  g_assert_cmpuint (wc.wr_id, ==, 1);
+
+  raw_recv (&r, 1, 0, 64, 78);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 5, raddr + 1000,
+                             r.mr[1]->rkey, FALSE, 2), ==, 0);
+  raw_no_wc (&r, 0);   /* unsignalled */
+  wc = raw_wc (&r, 1);
+  g_assert_cmpint (wc.opcode, ==, IBV_WC_RECV_RDMA_WITH_IMM);
+  g_assert_cmpuint (ntohl (wc.imm_data), ==, 0x1234);
+  g_assert_cmpuint (wc.byte_len, ==, 5);
+  g_assert_true (memcmp (r.mem[1] + 1000, "hello", 5) == 0);
+
+  memcpy (r.mem[1] + 2000, "world", 5);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 10, 5, raddr + 2000, r.mr[1]->rkey,
+                             TRUE, 3), ==, 0);
+  wc = raw_wc (&r, 0);
+  g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+  g_assert_cmpint (wc.opcode, ==, IBV_WC_RDMA_READ);
+  g_assert_true (memcmp (r.mem[0] + 10, "world", 5) == 0);
+
+  /* no receive posted at the peer */
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 4), ==, 0);
+  wc = raw_wc (&r, 0);
+  g_assert_cmpint (wc.status, ==, IBV_WC_RNR_RETRY_EXC_ERR);
+  g_assert_cmpuint (wc.wr_id, ==, 4);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 5, raddr, r.mr[1]->rkey, FALSE, 5),
+                   ==, 0);
+  wc = raw_wc (&r, 0);
+  g_assert_cmpint (wc.status, ==, IBV_WC_WR_FLUSH_ERR);
+  g_assert_cmpuint (wc.wr_id, ==, 5);
+  g_assert_cmpint (raw_post (&r, 1, IBV_WR_RDMA_WRITE, 0, 5, (guintptr) r.mem[0],
+                             r.mr[0]->rkey, TRUE, 6), ==, 0);
+  g_assert_cmpint (raw_wc (&r, 1).status, ==, IBV_WC_RETRY_EXC_ERR);
+  raw_close (&r);
+}
+
+/* A WRITE needs the peer's rkey (not its lkey, not a stale one) over the whole range; a
+ * failure fails both QPs (the peer's receives are flushed). */
+static void
+test_fake_keys (void)
+{
+  static const struct { gint off; gint len; gboolean lkey; gboolean stale; } cases[] = {
+    { 0, 1, TRUE, FALSE },          /* the lkey of the region */
+    { 0, 1, FALSE, TRUE },          /* the rkey of a region deregistered */
+    { RAW_MEM - 4, 5, FALSE, FALSE },   /* one byte past the end */
+    { -1, 4, FALSE, FALSE },        /* one byte before the start */
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    Raw r;
+    guint32 key;
+    struct ibv_wc wc;
+
+    raw_open (&r, 8, 8);
+    key = cases[i].lkey ? r.mr[1]->lkey : r.mr[1]->rkey;
+    if (cases[i].stale) {
+      struct ibv_mr *old = rdma_verbs->reg_mr (r.pd[1], r.mem[1], RAW_MEM,
+                                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+      key = old->rkey;
+      g_assert_cmpint (rdma_verbs->dereg_mr (old), ==, 0);
+    }
+    raw_recv (&r, 1, 0, 64, 9);
+    g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, (guint32) cases[i].len,
+                               (guintptr) r.mem[1] + cases[i].off, key, FALSE, 1), ==, 0);
+    wc = raw_wc (&r, 0);
+    g_assert_cmpint (wc.status, ==, IBV_WC_REM_ACCESS_ERR);
+    wc = raw_wc (&r, 1);
+    g_assert_cmpint (wc.status, ==, IBV_WC_WR_FLUSH_ERR);
+    g_assert_cmpuint (wc.wr_id, ==, 9);
+    raw_close (&r);
+  }
+}
+
+/* Send queue entries come back when a signalled completion is polled (with the unsignalled
+ * ones before it): a full queue refuses the next WR. */
+static void
+test_fake_queue_depth (void)
+{
+  Raw r;
+  gchar *what = NULL;
+  guint64 raddr;
+
+  raw_open (&r, 4, 4);
+  raddr = (guintptr) r.mem[1];
+  for (guint i = 0; i < 3; i++)
+    g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, FALSE, i),
+                     ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 3),
+                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 4),
+                   ==, ENOMEM);
+  g_assert_cmpuint (fake_verbs_take_misuse (&what), ==, 1);
+  g_assert_nonnull (strstr (what, "full send queue"));
+  g_free (what);
+  g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 3);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 5),
+                   ==, 0);
+  g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 5);
+  raw_close (&r);
+}
+
+/* An armed CQ raises one event, on the next completion (not for one it already holds): the
+ * channel's fd is readable until the event is taken. */
+static void
+test_fake_events (void)
+{
+  Raw r;
+  struct pollfd pfd;
+  struct ibv_cq *cq = NULL;
+  void *ctx = NULL;
+
+  raw_open (&r, 8, 8);
+  pfd = (struct pollfd) { .fd = r.ch[1]->fd, .events = POLLIN };
+  raw_recv (&r, 1, 0, 64, 1);
+  raw_recv (&r, 1, 0, 64, 2);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 1), ==, 0);
+  g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 0), ==, 0);
+  g_assert_cmpint (poll (&pfd, 1, 0), ==, 0);
+  g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, -1);
+  g_assert_cmpint (errno, ==, EAGAIN);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 2), ==, 0);
+  g_assert_cmpint (poll (&pfd, 1, 1000), ==, 1);
+  g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, 0);
+  g_assert_true (cq == r.cq[1]);
+  g_assert_cmpint (poll (&pfd, 1, 0), ==, 0);
+  rdma_verbs->ack_cq_events (cq, 1);
+  g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 1);
+  g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 2);
+  raw_close (&r);
+}
+
+/* ---- every protocol, every size ---- */
+
+typedef struct
+{
+  const RdmaProtoOps *ops;
+  guint32 ring;                 /* the direct ring of both sides (0: the default) */
+} Forced;
+
+static Forced forced[RDMA_PROTO_COUNT];    /* each protocol, the default ring */
+static guint n_forced;
+static Forced ring_cases[2 * RDMA_PROTO_COUNT];  /* the direct ones with other rings */
+static guint n_ring_cases;
+
+static void
+add_size (GArray *a, gsize len)
+{
+  g_array_append_val (a, len);
+}
+
+/* 0 B to 2 MiB, on both sides of each threshold: a receive slot, a Batched-Write slot and
+ * run of slots, RFP's windows, grain and READ size, the rendezvous READ size, the direct ring
+ * and its largest chunk. */
+static GArray *
+sizes_around (guint32 ring)
+{
+  static const gsize edges[] = {
+    64, 256, BW_ROOM, SLOT_ROOM, 4096, 65536 - 96, 65536, 64 * 2048 - 20, 262144, CHUNK,
+    1u << 20,
+  };
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (gsize));
+
+  add_size (a, 0);
+  add_size (a, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (edges); i++) {
+    add_size (a, edges[i] - 1);
+    add_size (a, edges[i]);
+    add_size (a, edges[i] + 1);
+  }
+  add_size (a, ring - 1);
+  add_size (a, ring);
+  add_size (a, ring + 1);
+  add_size (a, 3 * (gsize) ring + 7);
+  add_size (a, (2u << 20) + 3);
+  add_size (a, 5);
+  return a;
+}
+
+static void
+forced_settings (const Forced *f, ThriftRdmaPolling polling, RdmaConnSettings *s)
+{
+  settings_for (s, polling);
+  if (f->ring != 0)
+    s->ring_size = f->ring;
+}
+
+static void
+test_sizes (gconstpointer data)
+{
+  const Forced *f = data;
+  RdmaConnSettings cs, ss;
+  GArray *sizes;
+  Pair p;
+
+  forced_settings (f, THRIFT_RDMA_POLLING_EVENT, &cs);
+  forced_settings (f, THRIFT_RDMA_POLLING_EVENT, &ss);
+  sizes = sizes_around (cs.ring_size);
+  pair_open (&p, &cs, &ss);
+  echo_start (&p);
+  for (guint i = 0; i < sizes->len; i++)
+    echo_by (&p, f->ops, g_array_index (sizes, gsize, i), i);
+  g_test_message ("%s, ring %u: %u sizes up to %" G_GSIZE_FORMAT " bytes both ways",
+                  f->ops->name, cs.ring_size, sizes->len, (gsize) (2u << 20) + 3);
+  pair_close (&p);
+  g_array_unref (sizes);
+}
+
+/* Every polling mode on each side. */
+static void
+test_polling (gconstpointer data)
+{
+  static const ThriftRdmaPolling modes[] = { THRIFT_RDMA_POLLING_BUSY,
+                                             THRIFT_RDMA_POLLING_HYBRID,
+                                             THRIFT_RDMA_POLLING_EVENT };
+  static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
+  const Forced *f = data;
+
+  for (guint c = 0; c < G_N_ELEMENTS (modes); c++)
+    for (guint s = 0; s < G_N_ELEMENTS (modes); s++) {
+      Pair p;
+
+      pair_open_polling (&p, modes[c], modes[s]);
+      echo_start (&p);
+      for (guint i = 0; i < 12; i++)
+        echo_by (&p, f->ops, sizes[i % G_N_ELEMENTS (sizes)], i);
+      pair_close (&p);
+    }
+}
+
+/* ---- verbs footprint ---- */
+
+typedef struct
+{
+  guint64 sends, writes, write_imms, reads, posts, controls, credits;
+} Cost;
+
+static Cost
+cost_since (RdmaConn *conn, const ThriftRdmaStats *before)
+{
+  const ThriftRdmaStats *s = rdma_conn_stats (conn);
+
+  return (Cost) {
+    .sends = s->sends - before->sends,
+    .writes = s->writes - before->writes,
+    .write_imms = s->write_imms - before->write_imms,
+    .reads = s->reads - before->reads,
+    .posts = s->post_send_calls - before->post_send_calls,
+    .controls = s->control_messages - before->control_messages,
+    .credits = s->credit_messages - before->credit_messages,
+  };
+}
+
+/* The counters of @conn say what the provider saw its side do. */
+static void
+check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
+{
+  const ThriftRdmaStats *e = rdma_conn_stats (conn);
+  FakeStats f;
+
+  fake_verbs_stats (id, &f);
+  g_test_message ("%s: doorbells %" G_GUINT64_FORMAT ", sends %" G_GUINT64_FORMAT ", writes %"
+                  G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT ", reads %" G_GUINT64_FORMAT
+                  ", receives %" G_GUINT64_FORMAT ", completions %" G_GUINT64_FORMAT
+                  ", CQ events %" G_GUINT64_FORMAT, side, f.post_send_calls, f.sends, f.writes,
+                  f.write_imms, f.reads, f.recvs, f.completions, f.cq_events);
+  g_assert_cmpuint (e->post_send_calls, ==, f.post_send_calls);
+  g_assert_cmpuint (e->sends, ==, f.sends);
+  g_assert_cmpuint (e->writes, ==, f.writes);
+  g_assert_cmpuint (e->write_imms, ==, f.write_imms);
+  g_assert_cmpuint (e->reads, ==, f.reads);
+  g_assert_cmpuint (e->post_recv_calls, ==, f.post_recv_calls);
+  g_assert_cmpuint (e->recvs, ==, f.recvs);
+  g_assert_cmpuint (e->completions, ==, f.completions);
+  g_assert_cmpuint (e->cq_events, ==, f.cq_events);
+  g_assert_cmpuint (e->wr_posted, ==, f.sends + f.writes + f.write_imms + f.reads + f.recvs);
+  g_assert_cmpuint (f.rnr, ==, 0);
+  g_assert_cmpuint (f.errors, ==, 0);
+}
+
+/* pair_close, after checking both sides' counters against the provider's. */
+static void
+pair_close_checked (Pair *p)
+{
+  GError *e;
+
+  check_counts (p->c, p->cid, "client");
+  rdma_conn_free (p->c);
+  e = echo_join (p);
+  g_assert_error (e, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+  g_error_free (e);
+  check_counts (p->s, p->sid, "server");
+  rdma_conn_free (p->s);
+  assert_clean ();
+}
+
+/* 200 calls of 64 B cost what the protocol's definition says, on the client (its request and
+ * the reply), not counting credit returns and control messages where a protocol needs none. */
+static void
+test_footprint (gconstpointer data)
+{
+  const Forced *f = data;
+  const guint64 n = 200;
+  ThriftRdmaStats cb, sb;
+  Cost c, s;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  /* the first messages set the protocol up (rings and regions asked for and advertised) */
+  for (guint i = 0; i < 5; i++)
+    echo_by (&p, f->ops, 64, i);
+  cb = *rdma_conn_stats (p.c);
+  sb = *rdma_conn_stats (p.s);   /* (the server waits for the next request: it is still) */
+  for (guint i = 0; i < n; i++)
+    echo_by (&p, f->ops, 64, i);
+  c = cost_since (p.c, &cb);
+  g_test_message ("%s, %" G_GUINT64_FORMAT " calls of 64 B, client: sends %" G_GUINT64_FORMAT
+                  " (credit %" G_GUINT64_FORMAT ", control %" G_GUINT64_FORMAT ") writes %"
+                  G_GUINT64_FORMAT " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT
+                  " doorbells %" G_GUINT64_FORMAT, f->ops->name, n, c.sends, c.credits,
+                  c.controls, c.writes, c.write_imms, c.reads, c.posts);
+  /* the request went and the reply came by the protocol's own verbs, in as few doorbells */
+  switch (f->ops->id) {
+  case RDMA_PROTO_EAGER:
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
+    g_assert_cmpuint (c.writes + c.write_imms + c.reads, ==, 0);
+    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, n);
+    break;
+  case RDMA_PROTO_DIRECT_WRITE_SEND:        /* WRITE, then the notice: two doorbells */
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
+    g_assert_cmpuint (c.writes, ==, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
+    break;
+  case RDMA_PROTO_CHAINED_WRITE_SEND:       /* the same two WRs in one doorbell */
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
+    g_assert_cmpuint (c.writes, ==, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, n);
+    break;
+  case RDMA_PROTO_DIRECT_WRITE_IMM:         /* one WRITE_WITH_IMM, no SEND at all */
+    g_assert_cmpuint (c.write_imms, ==, n);
+    g_assert_cmpuint (c.sends + c.writes + c.reads, ==, 0);
+    g_assert_cmpuint (c.posts, ==, n);
+    break;
+  case RDMA_PROTO_WRITE_RNDV:   /* RTS, WRITE + notice chained; for the reply, a CTS */
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, 2 * n);
+    g_assert_cmpuint (c.writes, ==, n);
+    g_assert_cmpuint (c.controls, ==, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
+    break;
+  case RDMA_PROTO_READ_RNDV:    /* RTS; for the reply, a READ and the DONE */
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
+    g_assert_cmpuint (c.reads, ==, n);
+    g_assert_cmpuint (c.controls, ==, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
+    break;
+  case RDMA_PROTO_RFP:          /* a notice; the reply fetched by READ (polled) */
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
+    g_assert_cmpuint (c.reads, >=, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls - c.reads, ==, n);
+    break;
+  case RDMA_PROTO_BATCHED_WRITE: /* a WRITE_WITH_IMM each (ping-pong); a READ per batch */
+    g_assert_cmpuint (c.write_imms, ==, n);
+    g_assert_cmpuint (c.sends - c.credits - c.controls, ==, 0);
+    g_assert_cmpuint (c.reads, <=, n / 32 + 1);
+    g_assert_cmpuint (c.posts - c.credits - c.controls - c.reads, ==, n);
+    break;
+  default:
+    g_assert_not_reached ();
+  }
+  g_assert_cmpuint (rdma_conn_stats (p.c)->messages_received - cb.messages_received, ==, n);
+  rdma_conn_free (p.c);
+  g_error_free (echo_join (&p));
+  s = cost_since (p.s, &sb);
+  if (f->ops->id == RDMA_PROTO_DIRECT_WRITE_IMM) {
+    g_assert_cmpuint (s.sends, ==, 0);
+    g_assert_cmpuint (s.write_imms, ==, n);
+  }
+  if (f->ops->id == RDMA_PROTO_RFP) {
+    /* the server fetched each request with one READ and posted nothing for its replies */
+    g_assert_cmpuint (s.reads, ==, n);
+    g_assert_cmpuint (s.sends - s.credits - s.controls, ==, 0);
+  }
+  check_counts (p.s, p.sid, "server");
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
+/* ---- streams: one side sends, the other only reads ---- */
+
+typedef struct
+{
+  RdmaConn *conn;
+  const RdmaProtoOps *ops;      /* NULL: another protocol every few messages */
+  guint count;
+  gsize (*len) (guint i);
+  gint sent;                    /* (atomic) messages sent so far */
+  GError *error;
+} Sender;
+
+static const RdmaProtoOps *
+proto_for (guint i)
+{
+  return forced[(i / 3) % n_forced].ops;
+}
+
+static gpointer
+sender_main (gpointer data)
+{
+  Sender *s = data;
+  RdmaMessage *msg;
+
+  for (guint i = 0; i < s->count; i++) {
+    guint8 *buf = pattern_new (s->len (i), i);
+    gboolean ok;
+
+    rdma_conn_set_tx_proto (s->conn, s->ops != NULL ? s->ops : proto_for (i));
+    ok = rdma_conn_send (s->conn, buf, s->len (i), deadline (), &s->error);
+    g_free (buf);
+    if (!ok)
+      return NULL;
+    g_atomic_int_inc (&s->sent);
+  }
+  /* the reader's answer: waiting for it also announces what was written unannounced */
+  msg = rdma_conn_wait_message (s->conn, deadline (), &s->error);
+  if (msg != NULL)
+    rdma_conn_release_message (s->conn, &s->error);
+  return NULL;
+}
+
+/* The client sends @s->count messages; the server starts reading after @delay_ms and checks
+ * each (bytes, order, carrier), then answers.  Returns how many the client had sent when the
+ * server started. */
+static guint
+stream (Pair *p, Sender *s, guint delay_ms)
+{
+  GThread *thread;
+  GError *error = NULL;
+  guint before;
+
+  s->conn = p->c;
+  thread = g_thread_new ("sender", sender_main, s);
+  g_usleep (delay_ms * 1000);
+  before = (guint) g_atomic_int_get (&s->sent);
+  for (guint i = 0; i < s->count; i++) {
+    RdmaMessage *msg = rdma_conn_wait_message (p->s, deadline (), &error);
+    gchar *what = g_strdup_printf ("message %u of the stream", i);
+
+    if (msg == NULL)
+      g_error ("%s: %s (the sender: %s)", what, error->message,
+               s->error ? s->error->message : "fine");
+    check_message (msg, s->len (i), i, what);
+    g_assert_cmpstr (rdma_message_proto (msg)->name, ==,
+                     (s->ops != NULL ? s->ops : proto_for (i))->name);
+    g_assert_true (rdma_conn_release_message (p->s, &error));
+    g_free (what);
+  }
+  rdma_conn_set_tx_proto (p->s, &rdma_proto_eager_ops);
+  g_assert_true (rdma_conn_send (p->s, (const guint8 *) "done", 4, deadline (), &error));
+  g_assert_no_error (error);
+  g_thread_join (thread);
+  g_assert_no_error (s->error);
+  return before;
+}
+
+/* Closes a pair that carried streams, after checking the counters of both sides. */
+static void
+stream_close (Pair *p)
+{
+  check_counts (p->c, p->cid, "sender");
+  check_counts (p->s, p->sid, "receiver");
+  rdma_conn_free (p->c);
+  rdma_conn_free (p->s);
+  assert_clean ();
+}
+
+static gsize
+len_3000 (guint i)
+{
+  return 3000 + i % 7;
+}
+
+/* A receiver that does not read: the sender fills the ring (16 KiB), the slots, the credits
+ * or the region, and is held back, not failed; nothing it sent is overwritten. */
+static void
+test_full (gconstpointer data)
+{
+  const Forced *f = data;
+  Sender setup = { .ops = f->ops, .count = 1, .len = len_3000 };
+  Sender s = { .ops = f->ops, .count = 200, .len = len_3000 };
+  RdmaConnSettings cs, ss;
+  guint before;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  cs.ring_size = ss.ring_size = 16u << 10;
+  pair_open (&p, &cs, &ss);
+  /* the first message sets the protocol up (its ring, slots or region), with the reader's
+   * help */
+  stream (&p, &setup, 0);
+  before = stream (&p, &s, 200);
+  g_test_message ("%s: %u of %u messages sent before the receiver read", f->ops->name, before,
+                  s.count);
+  g_assert_cmpuint (before, <, s.count);
+  /* what the receiver holds was used (a Write-RNDV message waits for its CTS) */
+  if (f->ops->id != RDMA_PROTO_WRITE_RNDV)
+    g_assert_cmpuint (before, >, 0);
+  stream_close (&p);
+}
+
+static gsize
+len_oneway (guint i)
+{
+  return i % 61;
+}
+
+/* Batched-Write carries a stream of one-way messages with batched confirmation: far fewer
+ * receives and completions than messages on both sides. */
+static void
+test_oneway (gconstpointer data)
+{
+  const ThriftRdmaPolling *polling = data;
+  Sender s = { .ops = &rdma_proto_batched_write_ops, .count = 20000, .len = len_oneway };
+  const ThriftRdmaStats *c, *r;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, *polling);
+  stream (&p, &s, 0);
+  c = rdma_conn_stats (p.c);
+  r = rdma_conn_stats (p.s);
+  g_test_message ("%u one-way messages, receiver (%s): completions %" G_GUINT64_FORMAT
+                  ", receives posted %" G_GUINT64_FORMAT ", CQ events %" G_GUINT64_FORMAT
+                  "; sender: writes %" G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT
+                  ", reads %" G_GUINT64_FORMAT ", completions %" G_GUINT64_FORMAT, s.count,
+                  *polling == THRIFT_RDMA_POLLING_BUSY ? "busy" : "event", r->completions,
+                  r->recvs, r->cq_events, c->writes, c->write_imms, c->reads, c->completions);
+  g_assert_cmpuint (r->completions * 20, <, s.count);
+  /* (beyond those posted at connect) */
+  g_assert_cmpuint ((r->recvs - p.s->settings.credits - RDMA_CREDIT_CONTROL_SLOTS) * 20, <,
+                    s.count);
+  g_assert_cmpuint (c->completions * 10, <, s.count);
+  g_assert_cmpuint (c->reads * 32, <, s.count);
+  g_assert_cmpuint (c->write_imms * 20, <, s.count);
+  g_assert_cmpuint (c->writes + c->write_imms, >=, s.count);
+  stream_close (&p);
+}
+
+/* ---- protocols interleaved on one pair ---- */
+
+/* Every call by another protocol than the last, sizes on both sides of a slot. */
+static void
+test_switching (void)
+{
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_HYBRID, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  for (guint i = 0; i < 800; i++)
+    echo_by (&p, forced[i % n_forced].ops, (i * 7919u) % 9000u, i);
+  pair_close_checked (&p);
+}
+
+static gsize
+len_mixed (guint i)
+{
+  return i % 4 == 2 ? 200000u + i : (i * 7919u) % 12000u;
+}
+
+/* Several messages on the way at once, each by another protocol: a message that is READ by
+ * its receiver is still read before the one sent after it, which may well arrive first. */
+static void
+test_mixed_stream (void)
+{
+  Sender s = { .ops = NULL, .count = 6 * n_forced * 3, .len = len_mixed };
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  stream (&p, &s, 50);
+  stream_close (&p);
+}
+
+/* Echoes pipelined: the client sends a burst by several protocols, then reads the replies
+ * (the server answers each by its carrier) in order. */
+static void
+test_pipelined (void)
+{
+  GError *error = NULL;
+  guint seed = 0;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  for (guint round = 0; round < 40; round++) {
+    const guint burst = 1 + round % 6;
+
+    for (guint k = 0; k < burst; k++, seed++) {
+      guint8 *buf = pattern_new (len_mixed (seed), seed);
+
+      rdma_conn_set_tx_proto (p.c, forced[(round + k) % n_forced].ops);
+      if (!rdma_conn_send (p.c, buf, len_mixed (seed), deadline (), &error))
+        g_error ("round %u, message %u: %s", round, k, error->message);
+      g_free (buf);
+    }
+    for (guint k = 0; k < burst; k++) {
+      guint want = seed - burst + k;
+      RdmaMessage *msg = rdma_conn_wait_message (p.c, deadline (), &error);
+      gchar *what = g_strdup_printf ("round %u, reply %u", round, k);
+
+      if (msg == NULL)
+        g_error ("%s: %s", what, error->message);
+      check_message (msg, len_mixed (want), want, what);
+      g_assert_cmpstr (rdma_message_proto (msg)->name, ==,
+                       forced[(round + k) % n_forced].ops->name);
+      g_assert_true (rdma_conn_release_message (p.c, &error));
+      g_free (what);
+    }
+  }
+  pair_close_checked (&p);
+}
+
+/* ---- a server that waits in its own poll set (the idle API) ---- */
+
+static gpointer
+idle_echo_main (gpointer data)
+{
+  Echo *e = data;
+  int cq_fd, cm_fd;
+
+  rdma_conn_get_fds (e->conn, &cq_fd, &cm_fd);
+  for (;;) {
+    RdmaIdle st = rdma_conn_idle_prepare (e->conn, &e->error);
+    struct pollfd pfd[2] = { { .fd = cq_fd, .events = POLLIN }, { .fd = cm_fd, .events = POLLIN } };
+    RdmaMessage *msg;
+
+    while (st == RDMA_IDLE_WAIT) {
+      if (poll (pfd, 2, WAIT_S * 1000) <= 0) {
+        rdma_status_set_error (&e->error, RDMA_ERR_TIMED_OUT, "poll", 0, -1, "idle server");
+        return NULL;
+      }
+      st = rdma_conn_idle_check (e->conn, pfd[0].revents & POLLIN, pfd[1].revents & POLLIN,
+                                 g_get_monotonic_time (), &e->error);
+    }
+    if (st == RDMA_IDLE_GONE) {
+      if (e->error == NULL)
+        rdma_status_set_error (&e->error, RDMA_ERR_PEER_GONE, NULL, 0, -1, "gone");
+      return NULL;
+    }
+    msg = rdma_conn_ready_message (e->conn);
+    rdma_conn_set_tx_proto (e->conn, rdma_message_proto (msg));
+    if (!rdma_conn_send (e->conn, rdma_message_data (msg), rdma_message_len (msg), deadline (),
+                         &e->error)
+        || !rdma_conn_release_message (e->conn, &e->error))
+      return NULL;
+    e->answered++;
+  }
+}
+
+/* Every protocol with a server idle in a poll set on the two fds (completion channel and CM
+ * channel), which is how ThriftServerRdma's workers wait: each request wakes it. */
+static void
+test_idle_server (void)
+{
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  p.echo.conn = p.s;
+  p.echo.thread = g_thread_new ("idle echo", idle_echo_main, &p.echo);
+  for (guint i = 0; i < 10 * n_forced; i++)
+    echo_by (&p, forced[i % n_forced].ops, i % 3 == 0 ? 70000 : 100, i);
+  g_assert_cmpuint (rdma_conn_stats (p.c)->messages_received, ==, 10 * n_forced);
+  pair_close_checked (&p);
+}
+
+/* ---- the handshake ---- */
+
+/* The pair negotiates what each side receives; a peer with other slots or another wire
+ * version is refused, and nothing is left of either side. */
+static void
+test_handshake (void)
+{
+  RdmaConnSettings cs, ss;
+  struct rdma_cm_id *a, *b;
+  RdmaConn *c = NULL, *s = NULL;
+  GError *error = NULL;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  ss.rx_protocols = 1u << RDMA_PROTO_WRITE_RNDV;
+  pair_open (&p, &cs, &ss);
+  /* the server always receives Eager-SendRecv; a protocol it refuses falls back to it */
+  g_assert_cmpuint (rdma_conn_peer_protocols (p.c), ==,
+                    (1u << RDMA_PROTO_EAGER) | (1u << RDMA_PROTO_WRITE_RNDV));
+  g_assert_cmpuint (rdma_conn_peer_protocols (p.s), ==, rdma_proto_implemented ());
+  g_assert_true (rdma_conn_is_client (p.c));
+  g_assert_false (rdma_conn_is_client (p.s));
+  echo_start (&p);
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_direct_write_imm_ops);
+  g_assert_true (rdma_conn_send (p.c, (const guint8 *) "abc", 3, deadline (), &error));
+  g_assert_cmpstr (rdma_conn_last_tx_proto (p.c)->name, ==, "eager");
+  g_assert_nonnull (rdma_conn_wait_message (p.c, deadline (), &error));
+  g_assert_true (rdma_conn_release_message (p.c, &error));
+  g_assert_no_error (error);
+  pair_close (&p);
+
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  ss.slot_size = 8192;
+  fake_verbs_link (&a, &b);
+  g_assert_false (rdma_conn_pair (a, b, &cs, &ss, &c, &s, &error));
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PROTOCOL);
+  g_assert_null (c);
+  g_clear_error (&error);
+  assert_clean ();
+
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  ss.wire_version = cs.wire_version + 1;
+  fake_verbs_link (&a, &b);
+  g_assert_false (rdma_conn_pair (a, b, &cs, &ss, &c, &s, &error));
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_VERSION);
+  g_clear_error (&error);
+  assert_clean ();
+}
+
+/* ---- faults: an error on both sides, never a hang ---- */
+
+/* A connection ended by a fault: it reports an error, and not a timeout. */
+static void
+assert_failed (GError *error, const gchar *side)
+{
+  if (error == NULL)
+    g_error ("%s: no error", side);
+  g_test_message ("%s: %s", side, error->message);
+  g_assert_true (error->domain == RDMA_ENGINE_ERROR);
+  g_assert_cmpint (error->code, !=, RDMA_ERR_TIMED_OUT);
+}
+
+/* The client's echo of @len bytes by @ops; the error that ended it (NULL: it went through). */
+static GError *
+try_echo (RdmaConn *c, const RdmaProtoOps *ops, gsize len)
+{
+  guint8 *buf = pattern_new (len, 1);
+  GError *error = NULL;
+
+  rdma_conn_set_tx_proto (c, ops);
+  if (rdma_conn_send (c, buf, len, deadline (), &error)
+      && rdma_conn_wait_message (c, deadline (), &error) != NULL)
+    rdma_conn_release_message (c, &error);
+  g_free (buf);
+  return error;
+}
+
+typedef struct
+{
+  RdmaProtoId proto;
+  enum ibv_wr_opcode opcode;    /* the WR the fault hits */
+  gboolean server;              /* the server posts it (else the client) */
+  FakeFault fault;
+  guint skip;
+} FaultCase;
+
+/* A remote access with a wrong key or out of its region: the side that posted it fails with
+ * a completion error that says so, the other (its QP failed too) with an error. */
+static void
+test_bad_access (gconstpointer data)
+{
+  const FaultCase *fc = data;
+  GError *client, *server;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  fake_verbs_inject (fc->server ? p.sid : p.cid, fc->opcode, fc->skip, fc->fault);
+  client = try_echo (p.c, rdma_proto_by_id (fc->proto), 300000);
+  server = echo_join (&p);
+  assert_failed (client, "client");
+  assert_failed (server, "server");
+  {
+    GError *poster = fc->server ? server : client;
+    g_assert_error (poster, RDMA_ENGINE_ERROR, RDMA_ERR_COMPLETION);
+    g_assert_nonnull (strstr (poster->message, "refused the remote access"));
+  }
+  g_assert_cmpint (rdma_conn_get_state (p.c), ==, RDMA_CONN_FAILED);
+  g_error_free (client);
+  g_error_free (server);
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
+/* A host goes down in the middle of a transfer (the fault vanishes one side before a WR):
+ * the survivor fails (its WR is not answered, or its keepalive probe is not), and so does
+ * the side that vanished (its QP failed), both with RDMA_ERR_PEER_GONE. */
+static void
+test_vanish (gconstpointer data)
+{
+  const FaultCase *fc = data;
+  RdmaConnSettings cs, ss;
+  GError *client, *server;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  cs.keepalive_ms = ss.keepalive_ms = 400;
+  pair_open (&p, &cs, &ss);
+  echo_start (&p);
+  fake_verbs_inject (fc->server ? p.sid : p.cid, fc->opcode, fc->skip, fc->fault);
+  client = try_echo (p.c, rdma_proto_by_id (fc->proto), 1u << 20);
+  server = echo_join (&p);
+  assert_failed (client, "client");
+  assert_failed (server, "server");
+  g_assert_error (client, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+  g_assert_error (server, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+  g_error_free (client);
+  g_error_free (server);
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
+typedef struct
+{
+  Pair *p;
+  GError *error;
+} Attempt;
+
+static gpointer
+attempt_main (gpointer data)
+{
+  Attempt *a = data;
+
+  a->error = try_echo (a->p->c, &rdma_proto_write_rndv_ops, 1u << 20);
+  return NULL;
+}
+
+/* Write-RNDV's sender waits for the CTS of a server that never answers (its RTS is there)
+ * and then dies: with its kernel's DISCONNECTED, or silently (the client's keepalive finds
+ * out). */
+static void
+test_gone_before_cts (gconstpointer data)
+{
+  gboolean tell = GPOINTER_TO_INT (data);
+  RdmaConnSettings cs, ss;
+  Attempt a = { 0 };
+  GThread *thread;
+  gint64 until = deadline ();
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  if (!tell)
+    cs.keepalive_ms = 400;
+  pair_open (&p, &cs, &ss);
+  a.p = &p;
+  thread = g_thread_new ("client", attempt_main, &a);
+  while (fake_verbs_pending (p.sid) == 0 && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  g_assert_cmpuint (fake_verbs_pending (p.sid), >, 0);
+  fake_verbs_vanish (p.sid, tell);
+  g_thread_join (thread);
+  assert_failed (a.error, "client");
+  g_assert_error (a.error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+  g_error_free (a.error);
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
+static const FaultCase bad_access[] = {
+  { RDMA_PROTO_DIRECT_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_DIRECT_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_CHAINED_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_CHAINED_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_DIRECT_WRITE_IMM, IBV_WR_RDMA_WRITE_WITH_IMM, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_DIRECT_WRITE_IMM, IBV_WR_RDMA_WRITE_WITH_IMM, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_WRITE_RNDV, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_WRITE_RNDV, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_READ_RNDV, IBV_WR_RDMA_READ, TRUE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_READ_RNDV, IBV_WR_RDMA_READ, TRUE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_RFP, IBV_WR_RDMA_READ, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_RFP, IBV_WR_RDMA_READ, TRUE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+  { RDMA_PROTO_BATCHED_WRITE, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
+  { RDMA_PROTO_BATCHED_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
+};
+
+static const FaultCase vanish_cases[] = {
+  /* Write-RNDV: the client got the CTS and dies before its WRITE; the server waits for
+   * the data (its keepalive finds out) */
+  { RDMA_PROTO_WRITE_RNDV, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_SELF_VANISHES, 0 },
+  /* Read-RNDV: the client dies before the server READs its message */
+  { RDMA_PROTO_READ_RNDV, IBV_WR_RDMA_READ, TRUE, FAKE_FAULT_PEER_VANISHES, 0 },
+  /* RFP: the server dies while the client fetches the reply (its second READ) */
+  { RDMA_PROTO_RFP, IBV_WR_RDMA_READ, FALSE, FAKE_FAULT_PEER_VANISHES, 1 },
+  /* Batched-Write: the server dies while the client writes a fragment */
+  { RDMA_PROTO_BATCHED_WRITE, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_PEER_VANISHES, 2 },
+};
+
+static const gchar *
+fault_name (FakeFault f)
+{
+  switch (f) {
+  case FAKE_FAULT_BAD_RKEY:
+    return "bad_rkey";
+  case FAKE_FAULT_OUT_OF_RANGE:
+    return "out_of_range";
+  case FAKE_FAULT_PEER_VANISHES:
+    return "peer_vanishes";
+  default:
+    return "self_vanishes";
+  }
+}
+
+/* /loopback/<protocol>/@what for every protocol. */
+static void
+add_for_each (const gchar *what, GTestDataFunc test)
+{
+  for (guint i = 0; i < n_forced; i++) {
+    gchar *path = g_strdup_printf ("/loopback/%s/%s", forced[i].ops->name, what);
+
+    g_test_add_data_func (path, &forced[i], test);
+    g_free (path);
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  static const ThriftRdmaPolling busy = THRIFT_RDMA_POLLING_BUSY;
+  static const ThriftRdmaPolling event = THRIFT_RDMA_POLLING_EVENT;
+  static const guint32 rings[] = { 16u << 10, 2u << 20 };
+  gint rc;
+
+  g_test_init (&argc, &argv, NULL);
+  fake_verbs_install ();
+
+  g_test_add_func ("/loopback/fake/rc", test_fake_rc);
+  g_test_add_func ("/loopback/fake/keys", test_fake_keys);
+  g_test_add_func ("/loopback/fake/queue_depth", test_fake_queue_depth);
+  g_test_add_func ("/loopback/fake/events", test_fake_events);
+  g_test_add_func ("/loopback/handshake", test_handshake);
+
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+    if (rdma_proto_registry[i] != NULL)
+      forced[n_forced++].ops = rdma_proto_registry[i];
+  add_for_each ("sizes", test_sizes);
+  add_for_each ("footprint", test_footprint);
+  add_for_each ("polling", test_polling);
+  add_for_each ("full", test_full);
+  /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
+  for (guint i = 0; i < n_forced; i++) {
+    RdmaProtoId id = forced[i].ops->id;
+
+    if (id != RDMA_PROTO_DIRECT_WRITE_SEND && id != RDMA_PROTO_CHAINED_WRITE_SEND
+        && id != RDMA_PROTO_DIRECT_WRITE_IMM)
+      continue;
+    for (guint r = 0; r < G_N_ELEMENTS (rings); r++) {
+      Forced *rf = &ring_cases[n_ring_cases++];
+      gchar *path = g_strdup_printf ("/loopback/%s/sizes/ring_%uk", forced[i].ops->name,
+                                     rings[r] >> 10);
+
+      *rf = (Forced) { forced[i].ops, rings[r] };
+      g_test_add_data_func (path, rf, test_sizes);
+      g_free (path);
+    }
+  }
+  g_test_add_func ("/loopback/interleaved/switching", test_switching);
+  g_test_add_func ("/loopback/interleaved/pipelined", test_pipelined);
+  g_test_add_func ("/loopback/interleaved/stream", test_mixed_stream);
+  g_test_add_func ("/loopback/idle_server", test_idle_server);
+  g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
+  g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);
+  for (guint i = 0; i < G_N_ELEMENTS (bad_access); i++) {
+    gchar *path = g_strdup_printf ("/loopback/%s/%s/%s",
+                                   rdma_proto_by_id (bad_access[i].proto)->name,
+                                   fault_name (bad_access[i].fault),
+                                   bad_access[i].server ? "server" : "client");
+    g_test_add_data_func (path, &bad_access[i], test_bad_access);
+    g_free (path);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (vanish_cases); i++) {
+    gchar *path = g_strdup_printf ("/loopback/%s/%s", rdma_proto_by_id (vanish_cases[i].proto)->name,
+                                   fault_name (vanish_cases[i].fault));
+    g_test_add_data_func (path, &vanish_cases[i], test_vanish);
+    g_free (path);
+  }
+  g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/disconnected", GINT_TO_POINTER (TRUE),
+                        test_gone_before_cts);
+  g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/silent", GINT_TO_POINTER (FALSE),
+                        test_gone_before_cts);
+  rc = g_test_run ();
+  fake_verbs_uninstall ();
+  return rc;
+}
