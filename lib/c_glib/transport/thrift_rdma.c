@@ -399,6 +399,18 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   return fail (priv, e, error);
 }
 
+/* Copies up to @len bytes of @msg, the message being read, from where the reader is. */
+static inline gint32
+copy_out (ThriftRdmaPrivate *priv, RdmaMessage *msg, gpointer buf, guint32 len)
+{
+  guint32 n = (guint32) MIN ((gsize) len, rdma_message_len (msg) - priv->rpos);
+
+  memcpy (buf, rdma_message_data (msg) + priv->rpos, n);
+  priv->rpos += n;
+  rdma_conn_stats (priv->conn)->bytes_copied += n;
+  return (gint32) n;
+}
+
 /* implements thrift_transport_read */
 static gint32
 thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
@@ -406,8 +418,15 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaMessage *msg;
   GError *e = NULL;
-  guint32 n;
 
+  /* Thrift reads a message field by field: the rest of the message being read is copied
+   * without a wait, a deadline or a clock read */
+  if (G_LIKELY (priv->reading && priv->conn != NULL
+                && !g_atomic_int_get (&priv->interrupted))) {
+    msg = rdma_conn_head_message (priv->conn);
+    if (G_LIKELY (msg != NULL && priv->rpos < rdma_message_len (msg)))
+      return copy_out (priv, msg, buf, len);
+  }
   if (priv->conn == NULL) {
     not_open (&e);
     fail (priv, e, error);
@@ -438,11 +457,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     priv->rpos = 0;
     priv->proto_name = rdma_message_proto (msg)->name;
   }
-  n = (guint32) MIN ((gsize) len, rdma_message_len (msg) - priv->rpos);
-  memcpy (buf, rdma_message_data (msg) + priv->rpos, n);
-  priv->rpos += n;
-  rdma_conn_stats (priv->conn)->bytes_copied += n;
-  return (gint32) n;
+  return copy_out (priv, msg, buf, len);
 }
 
 /* implements thrift_transport_read_all */
@@ -648,8 +663,8 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
   msg = rdma_conn_head_message (priv->conn);
   if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
     return THRIFT_IDLE_READY;
-  if (priv->reading && !release_current (priv, NULL))
-    return THRIFT_IDLE_GONE;
+  if (priv->reading && !release_current (priv, &e))
+    return idle_answer (priv, RDMA_IDLE_GONE, e, fds, max_fds, n_fds, deadline_us);
   rdma_conn_set_polling (priv->conn, THRIFT_RDMA_POLLING_EVENT);
   st = rdma_conn_idle_prepare (priv->conn, &e);
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
@@ -687,8 +702,11 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   msg = rdma_conn_head_message (priv->conn);
   if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
     return TRUE;   /* the rest of the message is the next request */
-  if (priv->reading && !release_current (priv, NULL))
+  if (priv->reading && !release_current (priv, &e)) {
+    g_message ("ThriftRdma: a connection ended: %s", e->message);
+    peek_ended (priv, e);
     return TRUE;
+  }
   /* by the connection's own polling mode (use_hints): a latency hint spins */
   rdma_conn_set_polling (priv->conn, priv->effective);
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL

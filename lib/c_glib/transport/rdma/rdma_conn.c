@@ -668,6 +668,10 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
                            : wc->status == IBV_WC_REM_ACCESS_ERR
                              ? "; the peer refused the remote access (a stale or wrong key, "
                                "or a range outside its buffer)"
+                           : wc->status == IBV_WC_WR_FLUSH_ERR
+                             ? "; the queue pair went to the error state before any "
+                               "disconnect arrived: the peer closed it, or the device failed "
+                               "it (see the kernel log)"
                              : "");
     return rdma_conn_fail_with (conn, e, error);
   }

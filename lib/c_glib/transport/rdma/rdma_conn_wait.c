@@ -137,9 +137,16 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
 {
   /* CM events (a disconnect) are not read here: the CM channel is in the poll set and check
    * reads it when it fires, which saves a system call per request */
+  RdmaIdle st;
+
   if (!rdma_poller_settle (&conn->poller, idle_over, error))
     return RDMA_IDLE_GONE;
-  return idle_state (conn);
+  st = idle_state (conn);
+  /* a failure found while nobody was reading (a completion handler's) is the reason */
+  if (st == RDMA_IDLE_GONE && conn->state == RDMA_CONN_FAILED && conn->failure != NULL
+      && error != NULL && *error == NULL)
+    *error = g_error_copy (conn->failure);
+  return st;
 }
 
 RdmaIdle
