@@ -17,9 +17,12 @@
  * function on rdma:// over a connection of its own (the hint-selected plan, no hints, each
  * protocol forced), beside the stock tcp:// baseline.  After each half of every call the
  * protocol that carried it is read back (request and reply), so a fallback shows.  Counters
- * are taken over the measured calls only (reset after the warm-up).  The columns are
- * measured in turn for each size, all connections open, so that they share the machine's
- * moods alike.
+ * are taken over the measured calls only.  The columns share the machine's moods alike: for
+ * each size, the calls of every column are made in rounds (--rounds), a block of each
+ * column per round, all connections open, so that a slow second of the host falls on all of
+ * them rather than on one (under emulation the host's load moves a p50 by tens of percent
+ * from one second to the next).  Each block starts with two unmeasured calls that bring its
+ * connection back from idle (both sides' polling, the server's worker).
  */
 #include "config.h"
 
@@ -32,11 +35,14 @@ typedef struct
   gboolean ok;
   gchar *error;
   guint calls;
-  BenchSummary lat;
+  BenchSummary lat_summary;
   const gchar *request_proto, *reply_proto;   /* what carried the calls, each way */
   gboolean protocol_changed;                    /* not all calls went by the same */
   gboolean have_counters;
-  guint64 counters[BENCH_N_COUNTERS];
+  guint64 counters[BENCH_N_COUNTERS];   /* summed over the measured calls */
+  double *lat;                          /* each measured call, in the order made */
+  guint done;
+  gboolean failed;
 } Cell;
 
 typedef struct
@@ -57,15 +63,24 @@ suite_short_label (const gchar *name)
   return g_str_has_prefix (name, "echo_") ? suite_proto_short (name + 5) : name;
 }
 
-/* Measures one size on @conn into @cell; FALSE if a call failed (the connection is then
- * unusable). */
+static void
+counters_now (ThriftRdma *rdma, guint64 out[BENCH_N_COUNTERS])
+{
+  ThriftRdmaStats st;
+
+  thrift_rdma_get_stats (rdma, &st);
+  bench_counters_from_stats (&st, out);
+}
+
+/* Makes @warmup unmeasured and then @calls measured calls of @size bytes on @conn, adding
+ * them to @cell; FALSE if a call failed (the connection is then unusable). */
 static gboolean
-measure_size (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint calls,
-              guint warmup, Cell *cell)
+measure_block (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint calls,
+               guint warmup, Cell *cell)
 {
   GByteArray *data = g_byte_array_sized_new ((guint) size);
-  double *lat = g_new (double, calls);
   ThriftRdma *rdma = suite_conn_rdma (conn);
+  guint64 before[BENCH_N_COUNTERS], after[BENCH_N_COUNTERS];
   GError *error = NULL;
   gboolean ok = TRUE;
   guint i;
@@ -79,11 +94,11 @@ measure_size (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint call
     double t0;
 
     if (i == warmup && rdma != NULL)
-      thrift_rdma_reset_stats (rdma);
+      counters_now (rdma, before);
     t0 = bench_now_us ();
     ok = suite_call (conn, fn, data, &back, &request, &reply, &error);
     if (i >= warmup)
-      lat[i - warmup] = bench_now_us () - t0;
+      cell->lat[cell->done + i - warmup] = bench_now_us () - t0;
     if (ok && (back == NULL || back->len != data->len
                || memcmp (back->data, data->data, data->len) != 0))
     {
@@ -112,49 +127,58 @@ measure_size (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint call
   }
   if (ok)
   {
-    cell->ok = TRUE;
-    cell->calls = calls;
-    bench_summarize (lat, calls, &cell->lat);
+    cell->done += calls;
     if (rdma != NULL)
     {
-      ThriftRdmaStats st;
-      thrift_rdma_get_stats (rdma, &st);
+      counters_now (rdma, after);
       cell->have_counters = TRUE;
-      bench_counters_from_stats (&st, cell->counters);
+      for (guint c = 0; c < BENCH_N_COUNTERS; c++)
+        cell->counters[c] += after[c] - before[c];
     }
   }
-  g_free (lat);
   g_byte_array_unref (data);
   return ok;
 }
 
-/* Measures one cell: size @s of column @col over its connection, opened on first use and
- * again after a failed call (which leaves a connection unusable). */
-static gboolean
-measure_cell (const SuiteOptions *o, Column *col, guint s)
+/* Measures round @r of @rounds of size @s of column @col over its connection, opened on
+ * first use.  A failed call leaves the connection unusable: the cell is then given up. */
+static void
+measure_round (const SuiteOptions *o, Column *col, guint s, guint r, guint rounds)
 {
   guint64 size = g_array_index (o->sizes, guint64, s);
   guint calls = size >= 65536 ? o->large_iterations : o->iterations;
+  guint first = calls * r / rounds, block = calls * (r + 1) / rounds - first;
   Cell *cell = &col->cells[s];
   GError *error = NULL;
 
+  if (cell->failed || block == 0)
+    return;
+  if (cell->lat == NULL)
+    cell->lat = g_new (double, calls);
   if (col->conn == NULL && (col->conn = suite_conn_open (col->uri, &error)) == NULL)
   {
     cell->error = g_strdup (error->message);
     g_clear_error (&error);
     fprintf (stderr, "  %-8s %s\n", col->label, cell->error);
-    return FALSE;
+    cell->failed = TRUE;
+    return;
   }
-  if (!measure_size (col->conn, col->fn, size, calls, o->warmup, cell))
+  if (!measure_block (col->conn, col->fn, size, block, r == 0 ? o->warmup : 2, cell))
   {
     fprintf (stderr, "  %-8s failed: %s\n", col->label, cell->error);
     g_clear_pointer (&col->conn, suite_conn_free);
-    return FALSE;
+    cell->failed = TRUE;
+    return;
   }
-  fprintf (stderr, "  %-8s p50 %9.1f us%s%s%s%s\n", col->label, cell->lat.p50,
-           *cell->request_proto ? "  " : "", cell->request_proto,
-           *cell->reply_proto ? "/" : "", cell->reply_proto);
-  return TRUE;
+  if (cell->done == calls)
+  {
+    cell->ok = TRUE;
+    cell->calls = calls;
+    bench_summarize (cell->lat, calls, &cell->lat_summary);
+    fprintf (stderr, "  %-8s p50 %9.1f us%s%s%s%s\n", col->label, cell->lat_summary.p50,
+             *cell->request_proto ? "  " : "", cell->request_proto,
+             *cell->reply_proto ? "/" : "", cell->reply_proto);
+  }
 }
 
 static void
@@ -175,7 +199,7 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
     printf ("%-8s", st);
     for (guint c = 0; c < n; c++)
       if (cols[c].cells[s].ok)
-        printf (" %8.1f", cols[c].cells[s].lat.p50);
+        printf (" %8.1f", cols[c].cells[s].lat_summary.p50);
       else
         printf (" %8s", "-");
     printf ("\n");
@@ -202,8 +226,8 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
         printf ("%-8s %-8s failed: %s\n", cols[c].label, st, x->error ? x->error : "?");
         continue;
       }
-      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto, x->lat.mean,
-              x->lat.p50, x->lat.p99);
+      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto, x->lat_summary.mean,
+              x->lat_summary.p50, x->lat_summary.p99);
       if (x->have_counters)
       {
         const guint64 *k = x->counters;
@@ -234,7 +258,7 @@ write_csv (const SuiteOptions *o, Column *cols, guint n)
                g_str_has_prefix (cols[c].uri, "rdma") ? "rdma" : "tcp",
                g_array_index (o->sizes, guint64, s), x->calls);
       if (x->ok)
-        fprintf (f, "%.2f,%.2f,%.2f,%.2f", x->lat.mean, x->lat.p50, x->lat.p99, x->lat.max);
+        fprintf (f, "%.2f,%.2f,%.2f,%.2f", x->lat_summary.mean, x->lat_summary.p50, x->lat_summary.p99, x->lat_summary.max);
       else
         fprintf (f, ",,,");
       fprintf (f, ",%s,%s,%d", x->request_proto ? x->request_proto : "",
@@ -272,14 +296,17 @@ suite_run_latency (const SuiteOptions *o)
     cols[c].fn = suite_function_find (cols[c].function);
     cols[c].cells = g_new0 (Cell, o->sizes->len);
   }
-  /* Size by size, every column in turn, each from a different one: a drift of the machine
-   * (another guest starting, caches warming up) does not favour a column, and the columns
-   * of one size are measured close together in time. */
+  /* Size by size, in rounds, every column in turn within a round, each round from a
+   * different one: a drift of the machine (another guest starting, caches warming up)
+   * does not favour a column. */
   for (guint s = 0; s < o->sizes->len; s++)
   {
     fprintf (stderr, "latency: %" G_GUINT64_FORMAT " B\n", g_array_index (o->sizes, guint64, s));
-    for (guint i = 0; i < n; i++)
-      if (!measure_cell (o, &cols[(s + i) % n], s))
+    for (guint r = 0; r < o->rounds; r++)
+      for (guint i = 0; i < n; i++)
+        measure_round (o, &cols[(s + r + i) % n], s, r, o->rounds);
+    for (guint c = 0; c < n; c++)
+      if (!cols[c].cells[s].ok)
         status = 1;
   }
   for (guint c = 0; c < n; c++)
@@ -290,7 +317,10 @@ suite_run_latency (const SuiteOptions *o)
   for (guint c = 0; c < n; c++)
   {
     for (guint s = 0; s < o->sizes->len; s++)
+    {
       g_free (cols[c].cells[s].error);
+      g_free (cols[c].cells[s].lat);
+    }
     g_free (cols[c].cells);
   }
   g_free (cols);

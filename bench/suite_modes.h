@@ -40,6 +40,7 @@ typedef struct
   guint iterations;         /* latency: measured calls per size below 64 KB */
   guint large_iterations;   /* ... and from 64 KB */
   guint warmup;             /* unmeasured calls before each measurement */
+  guint rounds;             /* latency: blocks each cell's calls are made in, interleaved */
   double duration;          /* throughput, mixed: seconds per point */
   guint mixed_clients;      /* mixed: client threads */
   guint ratio;              /* mixed: percent of calls to the latency function */
