@@ -226,8 +226,8 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
         printf ("%-8s %-8s failed: %s\n", cols[c].label, st, x->error ? x->error : "?");
         continue;
       }
-      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto, x->lat_summary.mean,
-              x->lat_summary.p50, x->lat_summary.p99);
+      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto,
+              x->lat_summary.mean, x->lat_summary.p50, x->lat_summary.p99);
       if (x->have_counters)
       {
         const guint64 *k = x->counters;
@@ -258,7 +258,8 @@ write_csv (const SuiteOptions *o, Column *cols, guint n)
                g_str_has_prefix (cols[c].uri, "rdma") ? "rdma" : "tcp",
                g_array_index (o->sizes, guint64, s), x->calls);
       if (x->ok)
-        fprintf (f, "%.2f,%.2f,%.2f,%.2f", x->lat_summary.mean, x->lat_summary.p50, x->lat_summary.p99, x->lat_summary.max);
+        fprintf (f, "%.2f,%.2f,%.2f,%.2f", x->lat_summary.mean, x->lat_summary.p50,
+                 x->lat_summary.p99, x->lat_summary.max);
       else
         fprintf (f, ",,,");
       fprintf (f, ",%s,%s,%d", x->request_proto ? x->request_proto : "",

@@ -263,6 +263,18 @@ attach_wake (ThriftRdmaPrivate *priv, RdmaConn *conn)
   rdma_conn_set_wake (conn, priv->wake_fd, &priv->interrupted);
 }
 
+/* The message being read, if bytes of it are left to read (NULL otherwise). */
+static inline RdmaMessage *
+unread_rest (ThriftRdmaPrivate *priv)
+{
+  RdmaMessage *msg;
+
+  if (!priv->reading || priv->conn == NULL)
+    return NULL;
+  msg = rdma_conn_head_message (priv->conn);
+  return msg != NULL && priv->rpos < rdma_message_len (msg) ? msg : NULL;
+}
+
 /* Gives the message being read back (its slot to the peer). */
 static gboolean
 release_current (ThriftRdmaPrivate *priv, GError **error)
@@ -379,10 +391,9 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   }
   if (interrupted (priv, &e))
     return peek_ended (priv, e);
+  if (unread_rest (priv) != NULL)
+    return TRUE;
   if (priv->reading) {
-    msg = rdma_conn_head_message (priv->conn);
-    if (msg != NULL && priv->rpos < rdma_message_len (msg))
-      return TRUE;
     /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
     if (!release_current (priv, &e))
       return fail (priv, e, error);
@@ -421,12 +432,8 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
 
   /* Thrift reads a message field by field: the rest of the message being read is copied
    * without a wait, a deadline or a clock read */
-  if (G_LIKELY (priv->reading && priv->conn != NULL
-                && !g_atomic_int_get (&priv->interrupted))) {
-    msg = rdma_conn_head_message (priv->conn);
-    if (G_LIKELY (msg != NULL && priv->rpos < rdma_message_len (msg)))
-      return copy_out (priv, msg, buf, len);
-  }
+  if (G_LIKELY ((msg = unread_rest (priv)) != NULL && !g_atomic_int_get (&priv->interrupted)))
+    return copy_out (priv, msg, buf, len);
   if (priv->conn == NULL) {
     not_open (&e);
     fail (priv, e, error);
@@ -655,13 +662,11 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
 {
   ThriftRdmaPrivate *priv = PRIV (watch);
   GError *e = NULL;
-  RdmaMessage *msg;
   RdmaIdle st;
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
-  msg = rdma_conn_head_message (priv->conn);
-  if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
+  if (unread_rest (priv) != NULL)
     return THRIFT_IDLE_READY;
   if (priv->reading && !release_current (priv, &e))
     return idle_answer (priv, RDMA_IDLE_GONE, e, fds, max_fds, n_fds, deadline_us);
@@ -695,12 +700,9 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   GError *e = NULL;
   gboolean there;
 
-  RdmaMessage *msg;
-
   if (priv->conn == NULL)
     return TRUE;
-  msg = rdma_conn_head_message (priv->conn);
-  if (priv->reading && msg != NULL && priv->rpos < rdma_message_len (msg))
+  if (unread_rest (priv) != NULL)
     return TRUE;   /* the rest of the message is the next request */
   if (priv->reading && !release_current (priv, &e)) {
     g_message ("ThriftRdma: a connection ended: %s", e->message);
