@@ -137,6 +137,19 @@ worker_run (gpointer data)
   return NULL;
 }
 
+/* Keeps the first failure of a point; takes @message. */
+static void
+fail (SuiteLoadResult *r, gchar *message)
+{
+  if (r->ok)
+  {
+    r->ok = FALSE;
+    r->error = message;
+  }
+  else
+    g_free (message);
+}
+
 void
 suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
 {
@@ -149,21 +162,18 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
   gint64 server_calls0 = 0, server_calls1 = 0;
   gboolean server_ok;
 
-  memset (r, 0, sizeof *r);
-  r->ok = TRUE;
-  g_mutex_init (&load.lock);
-  g_cond_init (&load.cond);
-
+  r->rounds++;
   /* the server's CPU time comes from its usage function over a connection of its own */
   control = suite_conn_open (spec->uri, &error);
   if (control == NULL)
   {
-    r->ok = FALSE;
-    r->error = g_strdup_printf ("%s: %s", spec->uri, error->message);
+    fail (r, g_strdup_printf ("%s: %s", spec->uri, error->message));
     g_clear_error (&error);
     g_free (workers);
     return;
   }
+  g_mutex_init (&load.lock);
+  g_cond_init (&load.cond);
 
   for (guint i = 0; i < spec->clients; i++)
   {
@@ -199,18 +209,17 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     server_ok = suite_server_usage (control, &server_cpu1, &server_calls1, &error);
   if (!server_ok)
   {
-    r->ok = FALSE;
-    r->error = g_strdup_printf ("%s: usage: %s", spec->uri, error->message);
+    fail (r, g_strdup_printf ("%s: usage: %s", spec->uri, error->message));
     g_clear_error (&error);
   }
 
-  r->elapsed_s = (load.last_end_us - start_us) / 1e6;
-  r->client_cpu_s = (cpu_user1 + cpu_sys1) - (cpu_user0 + cpu_sys0);
-  r->server_cpu_s = server_cpu1 - server_cpu0;
-  r->server_calls = server_calls1 - server_calls0;
+  r->elapsed_s += (load.last_end_us - start_us) / 1e6;
+  r->client_cpu_s += (cpu_user1 + cpu_sys1) - (cpu_user0 + cpu_sys0);
+  r->server_cpu_s += server_cpu1 - server_cpu0;
+  r->server_calls += server_calls1 - server_calls0;
   for (guint f = 0; f < spec->n_functions; f++)
   {
-    GArray *all = g_array_new (FALSE, FALSE, sizeof (double));
+    GArray *all = r->samples[f];
 
     for (guint i = 0; i < spec->clients; i++)
     {
@@ -229,18 +238,14 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     }
     r->calls[f] = all->len;
     bench_summarize ((double *) all->data, all->len, &r->latency[f]);
-    g_array_free (all, TRUE);
   }
   for (guint i = 0; i < spec->clients; i++)
   {
     Worker *w = &workers[i];
     guint64 c[BENCH_N_COUNTERS];
 
-    if (w->error != NULL && r->ok)
-    {
-      r->ok = FALSE;
-      r->error = g_strdup (w->error);
-    }
+    if (w->error != NULL)
+      fail (r, g_strdup (w->error));
     if (w->conn != NULL && suite_conn_rdma (w->conn) != NULL)
     {
       r->have_counters = TRUE;
@@ -260,9 +265,20 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
 }
 
 void
+suite_load_result_init (SuiteLoadResult *r)
+{
+  memset (r, 0, sizeof *r);
+  r->ok = TRUE;
+  for (guint f = 0; f < G_N_ELEMENTS (r->samples); f++)
+    r->samples[f] = g_array_new (FALSE, FALSE, sizeof (double));
+}
+
+void
 suite_load_result_clear (SuiteLoadResult *r)
 {
   g_clear_pointer (&r->error, g_free);
+  for (guint f = 0; f < G_N_ELEMENTS (r->samples); f++)
+    g_clear_pointer (&r->samples[f], g_array_unref);
 }
 
 guint64

@@ -16,7 +16,9 @@
  * suite_load.h: one point of a load: N client threads, each with its own connection, calling
  * one function (throughput) or two chosen at random by a ratio (the mixed benchmark) for a
  * bounded time; what came out: calls and latencies per function, RPC/s, CPU seconds of
- * both sides, the verbs counters summed over the connections.
+ * both sides, the verbs counters summed over the connections.  A point may be measured in
+ * rounds, each run adding to one result, so that columns measured in turn share the host's
+ * slow and fast moments.
  */
 #ifndef _SUITE_LOAD_H
 #define _SUITE_LOAD_H
@@ -55,10 +57,16 @@ typedef struct
   const gchar *request_proto[2];   /* per function: what carried its requests ("" for tcp://) */
   const gchar *reply_proto[2];     /* and its replies */
   gboolean protocol_changed[2];    /* its calls did not all go alike */
+  guint rounds;               /* runs added together */
+  GArray *samples[2];         /* every measured call's latency, per function, all rounds */
 } SuiteLoadResult;
 
-/* Runs @spec; @r is filled even on failure (ok FALSE, error set).  Free with
- * suite_load_result_clear. */
+/* Makes @r an empty result, to which runs are added. */
+void suite_load_result_init (SuiteLoadResult *r);
+
+/* Runs @spec once and adds what came out to @r: calls, elapsed and CPU time, counters, and
+ * the latencies (the summaries cover every round so far).  The first failure stays (ok
+ * FALSE, error set).  Free with suite_load_result_clear. */
 void suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r);
 void suite_load_result_clear (SuiteLoadResult *r);
 

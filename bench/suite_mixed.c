@@ -106,6 +106,7 @@ suite_run_mixed (const SuiteOptions *o)
     guint64 size = g_array_index (o->sizes, guint64, s);
     const gchar *class = size > 4096 ? "large" : "small";
     g_autofree gchar *st = bench_size_text (size);
+    SuiteLoadResult *res;
     Target *t;
 
     g_ptr_array_set_size (targets, 0);
@@ -140,42 +141,57 @@ suite_run_mixed (const SuiteOptions *o)
     }
 
     printf ("\n== Mixed (HatRPC Sec. 5.3): %s payload, %u clients, %u%% latency function, "
-            "%.1f s per point ==\n", st, o->mixed_clients, o->ratio, o->duration);
+            "%.1f s per point in %u rounds ==\n", st, o->mixed_clients, o->ratio, o->duration,
+            o->load_rounds);
     printf ("plan = mix_lat_%s (perf_goal=latency) and mix_tput_%s (perf_goal=throughput), both\n"
             "with payload_size and concurrency=4; the protocol columns force proto on both; the\n"
-            "server checksums each payload. Latency in us; RPC/s total and of the throughput\n"
-            "function; MB/s payload one way; CPU us per RPC of client and server\n", class, class);
+            "server checksums each payload. The columns take turns, a round each. Latency in\n"
+            "us; RPC/s total and of the throughput function; MB/s payload one way; CPU us per\n"
+            "RPC of client and server\n", class, class);
     printf ("%-8s %8s %8s %8s | %8s %8s %8s | %8s %8s %8s | %7s %7s | %s\n", "column",
             "lat p50", "lat p99", "lat mean", "tpt p50", "tpt p99", "tpt mean", "RPC/s",
             "tpt RPC/s", "MB/s", "cli CPU", "srv CPU",
             "request/reply: lat, tput");
     fflush (stdout);
+    res = g_new (SuiteLoadResult, targets->len);
+    for (guint i = 0; i < targets->len; i++)
+      suite_load_result_init (&res[i]);
+    for (guint round = 0; round < o->load_rounds; round++)
+      for (guint k = 0; k < targets->len; k++)
+      {
+        /* each round starts from another column */
+        guint i = (s + round + k) % targets->len;
+        SuiteLoadSpec spec;
+
+        t = targets->pdata[i];
+        if (!res[i].ok)
+          continue;
+        spec = (SuiteLoadSpec) {
+          .uri = t->uri, .clients = o->mixed_clients, .size = size,
+          .duration = o->duration / o->load_rounds, .warmup = o->warmup, .n_functions = 2,
+          .ratio = o->ratio, .functions = { t->functions[0], t->functions[1] },
+        };
+        fprintf (stderr, "mixed: %s, %s, %u clients, round %u/%u ...", t->label, st,
+                 o->mixed_clients, round + 1, o->load_rounds);
+        suite_load_run (&spec, &res[i]);
+        fprintf (stderr, " %.0f RPC/s so far%s%s\n", suite_load_rate (&res[i]),
+                 res[i].ok ? "" : ", failed: ", res[i].ok ? "" : res[i].error);
+      }
     for (guint i = 0; i < targets->len; i++)
     {
-      SuiteLoadSpec spec;
-      SuiteLoadResult r;
-
       t = targets->pdata[i];
-      spec = (SuiteLoadSpec) {
-        .uri = t->uri, .clients = o->mixed_clients, .size = size, .duration = o->duration,
-        .warmup = o->warmup, .n_functions = 2, .ratio = o->ratio,
-        .functions = { t->functions[0], t->functions[1] },
-      };
-      fprintf (stderr, "mixed: %s, %s, %u clients ...", t->label, st, o->mixed_clients);
-      suite_load_run (&spec, &r);
-      fprintf (stderr, " %.0f RPC/s%s%s\n", suite_load_rate (&r), r.ok ? "" : ", failed: ",
-               r.ok ? "" : r.error);
-      print_row (t, &r, size);
+      print_row (t, &res[i], size);
       if (o->csv)
-        csv_row (o->csv, t, o, size, &r);
-      if (!r.ok)
+        csv_row (o->csv, t, o, size, &res[i]);
+      if (!res[i].ok)
         status = 1;
-      suite_load_result_clear (&r);
+      suite_load_result_clear (&res[i]);
       g_free (t->label);
       g_free (t->functions[0]);
       g_free (t->functions[1]);
       g_free (t);
     }
+    g_free (res);
   }
   g_ptr_array_free (targets, TRUE);
   return status;

@@ -42,6 +42,7 @@ typedef struct
   guint warmup;             /* unmeasured calls before each measurement */
   guint rounds;             /* latency: blocks each cell's calls are made in, interleaved */
   double duration;          /* throughput, mixed: seconds per point */
+  guint load_rounds;        /* throughput, mixed: runs each point's duration is split into */
   guint mixed_clients;      /* mixed: client threads */
   guint ratio;              /* mixed: percent of calls to the latency function */
   const gchar *client_uri;  /* calls: the server */

@@ -114,43 +114,60 @@ suite_run_throughput (const SuiteOptions *o)
     g_autofree gchar *st = bench_size_text (size);
     double *rates = g_new0 (double, n * o->clients->len);
 
-    printf ("\n== Throughput: %s payload, N clients (a connection each), %.1f s per point ==\n",
-            st, o->duration);
+    printf ("\n== Throughput: %s payload, N clients (a connection each), %.1f s per point in %u "
+            "rounds ==\n", st, o->duration, o->load_rounds);
     printf ("plan = perf_goal=throughput, payload_size, concurrency 1 or 64 (whichever is true\n"
-            "for N here); plain = no hints; tcp = stock framed TCP. MB/s = payload one way;\n"
+            "for N here); plain = no hints; tcp = stock framed TCP. The columns of one N take\n"
+            "turns, a round each, so the host's load falls on all alike. MB/s = payload one way;\n"
             "CPU = us of CPU time per RPC, client process and server process (getrusage);\n"
             "counters per RPC summed over the client connections (evts = CQ events)\n");
     printf ("%-6s %-17s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
             "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU",
             "request/reply", "WRs", "posts", "CQEs", "evts");
     fflush (stdout);
-    for (guint t = 0; t < n; t++)
-      for (guint c = 0; c < o->clients->len; c++)
-      {
-        guint clients = (guint) g_array_index (o->clients, guint64, c);
-        SuiteLoadSpec spec = {
-          .uri = targets[t].uri, .clients = clients, .size = size, .duration = o->duration,
-          .warmup = o->warmup, .n_functions = 1,
-          .functions = { target_function (&targets[t], size, clients) },
-        };
-        SuiteLoadResult r;
+    for (guint c = 0; c < o->clients->len; c++)
+    {
+      guint clients = (guint) g_array_index (o->clients, guint64, c);
+      SuiteLoadResult *res = g_new (SuiteLoadResult, n);
 
-        fprintf (stderr, "throughput: %s %s, %s, %u clients ...", targets[t].label,
-                 spec.functions[0], st, clients);
-        suite_load_run (&spec, &r);
-        fprintf (stderr, " %.0f RPC/s%s%s\n", suite_load_rate (&r), r.ok ? "" : ", failed: ",
-                 r.ok ? "" : r.error);
-        print_row (targets[t].label, spec.functions[0], clients, &r, size);
-        fflush (stdout);
+      for (guint t = 0; t < n; t++)
+        suite_load_result_init (&res[t]);
+      for (guint round = 0; round < o->load_rounds; round++)
+        for (guint i = 0; i < n; i++)
+        {
+          /* each round starts from another column */
+          guint t = (c + round + i) % n;
+          SuiteLoadSpec spec = {
+            .uri = targets[t].uri, .clients = clients, .size = size,
+            .duration = o->duration / o->load_rounds, .warmup = o->warmup, .n_functions = 1,
+            .functions = { target_function (&targets[t], size, clients) },
+          };
+
+          if (!res[t].ok)
+            continue;
+          fprintf (stderr, "throughput: %s %s, %s, %u clients, round %u/%u ...",
+                   targets[t].label, spec.functions[0], st, clients, round + 1, o->load_rounds);
+          suite_load_run (&spec, &res[t]);
+          fprintf (stderr, " %.0f RPC/s so far%s%s\n", suite_load_rate (&res[t]),
+                   res[t].ok ? "" : ", failed: ", res[t].ok ? "" : res[t].error);
+        }
+      for (guint t = 0; t < n; t++)
+      {
+        const gchar *function = target_function (&targets[t], size, clients);
+
+        print_row (targets[t].label, function, clients, &res[t], size);
         if (o->csv)
-          csv_row (o->csv, targets[t].label, spec.functions[0], spec.uri, size, clients,
-                   o->duration, &r);
-        if (!r.ok)
+          csv_row (o->csv, targets[t].label, function, targets[t].uri, size, clients,
+                   o->duration, &res[t]);
+        if (!res[t].ok)
           status = 1;
         else
-          rates[t * o->clients->len + c] = suite_load_rate (&r);
-        suite_load_result_clear (&r);
+          rates[t * o->clients->len + c] = suite_load_rate (&res[t]);
+        suite_load_result_clear (&res[t]);
       }
+      fflush (stdout);
+      g_free (res);
+    }
     /* the same figures side by side: RPC/s per N and column */
     printf ("\nRPC/s, %s\n%4s", st, "N");
     for (guint t = 0; t < n; t++)

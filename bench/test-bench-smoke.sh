@@ -37,7 +37,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..18"
+echo "1..19"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
@@ -65,7 +65,7 @@ check "latency exits 0" test $rc -eq 0
 check "latency: a tcp row per size in the table" \
   bash -c "test \$(grep -cE '^tcp +(64 B|64 KB) +tcp +[0-9.]+ +[0-9.]+ +[0-9.]+\$' '$work/latency') -eq 2"
 check "latency.csv holds together" "$checker" latency "$work/latency.csv"
-"$suite" --run throughput --tcp "$uri" --sizes 512 --clients 1,3 -d 0.2 -w 1 \
+"$suite" --run throughput --tcp "$uri" --sizes 512 --clients 1,3 -d 0.2 -w 1 --load-rounds 3 \
   --csv "$work/throughput.csv" > "$work/throughput" 2> "$work/progress"
 rc=$?
 sed 's/^/# /' "$work/progress" "$work/throughput"
@@ -73,6 +73,8 @@ check "throughput exits 0" test $rc -eq 0
 check "throughput: 1 and 3 clients in the CSV" \
   bash -c "test \$(cut -d, -f5 '$work/throughput.csv' | grep -cxE '1|3') -eq 2"
 check "throughput.csv holds together" "$checker" throughput "$work/throughput.csv"
+check "throughput: each point measured in the 3 rounds asked for" \
+  bash -c "test \$(grep -cE 'tcp echo_plain, 512 B, [13] clients, round [123]/3 ' '$work/progress') -eq 6"
 "$suite" --run mixed --tcp "$uri" --sizes 512 --mixed-clients 2 -d 0.2 -w 1 \
   --csv "$work/mixed.csv" > "$work/mixed" 2> "$work/progress"
 rc=$?

@@ -64,8 +64,8 @@ main (int argc, char **argv)
   gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
   gchar *csv = NULL;
-  gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10, mixed_clients = 4, ratio = 50;
-  gint calls = 1000;
+  gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10, mixed_clients = 4;
+  gint ratio = 50, calls = 1000, load_rounds = 4;
   gdouble duration = 2.0;
   GOptionEntry entries[] = {
     { "server", 's', 0, G_OPTION_ARG_STRING_ARRAY, &servers,
@@ -102,6 +102,9 @@ main (int argc, char **argv)
     { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds,
       "latency: each size's calls are made in N rounds, a block of every function per round, "
       "so that the host's load falls on all alike (default 10)", "N" },
+    { "load-rounds", 0, 0, G_OPTION_ARG_INT, &load_rounds,
+      "throughput, mixed: each point's --duration is split into N rounds, the columns taking "
+      "turns, a round each (default 4)", "N" },
     { "calls", 0, 0, G_OPTION_ARG_INT, &calls, "calls: how many (default 1000)", "N" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "also write the figures to FILE as CSV", "FILE" },
     { NULL }
@@ -148,13 +151,16 @@ main (int argc, char **argv)
   }
 
   if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0 || mixed_clients < 1
-      || rounds < 1 || ratio < 0 || ratio > 100 || !(duration > 0 && duration <= 3600))
-    return usage_error ("iterations, rounds and mixed-clients must be at least 1, warmup and calls at "
-                        "least 0, ratio 0 to 100 and duration above 0 (at most 3600 s)");
+      || rounds < 1 || load_rounds < 1 || ratio < 0 || ratio > 100
+      || !(duration > 0 && duration <= 3600))
+    return usage_error ("iterations, rounds, load-rounds and mixed-clients must be at least 1, "
+                        "warmup and calls at least 0, ratio 0 to 100 and duration above 0 (at "
+                        "most 3600 s)");
   o.iterations = (guint) iterations;
   o.large_iterations = (guint) large_iterations;
   o.warmup = (guint) warmup;
   o.rounds = (guint) rounds;
+  o.load_rounds = (guint) load_rounds;
   o.calls = (guint) calls;
   o.mixed_clients = (guint) mixed_clients;
   o.ratio = (guint) ratio;
