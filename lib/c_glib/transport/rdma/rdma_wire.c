@@ -74,6 +74,65 @@ rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError *
   return TRUE;
 }
 
+gboolean
+rdma_wire_pair_token_parse (const void *data, gsize len, guint8 *token)
+{
+  const guint8 *t = (const guint8 *) data + sizeof (RdmaWireHello);
+
+  /* a hello alone, or one followed by less than a token (never sent): no token */
+  if (data == NULL || len < sizeof (RdmaWireRequest))
+    return FALSE;
+  for (guint i = 0; i < RDMA_WIRE_PAIR_TOKEN_LEN; i++)
+    if (t[i] != 0) {
+      memcpy (token, t, RDMA_WIRE_PAIR_TOKEN_LEN);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+void
+rdma_wire_refusal_init (RdmaWireRefusal *refusal, guint16 version, guint16 code)
+{
+  memset (refusal, 0, sizeof *refusal);
+  rdma_wire_hello_init (&refusal->hello, version);
+  refusal->magic = GUINT32_TO_LE (RDMA_WIRE_REFUSAL_MAGIC);
+  refusal->code = GUINT16_TO_LE (code);
+}
+
+guint16
+rdma_wire_refusal_parse (const void *data, gsize len)
+{
+  RdmaWireRefusal r;
+
+  if (data == NULL || len < sizeof r)
+    return RDMA_WIRE_REFUSE_NONE;
+  memcpy (&r, data, sizeof r);
+  if (GUINT32_FROM_LE (r.hello.magic) != RDMA_WIRE_HELLO_MAGIC
+      || GUINT32_FROM_LE (r.magic) != RDMA_WIRE_REFUSAL_MAGIC)
+    return RDMA_WIRE_REFUSE_NONE;
+  return GUINT16_FROM_LE (r.code);
+}
+
+const gchar *
+rdma_wire_refusal_describe (guint16 code)
+{
+  switch (code) {
+  case RDMA_WIRE_REFUSE_NONE:
+    return "it was not refused";
+  case RDMA_WIRE_REFUSE_UNKNOWN_TOKEN:
+    return "its pairing token is unknown or was already used";
+  case RDMA_WIRE_REFUSE_NOT_PAIRING:
+    return "it carries a pairing token, and this server does not pair connections (is it an "
+           "rdma:// server rather than a hybrid:// one?)";
+  case RDMA_WIRE_REFUSE_TOKEN_REQUIRED:
+    return "it carries no pairing token, and this server admits only paired connections (a "
+           "hybrid:// server: connect with hybrid://)";
+  default:
+    /* a newer server's reason */
+    return "for a reason this library version does not know";
+  }
+}
+
 void
 rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags, guint32 credits,
                         guint32 frag_len, guint32 msg_len)

@@ -49,6 +49,57 @@ gboolean rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out,
                                 GError **error);
 
 /*
+ * The pairing token (hybrid://, thrift_rdma.h "pair-token"): a client may follow its hello
+ * with RDMA_WIRE_PAIR_TOKEN_LEN bytes that a pairing server matches to the client's TCP leg.
+ * RDMA CM pads a request's private data with zeros, so an all-zero token is no token, and a
+ * hello alone (an older client) carries none.
+ */
+#define RDMA_WIRE_PAIR_TOKEN_LEN 16
+typedef struct __attribute__ ((packed))
+{
+  RdmaWireHello hello;
+  guint8 pair_token[RDMA_WIRE_PAIR_TOKEN_LEN];
+} RdmaWireRequest;
+/* what RDMA CM carries in a connect on RoCE and InfiniBand */
+G_STATIC_ASSERT (sizeof (RdmaWireRequest) <= 56);
+
+/* TRUE if the connection request's private data @data (@len bytes, a hello first) carries a
+ * pairing token; @token (RDMA_WIRE_PAIR_TOKEN_LEN bytes) then gets it. */
+gboolean rdma_wire_pair_token_parse (const void *data, gsize len, guint8 *token);
+
+/*
+ * RdmaWireRefusal: the private data of rdma_reject when the server refuses a request for a
+ * reason it can name: a hello (of the server's version, no credits, as any reject carries)
+ * then a magic and a code.  A reject without it (an older server, a bad hello, no room) says
+ * only the server's version.
+ */
+#define RDMA_WIRE_REFUSAL_MAGIC 0x4a525254u /* "TRRJ" */
+typedef enum
+{
+  RDMA_WIRE_REFUSE_NONE = 0,          /* not a refusal (admitted) */
+  RDMA_WIRE_REFUSE_UNKNOWN_TOKEN = 1, /* the pairing token is unknown or was already used */
+  RDMA_WIRE_REFUSE_NOT_PAIRING = 2,   /* a pairing token sent to a server that does not pair */
+  RDMA_WIRE_REFUSE_TOKEN_REQUIRED = 3 /* no pairing token, and this server admits only pairs */
+} RdmaWireRefusalCode;
+
+typedef struct __attribute__ ((packed))
+{
+  RdmaWireHello hello;
+  guint32 magic;          /* RDMA_WIRE_REFUSAL_MAGIC */
+  guint16 code;           /* RdmaWireRefusalCode */
+  guint16 reserved;
+} RdmaWireRefusal;
+/* what RDMA CM carries in a reject on RoCE and InfiniBand */
+G_STATIC_ASSERT (sizeof (RdmaWireRefusal) <= 148);
+
+void rdma_wire_refusal_init (RdmaWireRefusal *refusal, guint16 version, guint16 code);
+/* The code of the refusal in a reject's private data (RDMA_WIRE_REFUSE_NONE: it carries
+ * none). */
+guint16 rdma_wire_refusal_parse (const void *data, gsize len);
+/* What a refusal code means, for the client's error ("its pairing token is unknown..."). */
+const gchar *rdma_wire_refusal_describe (guint16 code);
+
+/*
  * RdmaWireHeader: the first 20 bytes of every SEND (one fragment of a message, or a control
  * message).  A message longer than a slot goes as fragments, each in its own slot: the first
  * has RDMA_WIRE_FIRST, the last RDMA_WIRE_LAST (a one-slot message has both); every fragment
