@@ -52,7 +52,8 @@ enum
   PROP_CALL_TIMEOUT,
   PROP_SOURCE_ADDRESS,
   PROP_IDLE_TIMEOUT,
-  PROP_KEEPALIVE
+  PROP_KEEPALIVE,
+  PROP_PAIR_TOKEN
 };
 
 typedef struct
@@ -60,6 +61,7 @@ typedef struct
   gchar *hostname;
   guint port;
   gchar *source_address;
+  GBytes *pair_token;                 /* "pair-token", or NULL */
   const ThriftHintSet *hints;         /* default hints (property) */
   ThriftRdmaPolling polling;
   guint connect_timeout_ms;
@@ -315,6 +317,29 @@ thrift_rdma_is_open (ThriftTransport *transport)
                                 || rdma_conn_head_message (priv->conn) != NULL);
 }
 
+/* The "pair-token" into @settings: FALSE with @error if it cannot be sent. */
+static gboolean
+take_pair_token (ThriftRdmaPrivate *priv, RdmaConnSettings *settings, GError **error)
+{
+  static const guint8 none[THRIFT_RDMA_PAIR_TOKEN_LEN];
+  gsize len;
+  const guint8 *t;
+
+  if (priv->pair_token == NULL)
+    return TRUE;
+  t = g_bytes_get_data (priv->pair_token, &len);
+  if (len != THRIFT_RDMA_PAIR_TOKEN_LEN || memcmp (t, none, len) == 0) {
+    /* all zero is how the wire says "no token": it could never pair */
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+                 "ThriftRdma: the pair-token must be %d bytes, not all zero (it has %"
+                 G_GSIZE_FORMAT " bytes%s)", THRIFT_RDMA_PAIR_TOKEN_LEN, len,
+                 len == THRIFT_RDMA_PAIR_TOKEN_LEN ? ", all zero" : "");
+    return FALSE;
+  }
+  memcpy (settings->pair_token, t, len);
+  return TRUE;
+}
+
 /* implements thrift_transport_open */
 static gboolean
 thrift_rdma_open (ThriftTransport *transport, GError **error)
@@ -328,11 +353,13 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
                  "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
     return FALSE;
   }
-  if (rdma_device_probe (&e) == 0)
-    return fail (priv, e, error);
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
   settings.keepalive_ms = priv->keepalive_ms;
+  if (!take_pair_token (priv, &settings, error))
+    return FALSE;
+  if (rdma_device_probe (&e) == 0)
+    return fail (priv, e, error);
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), &e);
   if (priv->conn == NULL)
@@ -759,6 +786,9 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   case PROP_KEEPALIVE:
     g_value_set_uint (value, priv->keepalive_ms);
     break;
+  case PROP_PAIR_TOKEN:
+    g_value_set_boxed (value, priv->pair_token);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value))
@@ -809,6 +839,10 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     if (priv->conn != NULL)
       rdma_keepalive_set (priv->conn, priv->keepalive_ms, g_get_monotonic_time ());
     break;
+  case PROP_PAIR_TOKEN:
+    g_clear_pointer (&priv->pair_token, g_bytes_unref);
+    priv->pair_token = g_value_dup_boxed (value);
+    break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
                               &tt->remainingMessageSize_, &tt->knowMessageSize_, value))
@@ -831,6 +865,7 @@ thrift_rdma_finalize (GObject *object)
     close (priv->wake_fd);
   g_free (priv->hostname);
   g_free (priv->source_address);
+  g_clear_pointer (&priv->pair_token, g_bytes_unref);
   g_clear_object (&tt->configuration);
   G_OBJECT_CLASS (thrift_rdma_parent_class)->finalize (object);
 }
@@ -880,6 +915,10 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                        "Milliseconds after which a peer that stopped answering is declared "
                        "dead (0: never)", 0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS,
                        rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_PAIR_TOKEN,
+    g_param_spec_boxed ("pair-token", "pair-token",
+                        "Pairing token sent in the connection request (GBytes of "
+                        "THRIFT_RDMA_PAIR_TOKEN_LEN bytes, or NULL: none)", G_TYPE_BYTES, rw));
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;
@@ -995,6 +1034,16 @@ thrift_rdma_interrupt (ThriftRdma *self)
     /* EAGAIN: the counter is already non-zero, the poll wakes anyway */
   }
   g_atomic_int_set (&priv->interrupted, 1);
+}
+
+const guint8 *
+thrift_rdma_get_peer_pair_token (ThriftRdma *self)
+{
+  ThriftRdmaPrivate *priv;
+
+  g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
+  priv = PRIV (self);
+  return priv->conn != NULL ? rdma_conn_peer_pair_token (priv->conn) : NULL;
 }
 
 ThriftRdmaStatus

@@ -61,6 +61,16 @@
  * without SA_RESTART, as recv (2) would end; with SA_RESTART handlers the wait goes on.  Busy
  * polling never blocks in the kernel, so only thrift_rdma_interrupt stops it.
  *   "source-address"  gchar*     local address to connect from (NULL: the route decides)
+ *   "pair-token"      GBytes*    THRIFT_RDMA_PAIR_TOKEN_LEN bytes, not all zero, or NULL (the
+ *                                default: none); read at open.  Sent to the server in the
+ *                                connection request, after the hello; a hybrid:// server
+ *                                pairs the connection by it with the client's TCP leg.  A
+ *                                server that refuses it fails open with
+ *                                THRIFT_TRANSPORT_ERROR_CONNECT (THRIFT_RDMA_STATUS_REFUSED)
+ *                                saying why ("the server refused the connection: its pairing
+ *                                token is unknown or was already used"); a server without
+ *                                pairing refuses any token (thrift_server_rdma.h).  Another
+ *                                length, or all zero, fails open.
  */
 #ifndef _THRIFT_RDMA_H
 #define _THRIFT_RDMA_H
@@ -153,6 +163,9 @@ GType thrift_rdma_status_get_type (void);
  * Returns: the status behind @error, THRIFT_RDMA_STATUS_OK if none is known.
  */
 ThriftRdmaStatus thrift_rdma_error_status (const GError *error);
+
+/* Bytes of a pairing token ("pair-token", thrift_rdma_get_peer_pair_token). */
+#define THRIFT_RDMA_PAIR_TOKEN_LEN 16
 
 /* Defaults of the properties. */
 #define THRIFT_RDMA_DEFAULT_POLLING THRIFT_RDMA_POLLING_HYBRID
@@ -256,6 +269,18 @@ ThriftRdmaPolling thrift_rdma_get_effective_polling (ThriftRdma *self);
  * thrift_rdma_interrupt; _NOT_OPEN).  THRIFT_RDMA_STATUS_OK after a successful open.
  */
 ThriftRdmaStatus thrift_rdma_get_last_status (ThriftRdma *self);
+
+/**
+ * thrift_rdma_get_peer_pair_token:
+ *
+ * Server side: the pairing token the client sent in its connection request ("pair-token"),
+ * as the server's admission function saw it (thrift_server_rdma_set_admission).
+ *
+ * Returns: (transfer none) (nullable): THRIFT_RDMA_PAIR_TOKEN_LEN bytes, valid until the
+ * transport is closed, or NULL if the request carried none (and on a client, or a closed
+ * transport).
+ */
+const guint8 *thrift_rdma_get_peer_pair_token (ThriftRdma *self);
 
 /**
  * thrift_rdma_interrupt:

@@ -46,6 +46,7 @@
 #define RDMA_OP_BLOCK 32
 /* How long a closing connection waits for protocols to push out what is still queued. */
 #define RDMA_CLOSE_FLUSH_US G_USEC_PER_SEC
+G_STATIC_ASSERT (THRIFT_RDMA_PAIR_TOKEN_LEN == RDMA_WIRE_PAIR_TOKEN_LEN);
 
 static const gchar *const state_names[] = {
   [RDMA_CONN_IDLE] = "idle",
@@ -100,6 +101,7 @@ set_state (RdmaConn *conn, RdmaConnState to)
 void
 rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPolling polling)
 {
+  memset (s, 0, sizeof *s);
   s->slot_size = RDMA_DEFAULT_SLOT_SIZE;
   s->credits = RDMA_DEFAULT_CREDITS;
   s->max_message = max_message;
@@ -713,6 +715,25 @@ rdma_conn_handle_cm_events (RdmaConn *conn, GError **error)
   return n;
 }
 
+/* A reject that names its reason (RdmaWireRefusal, a server's admission): acks @ev and sets
+ * @error saying why.  FALSE if the reject carries no reason. */
+static gboolean
+reject_refused (struct rdma_cm_event *ev, const gchar *what, GError **error)
+{
+  guint16 code = rdma_wire_refusal_parse (ev->param.conn.private_data,
+                                          ev->param.conn.private_data_len);
+
+  if (code == RDMA_WIRE_REFUSE_NONE)
+    return FALSE;
+  rdma_verbs->ack_cm_event (ev);
+  /* not rdma_status_set_error: its text for REFUSED ("is a server listening?") would
+   * mislead, the server did answer */
+  g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_REFUSED,
+               "rdma_connect: %s: the server refused the connection: %s (refusal code %u)",
+               what, rdma_wire_refusal_describe (code), code);
+  return TRUE;
+}
+
 /* Waits for one CM event on the connection's channel during set-up.  Returns it (the caller
  * acks it) if it is @expected; any other outcome is an error that names the cause. */
 static struct rdma_cm_event *
@@ -742,6 +763,8 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
           st = RDMA_ERR_RESOLVE;
           break;
         case RDMA_CM_EVENT_REJECTED:
+          if (reject_refused (ev, what, error))
+            return NULL;
           if (ev->param.conn.private_data != NULL
               && !rdma_wire_hello_parse (ev->param.conn.private_data,
                                          ev->param.conn.private_data_len, &peer, &ignored)
@@ -843,6 +866,28 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   return TRUE;
 }
 
+/* The client's connection request: @req's hello (setup_resources made it), then the pairing
+ * token if the settings have one.  Returns the length of the private data to send. */
+static guint8
+request_finish (RdmaConn *conn, RdmaWireRequest *req)
+{
+  static const guint8 none[RDMA_WIRE_PAIR_TOKEN_LEN];
+
+  memcpy (req->pair_token, conn->settings.pair_token, sizeof req->pair_token);
+  /* without a token, the hello alone: what a peer from before pairing sends and expects */
+  return memcmp (req->pair_token, none, sizeof none) == 0 ? sizeof req->hello : sizeof *req;
+}
+
+static gboolean take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error);
+
+/* The server's side of a connection request's private data: the hello and the token. */
+static gboolean
+take_request (RdmaConn *conn, const void *data, gsize len, GError **error)
+{
+  conn->has_peer_pair_token = rdma_wire_pair_token_parse (data, len, conn->peer_pair_token);
+  return take_peer_hello (conn, data, len, error);
+}
+
 static gboolean
 take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
 {
@@ -912,7 +957,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   struct rdma_addrinfo *dst = NULL, *src = NULL;
   struct rdma_cm_event *ev;
   struct rdma_conn_param param = { 0 };
-  RdmaWireHello hello;
+  RdmaWireRequest request;
   gchar *what = g_strdup_printf ("connecting to %s:%u", host, port);
   int rc, timeout_ms;
 
@@ -951,12 +996,12 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
     goto fail;
   rdma_verbs->ack_cm_event (ev);
 
-  if (!setup_resources (conn, &hello, error))
+  if (!setup_resources (conn, &request.hello, error))
     goto fail;
   set_ack_timeout (conn);
   set_state (conn, RDMA_CONN_CONNECTING);
-  param.private_data = &hello;
-  param.private_data_len = sizeof hello;
+  param.private_data = &request;
+  param.private_data_len = request_finish (conn, &request);
   param.responder_resources = 1;
   param.initiator_depth = 1;
   param.retry_count = 7;
@@ -1009,7 +1054,7 @@ rdma_conn_accept_start (struct rdma_cm_id *id, const void *private_data, gsize l
   set_state (conn, RDMA_CONN_ACCEPTING);
   if (!setup_resources (conn, &hello, error))
     goto reject;
-  if (!take_peer_hello (conn, private_data, len, error))
+  if (!take_request (conn, private_data, len, error))
     goto reject;
   set_ack_timeout (conn);
   param.private_data = &hello;
@@ -1066,7 +1111,8 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
                 RdmaConn **server, GError **error)
 {
   RdmaConn *c = conn_new (client_settings, TRUE), *s = conn_new (server_settings, FALSE);
-  RdmaWireHello c_hello, s_hello;
+  RdmaWireRequest c_req;
+  RdmaWireHello s_hello;
   gboolean ok;
 
   *client = *server = NULL;
@@ -1080,11 +1126,13 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
    * connection request; the server's hello comes back as the client's ESTABLISHED would */
   set_state (c, RDMA_CONN_RESOLVING);
   set_state (s, RDMA_CONN_ACCEPTING);
-  ok = setup_resources (c, &c_hello, error);
+  ok = setup_resources (c, &c_req.hello, error);
   if (ok) {
+    guint8 c_len = request_finish (c, &c_req);
+
     set_state (c, RDMA_CONN_CONNECTING);
     ok = setup_resources (s, &s_hello, error)
-         && take_peer_hello (s, &c_hello, sizeof c_hello, error)
+         && take_request (s, &c_req, c_len, error)
          && take_peer_hello (c, &s_hello, sizeof s_hello, error)
          && own_cm_channel (c, error) && own_cm_channel (s, error);
   }
@@ -1399,6 +1447,12 @@ guint32
 rdma_conn_peer_protocols (const RdmaConn *conn)
 {
   return conn->peer.protocols;
+}
+
+const guint8 *
+rdma_conn_peer_pair_token (const RdmaConn *conn)
+{
+  return conn->has_peer_pair_token ? conn->peer_pair_token : NULL;
 }
 
 struct rdma_cm_id *

@@ -76,6 +76,8 @@ typedef struct
   guint16 rx_protocols;     /* bits (1 << RdmaProtoId) of the protocols this side accepts */
   guint32 ring_size;        /* bytes of the direct ring, registered on the peer's first
                                direct message (rdma_ring.h) */
+  guint8 pair_token[THRIFT_RDMA_PAIR_TOKEN_LEN];  /* client: sent in the connection request
+                                                     after the hello (all zero: none) */
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
@@ -163,6 +165,9 @@ const RdmaProtoOps *rdma_conn_last_tx_proto (const RdmaConn *conn);
 guint32 rdma_conn_peer_protocols (const RdmaConn *conn);
 /* The CM id (a server tells its handshakes apart by it). */
 struct rdma_cm_id *rdma_conn_cm_id (const RdmaConn *conn);
+/* Server side: the pairing token of the client's connection request
+ * (THRIFT_RDMA_PAIR_TOKEN_LEN bytes, as long as @conn lives), NULL if it carried none. */
+const guint8 *rdma_conn_peer_pair_token (const RdmaConn *conn);
 
 G_END_DECLS
 

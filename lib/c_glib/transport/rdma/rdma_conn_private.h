@@ -76,6 +76,8 @@ struct _RdmaConn
   RdmaPool send_pool;
   RdmaCredits credits;
   RdmaWireHello peer;                 /* the peer's hello */
+  gboolean has_peer_pair_token;       /* server: the client's request carried a token */
+  guint8 peer_pair_token[RDMA_WIRE_PAIR_TOKEN_LEN];
 
   GQueue received;                    /* RdmaMessage *, complete, in arrival order */
   gpointer proto_state[RDMA_PROTO_COUNT];
@@ -125,8 +127,9 @@ struct _RdmaConn
 /* For tests over a fake provider (rdma_verbs.h): a connected client and server on
  * @client_id and @server_id, the two ends of one link that the provider made (no QP yet).
  * Runs what rdma_conn_connect and rdma_conn_accept_start/finish run once the CM has done its
- * part: each side's resources and hello, the server takes the client's hello, the client the
- * server's (with each protocol's setup), and each side moves its id to its own event channel.
+ * part: each side's resources and hello, the server takes the client's hello (and pairing
+ * token), the client the server's (with each protocol's setup), and each side moves its id to
+ * its own event channel.
  * The ids are taken, on failure too. */
 gboolean rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
                          const RdmaConnSettings *client_settings,
