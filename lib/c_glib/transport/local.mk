@@ -32,6 +32,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_verbs.h \
 	lib/c_glib/transport/rdma/rdma_wire.c \
 	lib/c_glib/transport/rdma/rdma_wire.h \
+	lib/c_glib/transport/rdma/rdma_admit.c \
+	lib/c_glib/transport/rdma/rdma_admit.h \
 	lib/c_glib/transport/rdma/rdma_credit.c \
 	lib/c_glib/transport/rdma/rdma_credit.h \
 	lib/c_glib/transport/rdma/rdma_pool.c \

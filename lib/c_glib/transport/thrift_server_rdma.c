@@ -18,14 +18,17 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
+#include "rdma/rdma_admit.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
@@ -33,6 +36,7 @@
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
 #include "rdma/rdma_transport.h"
+#include "rdma/rdma_wire.h"
 
 enum
 {
@@ -74,6 +78,9 @@ typedef struct
   struct rdma_event_channel *channel;
   struct rdma_cm_id *listener;
   int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
+  int epoll_fd;          /* the CM channel and wake_fd in one (thrift_server_rdma_get_fd) */
+  ThriftServerRdmaAdmitFunc admit;
+  gpointer admit_data;
   GList *pending;        /* Pending *, handshakes in progress, side by side */
   GQueue established;    /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
   gint last_status;      /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
@@ -110,6 +117,34 @@ close_listener (ThriftServerRdmaPrivate *priv)
     close (priv->wake_fd);
     priv->wake_fd = -1;
   }
+  if (priv->epoll_fd >= 0) {
+    close (priv->epoll_fd);
+    priv->epoll_fd = -1;
+  }
+}
+
+/* One descriptor readable when the CM channel or the interrupt's eventfd is, so a caller
+ * that waits on several listeners watches one per server (and accept waits on it too). */
+static gboolean
+make_epoll (ThriftServerRdmaPrivate *priv, GError **error)
+{
+  int fds[2] = { priv->channel->fd, priv->wake_fd };
+
+  priv->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  if (priv->epoll_fd < 0) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll_create1", err, -1, NULL);
+    return FALSE;
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (fds); i++) {
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+    if (epoll_ctl (priv->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0) {
+      int err = errno;
+      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll_ctl", err, -1, NULL);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 /* TRUE if @addr can be bound with a port the system picks. */
@@ -177,6 +212,8 @@ listen_on (ThriftServerTransport *transport, GError **error)
   priv->listener = rdma_res_id_create (priv->channel, transport, error);
   if (priv->listener == NULL)
     goto fail;
+  if (!make_epoll (priv, error))
+    goto fail;
   g_snprintf (service, sizeof service, "%u", priv->port);
   if (priv->hostname != NULL) {
     if (rdma_getaddrinfo (priv->hostname, service, &hints, &res) != 0 || res == NULL) {
@@ -231,6 +268,39 @@ settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
   settings->keepalive_ms = priv->keepalive_ms;
 }
 
+/* The admission of a request (rdma_admit.h): TRUE if it goes on; a refused one is rejected
+ * with the refusal's code, which the client reports, and its id destroyed.  A request with a
+ * bad hello goes on: rdma_conn_accept_start rejects it, saying which version we speak. */
+static gboolean
+admitted (ThriftServerRdmaPrivate *priv, struct rdma_cm_id *id, const guint8 *pdata, gsize len,
+          const RdmaConnSettings *settings)
+{
+  RdmaWireHello hello;
+  RdmaWireRefusal refusal;
+  gchar *reason = NULL;
+  guint16 code;
+
+  if (!rdma_wire_hello_parse (pdata, len, &hello, NULL))
+    return TRUE;
+  code = rdma_admit_request (pdata, len, priv->admit, priv->admit_data, &reason);
+  if (code == RDMA_WIRE_REFUSE_NONE)
+    return TRUE;
+  {
+    struct sockaddr *peer = rdma_get_peer_addr (id);
+    gchar host[NI_MAXHOST] = "?";
+
+    getnameinfo (peer, peer->sa_family == AF_INET6 ? sizeof (struct sockaddr_in6)
+                                                   : sizeof (struct sockaddr_in),
+                 host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    g_message ("ThriftServerRdma: refused a connection request from %s: %s", host, reason);
+  }
+  g_free (reason);
+  rdma_wire_refusal_init (&refusal, settings->wire_version, code);
+  rdma_reject (id, &refusal, sizeof refusal);
+  rdma_destroy_id (id);
+  return FALSE;
+}
+
 /* A connection request: set up and accepted at once (rdma_accept does not wait), then it
  * waits for its ESTABLISHED among the others, with its own deadline. */
 static void
@@ -259,6 +329,8 @@ start_handshake (ThriftServerTransport *transport, struct rdma_cm_event *ev)
     return;
   }
   settings_of (transport, &settings);
+  if (!admitted (priv, id, pdata, len, &settings))
+    return;
   conn = rdma_conn_accept_start (id, pdata, len, &settings, &e);
   if (conn == NULL) {
     /* one bad client must not stop the server */
@@ -351,54 +423,84 @@ thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
   return TRUE;
 }
 
-/* Waits for the next established connection; errors in the engine's domain (the caller maps
+/* Set by thrift_server_rdma_interrupt until close (its eventfd is never read). */
+static gboolean
+interrupt_pending (ThriftServerRdmaPrivate *priv)
+{
+  struct pollfd pfd = { .fd = priv->wake_fd, .events = POLLIN };
+  return poll (&pfd, 1, 0) > 0 && (pfd.revents & POLLIN) != 0;
+}
+
+/* One step of accept, never blocking: takes the listener's CM events, drops the handshakes
+ * past their deadline, and returns an established connection, or NULL with *@next_us the
+ * earliest handshake deadline (0: none); errors in the engine's domain (the caller maps
  * them). */
 static ThriftTransport *
-accept_next (ThriftServerTransport *transport, GError **error)
+accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
+  struct rdma_cm_event *ev = NULL;
+  RdmaConn *conn;
 
+  *next_us = 0;
   if (priv->listener == NULL) {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, "accept", 0, -1,
                            "ThriftServerRdma is not listening");
     return NULL;
   }
+  if (interrupt_pending (priv)) {
+    rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", 0, -1,
+                           "thrift_server_rdma_interrupt was called");
+    return NULL;
+  }
+  while (rdma_get_cm_event (priv->channel, &ev) == 0) {
+    if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+      start_handshake (transport, ev);
+    else if (ev->id != priv->listener)
+      handshake_event (priv, ev);
+    else
+      rdma_ack_cm_event (ev);
+  }
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    int err = errno;
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
+    return NULL;
+  }
+  *next_us = expire_handshakes (priv, g_get_monotonic_time ());
+  conn = g_queue_pop_head (&priv->established);
+  if (conn == NULL)
+    return NULL;
+  *next_us = 0;
+  return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
+                                                     priv->hints, priv->polling,
+                                                     priv->call_timeout_ms,
+                                                     priv->idle_timeout_ms,
+                                                     priv->keepalive_ms));
+}
+
+/* Waits for the next established connection: accept_step, and a wait on the epoll fd until
+ * something arrives or a handshake's deadline; errors in the engine's domain. */
+static ThriftTransport *
+accept_next (ThriftServerTransport *transport, GError **error)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (transport);
+
   rdma_signal_snapshot ();
   for (;;) {
-    struct pollfd pfd[2] = {
-      { .fd = priv->channel->fd, .events = POLLIN },
-      { .fd = priv->wake_fd, .events = POLLIN },
-    };
-    struct rdma_cm_event *ev = NULL;
-    RdmaConn *conn;
+    GError *e = NULL;
     gint64 next;
+    ThriftTransport *t = accept_step (transport, &next, &e);
+    struct pollfd pfd = { .fd = priv->epoll_fd, .events = POLLIN };
     int timeout;
 
-    while (rdma_get_cm_event (priv->channel, &ev) == 0) {
-      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-        start_handshake (transport, ev);
-      else if (ev->id != priv->listener)
-        handshake_event (priv, ev);
-      else
-        rdma_ack_cm_event (ev);
+    if (t != NULL || e != NULL) {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return t;
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      int err = errno;
-      rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
-      return NULL;
-    }
-    next = expire_handshakes (priv, g_get_monotonic_time ());
-    conn = g_queue_pop_head (&priv->established);
-    if (conn != NULL)
-      return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
-                                                         priv->hints, priv->polling,
-                                                         priv->call_timeout_ms,
-                                                         priv->idle_timeout_ms,
-                                                         priv->keepalive_ms));
-
     timeout = next == 0 ? -1
               : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
-    if (poll (pfd, 2, timeout) < 0) {
+    if (poll (&pfd, 1, timeout) < 0) {
       int err = errno;
       if (err == EINTR && !rdma_signal_interrupts_waits ())
         continue;
@@ -409,11 +511,6 @@ accept_next (ThriftServerTransport *transport, GError **error)
         return NULL;
       }
       rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1, "accept");
-      return NULL;
-    }
-    if (pfd[1].revents & POLLIN) {
-      rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", 0, -1,
-                             "thrift_server_rdma_interrupt was called");
       return NULL;
     }
   }
@@ -450,6 +547,39 @@ thrift_server_rdma_interrupt (ThriftServerRdma *self)
   if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
     /* EAGAIN: the counter is already non-zero, accept wakes anyway */
   }
+}
+
+void
+thrift_server_rdma_set_admission (ThriftServerRdma *self, ThriftServerRdmaAdmitFunc func,
+                                  gpointer user_data)
+{
+  g_return_if_fail (THRIFT_IS_SERVER_RDMA (self));
+  PRIV (self)->admit = func;
+  PRIV (self)->admit_data = user_data;
+}
+
+gint
+thrift_server_rdma_get_fd (ThriftServerRdma *self)
+{
+  g_return_val_if_fail (THRIFT_IS_SERVER_RDMA (self), -1);
+  return PRIV (self)->listener != NULL ? PRIV (self)->epoll_fd : -1;
+}
+
+ThriftTransport *
+thrift_server_rdma_accept_ready (ThriftServerRdma *self, gint64 *next_deadline_us,
+                                 GError **error)
+{
+  GError *e = NULL;
+  gint64 next = 0;
+  ThriftTransport *t;
+
+  g_return_val_if_fail (THRIFT_IS_SERVER_RDMA (self), NULL);
+  t = accept_step (THRIFT_SERVER_TRANSPORT (self), &next, &e);
+  if (e != NULL)
+    fail (PRIV (self), e, error);
+  if (next_deadline_us != NULL)
+    *next_deadline_us = next;
+  return t;
 }
 
 ThriftRdmaStatus
@@ -614,6 +744,7 @@ thrift_server_rdma_init (ThriftServerRdma *self)
 {
   ThriftServerRdmaPrivate *priv = PRIV (self);
   priv->wake_fd = -1;
+  priv->epoll_fd = -1;
   g_queue_init (&priv->established);
   priv->backlog = THRIFT_SERVER_RDMA_DEFAULT_BACKLOG;
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;

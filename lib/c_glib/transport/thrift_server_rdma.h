@@ -47,6 +47,18 @@
  * Stopping a blocked accept: thrift_server_rdma_interrupt () may be called from any thread;
  * an accept blocked in another thread then returns NULL with an error (and so does every
  * later accept, until close and listen again).  close itself must not race a running accept.
+ *
+ * Pairing (hybrid://): a client may carry a pairing token in its connection request (the
+ * ThriftRdma property "pair-token").  A server with an admission function
+ * (thrift_server_rdma_set_admission) lets it decide on every request, with or without a
+ * token; a server without one (a plain rdma:// server) admits every request that carries no
+ * token and refuses one that does, so a client that believes it is one leg of a pair learns
+ * at once that the server does not pair (THRIFT_TRANSPORT_ERROR_CONNECT, "the server refused
+ * the connection: it carries a pairing token, and this server does not pair connections").
+ * An accepted connection's token: thrift_rdma_get_peer_pair_token ().
+ *
+ * Waiting on several listeners at once (thrift_server_rdma_get_fd, _accept_ready): one
+ * thread calls accept_ready (or accept) at a time, and not while close runs.
  */
 #ifndef _THRIFT_SERVER_RDMA_H
 #define _THRIFT_SERVER_RDMA_H
@@ -99,6 +111,73 @@ ThriftRdmaStatus thrift_server_rdma_get_last_status (ThriftServerRdma *self);
  * eventfd).  Sticky: later accepts fail at once until the server is closed and listens again.
  */
 void thrift_server_rdma_interrupt (ThriftServerRdma *self);
+
+/**
+ * ThriftServerRdmaAdmitFunc:
+ * @token: (nullable): the request's pairing token, THRIFT_RDMA_PAIR_TOKEN_LEN bytes valid
+ *   during the call only, or NULL if the request carries none
+ * @user_data: as given to thrift_server_rdma_set_admission
+ * @reason: (out): where a refusal's reason goes (g_strdup'ed; the server logs it and frees it)
+ *
+ * Decides, before the connection is accepted, whether a connection request is admitted.  It
+ * runs in the thread that calls accept or accept_ready, once per request whose hello is sound,
+ * before any verbs resource is set up for it.  A refused request is rejected with a code the
+ * client reports: "its pairing token is unknown or was already used" when it carried a token,
+ * "it carries no pairing token, and this server admits only paired connections" when not.
+ * Admitted is not yet connected: the handshake may still fail (the client vanishes, 5 s
+ * pass), and then accept never returns that connection; a caller that pairs connections by
+ * their tokens therefore pairs what accept returns and gives up on a partner that does not
+ * come within its own time.
+ *
+ * Returns: TRUE to admit the request, FALSE to refuse it (then set *@reason to a short text).
+ */
+typedef gboolean (*ThriftServerRdmaAdmitFunc) (const guint8 *token, gpointer user_data,
+                                                gchar **reason);
+
+/**
+ * thrift_server_rdma_set_admission:
+ * @func: (nullable): the admission function, or NULL for none (the default: requests without
+ *   a token are admitted, requests with one refused, see above)
+ * @user_data: handed to @func; must live as long as @func is set
+ *
+ * Sets the function that admits connection requests.  Set it before listen, or from the
+ * thread that calls accept.
+ */
+void thrift_server_rdma_set_admission (ThriftServerRdma *self, ThriftServerRdmaAdmitFunc func,
+                                       gpointer user_data);
+
+/**
+ * thrift_server_rdma_get_fd:
+ *
+ * For a caller that waits on several listeners at once (poll (2) for POLLIN, or a GSource):
+ * the descriptor that becomes readable when accept may progress: a connection request or a
+ * handshake's event arrived, or thrift_server_rdma_interrupt was called (the interrupt's
+ * eventfd is inside it: the caller needs no other descriptor of the server).  Handshake
+ * deadlines do not make it readable: thrift_server_rdma_accept_ready says when to call again.
+ * The descriptor belongs to the server, valid from listen to close; do not read it.
+ *
+ * Returns: the descriptor, or -1 before listen (and after close).
+ */
+gint thrift_server_rdma_get_fd (ThriftServerRdma *self);
+
+/**
+ * thrift_server_rdma_accept_ready:
+ * @next_deadline_us: (out) (optional): when NULL is returned without an error: the earliest
+ *   deadline of a handshake in progress (monotonic time, g_get_monotonic_time ()), by which
+ *   the caller must call again even if the descriptor stays quiet; 0 for none
+ *
+ * Accept without blocking: takes what arrived on the listener (runs the admission function
+ * on new requests, starts their handshakes, completes or drops the ones in progress) and
+ * returns an established connection, as accept does.  The blocking accept is this call and
+ * a wait on thrift_server_rdma_get_fd.  Once thrift_server_rdma_interrupt was called it fails
+ * (THRIFT_TRANSPORT_ERROR, "interrupted"), as accept does, until close and listen again.
+ *
+ * Returns: (transfer full) (nullable): a connected ThriftRdma; NULL with no error if none is
+ * ready yet; NULL with @error on failure (the server is not listening, interrupted, a system
+ * call failed).
+ */
+ThriftTransport *thrift_server_rdma_accept_ready (ThriftServerRdma *self,
+                                                  gint64 *next_deadline_us, GError **error);
 
 G_END_DECLS
 
