@@ -54,6 +54,18 @@ test_unit_test_loopback_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
 test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 
+# Pairing (hybrid://) on the RDMA side: the token and refusal codes on the wire, the
+# admission decision, the token through a handshake over the in-memory provider, the client's
+# property.  ASan/UBSan as test_loopback.
+check_PROGRAMS += test/unit/test_pairing
+TESTS += test/unit/test_pairing
+test_unit_test_pairing_SOURCES = test/unit/test_pairing.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_pairing_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_pairing_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_pairing_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_pairing_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.
 rdma_tests =

@@ -26,7 +26,9 @@ for s in thrift_rdma_get_type thrift_server_rdma_get_type thrift_threaded_server
          thrift_checked_binary_protocol_factory_get_type thrift_idle_watch_get_type \
          thrift_rdma_get_stats thrift_rdma_interrupt thrift_rdma_explain_sets \
          thrift_rdma_explain_connection \
-         thrift_rdma_error_status thrift_rdma_get_last_status thrift_server_rdma_get_last_status; do
+         thrift_rdma_error_status thrift_rdma_get_last_status thrift_server_rdma_get_last_status \
+         thrift_rdma_get_peer_pair_token thrift_server_rdma_set_admission \
+         thrift_server_rdma_get_fd thrift_server_rdma_accept_ready; do
   printf '%s\n' "$syms" | grep -qx "$s" || missing="$missing $s"
 done
 if [ -z "$missing" ]; then echo "ok 2 the public API is exported"
