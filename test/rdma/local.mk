@@ -166,3 +166,13 @@ test_rdma_test_mix_CFLAGS = $(gen_cflags)
 test_rdma_test_mix_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_mix_LDFLAGS = $(test_link)
 test/rdma/test_mix-test_mix.$(OBJEXT): test/rdma/gen-mix/stamp
+
+# Pairing (hybrid://) on the RDMA side: the admission function with one-shot tokens, clients
+# with and without a pair-token, the refusals and their errors, a plain server's answer to a
+# token, accept_ready and its descriptor (interrupt included), resources after refusals.
+rdma_tests += test/rdma/test_pairing
+check_PROGRAMS += test/rdma/test_pairing
+test_rdma_test_pairing_SOURCES = test/rdma/test_pairing.c $(rdma_test_util)
+test_rdma_test_pairing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_pairing_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_pairing_LDFLAGS = $(test_link)
