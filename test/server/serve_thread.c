@@ -14,7 +14,11 @@
 
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "serve_thread.h"
 
@@ -85,4 +89,20 @@ test_count_entries (const gchar *dir)
     n++;
   g_dir_close (d);
   return n;
+}
+
+guint
+test_free_port (void)
+{
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof a;
+  int s = socket (AF_INET, SOCK_STREAM, 0);
+  guint port;
+
+  g_assert_cmpint (s, >=, 0);
+  g_assert_cmpint (bind (s, (struct sockaddr *) &a, sizeof a), ==, 0);
+  g_assert_cmpint (getsockname (s, (struct sockaddr *) &a, &len), ==, 0);
+  port = ntohs (a.sin_port);
+  close (s);
+  return port;
 }

@@ -43,6 +43,9 @@ void serve_thread_start (ServeThread *st, ThriftServer *server);
 gboolean serve_thread_join (ServeThread *st, gint64 timeout_us);
 void serve_thread_clear (ServeThread *st);
 
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+guint test_free_port (void);
+
 /* Entries of a /proc directory: /proc/self/task (threads), /proc/self/fd (descriptors). */
 guint test_count_entries (const gchar *dir);
 

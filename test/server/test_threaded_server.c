@@ -47,22 +47,6 @@
 static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
 static guint count_fds (void) { return test_count_entries ("/proc/self/fd"); }
 
-static guint
-free_port (void)
-{
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof a;
-  int s = socket (AF_INET, SOCK_STREAM, 0);
-  guint port;
-
-  g_assert_cmpint (s, >=, 0);
-  g_assert_cmpint (bind (s, (struct sockaddr *) &a, sizeof a), ==, 0);
-  g_assert_cmpint (getsockname (s, (struct sockaddr *) &a, &len), ==, 0);
-  port = ntohs (a.sin_port);
-  close (s);
-  return port;
-}
-
 typedef struct
 {
   ThriftServer *server;
@@ -83,7 +67,7 @@ fixture_make (Fixture *f, guint max_connections, const gchar *options)
 
   memset (f, 0, sizeof *f);
   serve_thread_init (&f->serve);
-  f->port = free_port ();
+  f->port = test_free_port ();
   uri = g_strdup_printf ("tcp://:%u%s", f->port, options ? options : "");
   st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
   g_assert_no_error (error);
@@ -579,7 +563,7 @@ test_simple_server_factories (void)
   ThriftServer *server;
   GThread *thread;
   GError *error = NULL;
-  guint port = free_port ();
+  guint port = test_free_port ();
   gint32 r = 0;
   int i;
 

@@ -22,6 +22,7 @@ else echo "not ok 1 only thrift_* names are exported"; printf '# also: %s\n' $ot
 # the public API is there: the transports, the server, the URI helpers, the checked protocol
 missing=
 for s in thrift_rdma_get_type thrift_server_rdma_get_type thrift_threaded_server_get_type \
+         thrift_hybrid_get_type thrift_server_hybrid_get_type thrift_hybrid_get_last_leg \
          thrift_transport_new_for_uri thrift_server_transport_new_for_uri thrift_hints_apply \
          thrift_checked_binary_protocol_factory_get_type thrift_idle_watch_get_type \
          thrift_rdma_get_stats thrift_rdma_interrupt thrift_rdma_explain_sets \

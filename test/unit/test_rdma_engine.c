@@ -502,7 +502,8 @@ test_select_warnings (void)
     }
   }
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
-                         "*Kv.put (client side): hint transport = tcp is not implemented yet*");
+                         "*Kv.put (client side): hint transport = tcp cannot be followed on "
+                         "an rdma:// connection*");
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
                          "*Kv.put (client side): hint numa = 1 is not implemented yet*");
   g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, expected);
@@ -510,6 +511,14 @@ test_select_warnings (void)
   /* once per set */
   g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, 0);
   g_assert_cmpuint (rdma_select_warn_unimplemented (&eager), ==, 0);
+  /* transport = rdma is what an RDMA connection does: nothing to say */
+  {
+    static const ThriftHintSet on_rdma = {
+      .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "quick",
+      .set = THRIFT_HINT_HAS_TRANSPORT, .transport = THRIFT_HINT_TRANSPORT_RDMA,
+    };
+    g_assert_cmpuint (rdma_select_warn_unimplemented (&on_rdma), ==, 0);
+  }
   if (h.set & THRIFT_HINT_HAS_PROTO)
     g_assert_true (rdma_select_protocol (&h) == &rdma_proto_eager_ops);
   g_assert_cmpint (rdma_select_polling (&eager, THRIFT_RDMA_POLLING_EVENT), ==,

@@ -32,7 +32,9 @@
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
+#include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_hybrid.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 #include "../transport/thrift_transport_unwrap.h"
@@ -53,6 +55,11 @@ thrift_server_interrupt_accept (ThriftServerTransport *listener)
     thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (listener));
     return FALSE;
   }
+  if (THRIFT_IS_SERVER_HYBRID (listener))
+  {
+    thrift_server_hybrid_interrupt (THRIFT_SERVER_HYBRID (listener));
+    return FALSE;
+  }
   thrift_server_transport_close (listener, NULL);
   return TRUE;
 }
@@ -67,6 +74,11 @@ thrift_server_interrupt_connection (ThriftTransport *connection)
     ThriftSocket *s = THRIFT_SOCKET (connection);
     if (s->sd != THRIFT_INVALID_SOCKET)
       shutdown (s->sd, SHUT_RDWR);
+    return;
+  }
+  if (THRIFT_IS_HYBRID (connection))
+  {
+    thrift_hybrid_interrupt (THRIFT_HYBRID (connection));
     return;
   }
   rdma = thrift_transport_find_wrapped (connection, THRIFT_TYPE_RDMA);

@@ -10,7 +10,9 @@ transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_idle_watch.h \
 	lib/c_glib/transport/thrift_rdma.h \
 	lib/c_glib/transport/thrift_rdma_explain.h \
-	lib/c_glib/transport/thrift_server_rdma.h
+	lib/c_glib/transport/thrift_server_rdma.h \
+	lib/c_glib/transport/thrift_hybrid.h \
+	lib/c_glib/transport/thrift_server_hybrid.h
 
 # The engine and transports, also compiled into the ASan test variant (test/rdma/local.mk).
 rdma_engine_sources = \
@@ -76,7 +78,12 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_poll.h \
 	lib/c_glib/transport/rdma/rdma_gobject.c \
 	lib/c_glib/transport/rdma/rdma_gobject.h \
-	lib/c_glib/transport/rdma/rdma_transport.h
+	lib/c_glib/transport/rdma/rdma_transport.h \
+	lib/c_glib/transport/hybrid/hybrid_wire.c \
+	lib/c_glib/transport/hybrid/hybrid_wire.h \
+	lib/c_glib/transport/hybrid/hybrid_transport.h \
+	lib/c_glib/transport/thrift_hybrid.c \
+	lib/c_glib/transport/thrift_server_hybrid.c
 # Everything is built once into a convenience library, which the tests link (they look at
 # the engine's insides); the installed library is the same objects exporting only the public
 # API (the thrift_* names: libthrift_c_glib_rdma.map), so no engine symbol lands in

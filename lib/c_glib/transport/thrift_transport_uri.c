@@ -30,7 +30,9 @@
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 
+#include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_hybrid.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
@@ -72,6 +74,7 @@ thrift_ref_transport_factory_init (ThriftRefTransportFactory *self)
 
 static const gchar *const polling_names[] = { "default", "busy", "event", "hybrid" };
 static const gchar *const framing_names[] = { "framed", "buffered", "none" };
+static const gchar *const scheme_names[] = { "tcp", "rdma", "hybrid" };
 
 void
 thrift_transport_uri_free (ThriftTransportUri *uri)
@@ -113,7 +116,7 @@ static gboolean
 parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
               const gchar *name, const gchar *value, GError **error)
 {
-  const gchar *scheme = u->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma";
+  const gchar *scheme = scheme_names[u->scheme];
   gboolean tcp = u->scheme == THRIFT_TRANSPORT_URI_TCP;
   gint64 n;
   gint i;
@@ -147,12 +150,26 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->polling = (ThriftTransportUriPolling) i;
   }
+  else if (strcmp (name, "fallback") == 0)
+  {
+    if (tcp)
+      goto wrong_scheme;
+    if (strcmp (value, "tcp") != 0 && strcmp (value, "none") != 0)
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'fallback'; allowed: tcp | none",
+                 uri, value);
+      return FALSE;
+    }
+    u->fallback = strcmp (value, "tcp") == 0;
+  }
   else if (strcmp (name, "connect-timeout") == 0 || strcmp (name, "call-timeout") == 0
            || strcmp (name, "idle-timeout") == 0 || strcmp (name, "keepalive") == 0)
   {
     if (tcp)
       goto wrong_scheme;
-    if ((for_server && name[1] == 'o') || (!for_server && name[0] == 'i'))
+    /* a hybrid server's connect-timeout bounds its clients' handshakes */
+    if ((for_server && name[1] == 'o' && u->scheme != THRIFT_TRANSPORT_URI_HYBRID)
+        || (!for_server && name[0] == 'i'))
       goto wrong_side;
     if (!parse_number (value, 0, G_MAXINT, &n))
     {
@@ -185,7 +202,8 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
   {
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
-               "call-timeout, idle-timeout, keepalive (rdma), backlog (servers)", uri, name);
+               "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), backlog "
+               "(servers)", uri, name);
     return FALSE;
   }
   return TRUE;
@@ -209,7 +227,8 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
 
   if (uri == NULL || *uri == '\0')
   {
-    URI_ERROR (error, SYNTAX, "empty transport URI; expected tcp://HOST:PORT or rdma://HOST:PORT");
+    URI_ERROR (error, SYNTAX, "empty transport URI; expected tcp://HOST:PORT, rdma://HOST:PORT "
+               "or hybrid://HOST:PORT");
     return NULL;
   }
   u = g_new0 (ThriftTransportUri, 1);
@@ -219,17 +238,19 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   sep = strstr (uri, "://");
   if (sep == NULL)
   {
-    URI_ERROR (error, SYNTAX, "%s: not a transport URI; expected tcp://HOST:PORT or rdma://HOST:PORT",
-               uri);
+    URI_ERROR (error, SYNTAX, "%s: not a transport URI; expected tcp://HOST:PORT, "
+               "rdma://HOST:PORT or hybrid://HOST:PORT", uri);
     return NULL;
   }
   if (sep - uri == 3 && g_ascii_strncasecmp (uri, "tcp", 3) == 0)
     u->scheme = THRIFT_TRANSPORT_URI_TCP;
   else if (sep - uri == 4 && g_ascii_strncasecmp (uri, "rdma", 4) == 0)
     u->scheme = THRIFT_TRANSPORT_URI_RDMA;
+  else if (sep - uri == 6 && g_ascii_strncasecmp (uri, "hybrid", 6) == 0)
+    u->scheme = THRIFT_TRANSPORT_URI_HYBRID;
   else
   {
-    URI_ERROR (error, SCHEME, "%s: unknown scheme '%.*s'; allowed: tcp, rdma", uri,
+    URI_ERROR (error, SCHEME, "%s: unknown scheme '%.*s'; allowed: tcp, rdma, hybrid", uri,
                (int) (sep - uri), uri);
     return NULL;
   }
@@ -270,7 +291,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
     if (colon == NULL)
     {
       URI_ERROR (error, PORT, "%s: missing port; expected %s://HOST:PORT", uri,
-                 u->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma");
+                 scheme_names[u->scheme]);
       return NULL;
     }
     u->host = g_strndup (authority, colon - authority);
@@ -323,8 +344,7 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
   GString *s = g_string_new (NULL);
   gboolean v6 = strchr (uri->host, ':') != NULL;
 
-  g_string_append_printf (s, "%s %s%s%s:%u (",
-                          uri->scheme == THRIFT_TRANSPORT_URI_TCP ? "tcp" : "rdma",
+  g_string_append_printf (s, "%s %s%s%s:%u (", scheme_names[uri->scheme],
                           v6 ? "[" : "", uri->host[0] ? uri->host : "*", v6 ? "]" : "",
                           uri->port);
   if (uri->scheme == THRIFT_TRANSPORT_URI_TCP)
@@ -337,7 +357,14 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
   }
   else
   {
-    g_string_append (s, "ThriftRdma");
+    if (uri->scheme == THRIFT_TRANSPORT_URI_HYBRID)
+      g_string_append (s, "ThriftHybrid: ThriftSocket + ThriftFramedTransport and ThriftRdma");
+    else if (uri->fallback)
+      g_string_append (s, "ThriftHybrid, every call by ThriftRdma");
+    else
+      g_string_append (s, "ThriftRdma");
+    if (uri->fallback)
+      g_string_append (s, ", fallback=tcp");
     if (uri->polling != THRIFT_TRANSPORT_URI_POLLING_DEFAULT)
       g_string_append_printf (s, ", polling=%s", polling_names[uri->polling]);
     if (uri->connect_timeout_ms >= 0)
@@ -388,9 +415,12 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
   if (u == NULL)
     return NULL;
 
-  if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
+  if (u->scheme != THRIFT_TRANSPORT_URI_TCP)
   {
-    ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", u->host, "port", u->port,
+    /* an rdma:// client that may fall back needs the hybrid handshake's TCP leg */
+    gboolean hybrid = u->scheme == THRIFT_TRANSPORT_URI_HYBRID || u->fallback;
+    ThriftTransport *t = g_object_new (hybrid ? THRIFT_TYPE_HYBRID : THRIFT_TYPE_RDMA,
+                                       "hostname", u->host, "port", u->port,
                                        "polling", rdma_polling (u->polling),
                                        "connect-timeout",
                                        (guint) (u->connect_timeout_ms >= 0 ? u->connect_timeout_ms
@@ -402,6 +432,9 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
                                        (guint) (u->keepalive_ms >= 0 ? u->keepalive_ms
                                                 : THRIFT_RDMA_DEFAULT_KEEPALIVE_MS),
                                        NULL);
+    if (hybrid)
+      g_object_set (t, "fallback", u->fallback, "use-transport-hints",
+                    u->scheme == THRIFT_TRANSPORT_URI_HYBRID, NULL);
     return t;
   }
 
@@ -434,18 +467,22 @@ thrift_server_transport_new_for_uri (const gchar *uri,
   if (u == NULL)
     return NULL;
 
-  if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
+  if (u->scheme == THRIFT_TRANSPORT_URI_HYBRID || (u->scheme == THRIFT_TRANSPORT_URI_RDMA
+                                                   && u->fallback))
+  {
+    st = g_object_new (THRIFT_TYPE_SERVER_HYBRID, "hostname", u->host[0] ? u->host : NULL,
+                       "port", u->port, "polling", rdma_polling (u->polling),
+                       "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
+                       "fallback", u->fallback, NULL);
+    if (u->connect_timeout_ms >= 0)
+      g_object_set (st, "connect-timeout", (guint) MAX (u->connect_timeout_ms, 1), NULL);
+  }
+  else if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
   {
     st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", u->host[0] ? u->host : NULL,
                        "port", u->port, "polling", rdma_polling (u->polling),
                        "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
                        NULL);
-    if (u->call_timeout_ms >= 0)
-      g_object_set (st, "call-timeout", (guint) u->call_timeout_ms, NULL);
-    if (u->idle_timeout_ms >= 0)
-      g_object_set (st, "idle-timeout", (guint) u->idle_timeout_ms, NULL);
-    if (u->keepalive_ms >= 0)
-      g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
   }
   else
   {
@@ -456,6 +493,16 @@ thrift_server_transport_new_for_uri (const gchar *uri,
       factory_type = THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY;
     else if (u->framing == THRIFT_TRANSPORT_URI_BUFFERED)
       factory_type = THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY;
+  }
+  if (u->scheme != THRIFT_TRANSPORT_URI_TCP)
+  {
+    /* ThriftServerRdma and ThriftServerHybrid share these, for the RDMA connections */
+    if (u->call_timeout_ms >= 0)
+      g_object_set (st, "call-timeout", (guint) u->call_timeout_ms, NULL);
+    if (u->idle_timeout_ms >= 0)
+      g_object_set (st, "idle-timeout", (guint) u->idle_timeout_ms, NULL);
+    if (u->keepalive_ms >= 0)
+      g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
   }
   if (input_factory != NULL)
     *input_factory = g_object_new (factory_type, NULL);

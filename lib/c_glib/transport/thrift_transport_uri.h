@@ -18,6 +18,9 @@
  *   tcp://HOST:PORT[?OPTIONS]     ThriftSocket in ThriftFramedTransport (server: ThriftServerSocket
  *                                 with framed transport factories)
  *   rdma://HOST:PORT[?OPTIONS]    ThriftRdma alone, message-oriented (server: ThriftServerRdma)
+ *   hybrid://HOST:PORT[?OPTIONS]  ThriftHybrid: a TCP leg (framed) and an RDMA leg to the same
+ *                                 port, each call by the leg its `transport` hint names
+ *                                 (server: ThriftServerHybrid)
  *
  * HOST is a name, an IPv4 address or an IPv6 address in brackets ([::1]). For servers, HOST is
  * the address to listen on and may be left empty (tcp://:9090) for every address; a tcp server
@@ -25,15 +28,23 @@
  * 65535. OPTIONS are NAME=VALUE pairs separated by '&':
  *
  *   framing=framed|buffered|none   tcp only; default framed (one write per message)
- *   polling=busy|event|hybrid      rdma only; default: from the hints, else the transport's
- *   connect-timeout=MS             rdma client only; connect timeout in milliseconds
- *   call-timeout=MS                rdma; per-call timeout in milliseconds (0: none)
- *   idle-timeout=MS                rdma server only; a connection waiting this long for its
- *                                  next request is closed (0: never, the default)
- *   keepalive=MS                   rdma; a peer that stopped answering for this long is
+ *   polling=busy|event|hybrid      rdma, hybrid; default: from the hints, else the transport's
+ *   connect-timeout=MS             rdma, hybrid client (hybrid server: the time a client has
+ *                                  to bring both legs); connect timeout in milliseconds
+ *   call-timeout=MS                rdma, hybrid; per-call timeout in milliseconds (0: none)
+ *   idle-timeout=MS                rdma, hybrid server only; a connection waiting this long for
+ *                                  its next request is closed (0: never, the default)
+ *   keepalive=MS                   rdma, hybrid; a peer that stopped answering for this long is
  *                                  declared dead and its connection freed (0: never;
  *                                  default 30000)
  *   backlog=N                      servers only; listen backlog (1 to 65535)
+ *   fallback=tcp|none              rdma, hybrid; tcp: when RDMA cannot be had (no device, the
+ *                                  RDMA connection fails), warn once and run over TCP alone;
+ *                                  default none (the RDMA error).  An rdma:// client with
+ *                                  fallback is a ThriftHybrid sending every call by RDMA, so
+ *                                  its server must be hybrid:// or rdma://...?fallback=tcp,
+ *                                  which is a ThriftServerHybrid (it serves plain rdma://
+ *                                  clients too)
  *
  * The server factories work with every c_glib server: each connection they hand out is a
  * reference of its own (ThriftSimpleServer unrefs what they return and the connection).
@@ -54,7 +65,8 @@ G_BEGIN_DECLS
 typedef enum
 {
   THRIFT_TRANSPORT_URI_TCP,
-  THRIFT_TRANSPORT_URI_RDMA
+  THRIFT_TRANSPORT_URI_RDMA,
+  THRIFT_TRANSPORT_URI_HYBRID
 } ThriftTransportUriScheme;
 
 typedef enum
@@ -85,12 +97,13 @@ typedef struct
   gint idle_timeout_ms;               /* rdma server */
   gint keepalive_ms;                  /* rdma */
   gint backlog;                       /* servers */
+  gboolean fallback;                  /* rdma, hybrid: fallback=tcp */
 } ThriftTransportUri;
 
 typedef enum
 {
   THRIFT_TRANSPORT_URI_ERROR_SYNTAX,    /* not SCHEME://HOST:PORT[?OPTIONS] */
-  THRIFT_TRANSPORT_URI_ERROR_SCHEME,    /* a scheme other than tcp or rdma */
+  THRIFT_TRANSPORT_URI_ERROR_SCHEME,    /* a scheme other than tcp, rdma or hybrid */
   THRIFT_TRANSPORT_URI_ERROR_HOST,      /* missing or malformed host */
   THRIFT_TRANSPORT_URI_ERROR_PORT,      /* missing port, not a number, or out of range */
   THRIFT_TRANSPORT_URI_ERROR_OPTION     /* unknown option, bad value, or wrong scheme/side */

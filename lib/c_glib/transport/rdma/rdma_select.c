@@ -111,10 +111,10 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
                                                                  : "?");
     n++;
   }
-  if (h->set & THRIFT_HINT_HAS_TRANSPORT) {
-    g_warning ("ThriftRdma: %s: hint transport = %s is not implemented yet; the calls go "
-               "over this transport (RDMA)", name,
-               h->transport == THRIFT_HINT_TRANSPORT_TCP ? "tcp" : "rdma");
+  if ((h->set & THRIFT_HINT_HAS_TRANSPORT) && h->transport == THRIFT_HINT_TRANSPORT_TCP) {
+    /* hybrid:// sends such calls by its TCP leg: only an RDMA-only connection sees them */
+    g_warning ("ThriftRdma: %s: hint transport = tcp cannot be followed on an rdma:// "
+               "connection; the calls go by RDMA (use hybrid:// to send them by TCP)", name);
     n++;
   }
   if (h->set & THRIFT_HINT_HAS_NUMA) {

@@ -1,0 +1,325 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * test_hybrid_rdma (soft-RoCE guest): hybrid:// with both legs.  Calls go by the leg their
+ * hint names, proven by the kernel's own counters (TCP segments sent, the RDMA devices'
+ * packets), with several clients at once on ThriftThreadedServer; the pairing refuses an
+ * RDMA connection with an unknown or used token; resources go back to zero.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include <thrift/c_glib/transport/thrift_hybrid.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+
+#include "lib/c_glib/transport/hybrid/hybrid_wire.h"
+#include "legs_util.h"
+#include "rdma_test_util.h"
+
+static guint next_port = 19600;
+
+/* ---- the kernel's counters ---- */
+
+static guint64
+tcp_out_segments (void)
+{
+  g_autofree gchar *text = NULL;
+  g_auto (GStrv) lines = NULL;
+  guint64 v = 0;
+  gboolean header = TRUE;
+
+  g_assert_true (g_file_get_contents ("/proc/net/snmp", &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  for (gchar **l = lines; *l != NULL; l++) {
+    if (!g_str_has_prefix (*l, "Tcp:"))
+      continue;
+    if (header) {
+      header = FALSE;
+      continue;
+    }
+    {
+      g_auto (GStrv) f = g_strsplit (*l, " ", -1);
+      v = g_ascii_strtoull (f[11], NULL, 10);     /* OutSegs */
+    }
+  }
+  return v;
+}
+
+/* Packets sent by every RDMA device (soft-RoCE's hardware counters). */
+static guint64
+rdma_sent_packets (void)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/sys/class/infiniband", 0, NULL);
+  const gchar *name;
+  guint64 sum = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    g_autofree gchar *path = g_strdup_printf ("/sys/class/infiniband/%s/ports/1/hw_counters/"
+                                              "sent_pkts", name);
+    g_autofree gchar *text = NULL;
+
+    if (g_file_get_contents (path, &text, NULL, NULL))
+      sum += g_ascii_strtoull (text, NULL, 10);
+  }
+  return sum;
+}
+
+static gchar *
+uri (guint port, gboolean server)
+{
+  return g_strdup_printf ("hybrid://%s:%u", server ? rt_server_addr () : rt_server_addr (),
+                          port);
+}
+
+/* ---- calls by the leg their hint names ---- */
+
+typedef enum { CALL_BULK, CALL_QUICK, CALL_PLAIN } Call;
+
+static void
+call (LegsTestClient *c, Call which, guint len, guint seed)
+{
+  g_autoptr (GByteArray) in = legs_payload (len, seed);
+  GByteArray *out = NULL;
+  GError *error = NULL;
+  gboolean ok;
+
+  ok = which == CALL_BULK ? legs_if_bulk (c->client, &out, in, &error)
+       : which == CALL_QUICK ? legs_if_quick (c->client, &out, in, &error)
+       : legs_if_plain (c->client, &out, in, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_cmpmem (out->data, out->len, in->data, in->len);
+  g_byte_array_unref (out);
+  g_assert_cmpint (thrift_hybrid_get_last_leg (THRIFT_HYBRID (c->transport)), ==,
+                   which == CALL_BULK ? THRIFT_HYBRID_LEG_TCP : THRIFT_HYBRID_LEG_RDMA);
+}
+
+/* @n calls of one function: how many TCP segments and RDMA packets they made. */
+static void
+count_calls (LegsTestClient *c, Call which, guint n, guint64 *segs, guint64 *pkts)
+{
+  guint64 s0 = tcp_out_segments (), p0 = rdma_sent_packets ();
+
+  for (guint i = 0; i < n; i++)
+    call (c, which, 64 + i % 512, i);
+  *segs = tcp_out_segments () - s0;
+  *pkts = rdma_sent_packets () - p0;
+}
+
+static void
+test_legs_by_counters (void)
+{
+  guint port = next_port++;
+  g_autofree gchar *u = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  LegsTestServer s;
+  LegsTestClient c;
+  GError *error = NULL;
+  guint64 segs, pkts;
+
+  g_assert_true (legs_server_start (&s, u, &error));
+  g_assert_no_error (error);
+  g_assert_true (legs_client_open (&c, u, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport)));
+  g_assert_null (thrift_hybrid_get_fallback_reason (THRIFT_HYBRID (c.transport)));
+
+  /* TCP calls: a segment or more each way per call, (almost) no RDMA packet */
+  count_calls (&c, CALL_BULK, 500, &segs, &pkts);
+  g_test_message ("500 calls hinted tcp: %" G_GUINT64_FORMAT " TCP segments, %"
+                  G_GUINT64_FORMAT " RDMA packets", segs, pkts);
+  g_assert_cmpuint (segs, >=, 2 * 500);
+  g_assert_cmpuint (pkts, <, 50);
+
+  /* RDMA calls: packets on the RDMA devices, (almost) no TCP segment */
+  count_calls (&c, CALL_QUICK, 500, &segs, &pkts);
+  g_test_message ("500 calls hinted rdma: %" G_GUINT64_FORMAT " TCP segments, %"
+                  G_GUINT64_FORMAT " RDMA packets", segs, pkts);
+  g_assert_cmpuint (pkts, >=, 2 * 500);
+  g_assert_cmpuint (segs, <, 50);
+
+  /* no hint: the default leg is RDMA */
+  count_calls (&c, CALL_PLAIN, 200, &segs, &pkts);
+  g_assert_cmpuint (pkts, >=, 2 * 200);
+  g_assert_cmpuint (segs, <, 50);
+
+  legs_client_clear (&c);
+  legs_server_stop (&s);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+typedef struct
+{
+  const gchar *uri;
+  guint calls;
+  guint index;
+  gint64 noted;            /* the sum of this client's oneway notes */
+} Job;
+
+static gpointer
+client_job (gpointer data)
+{
+  Job *job = data;
+  LegsTestClient c;
+  GError *error = NULL;
+
+  g_assert_true (legs_client_open (&c, job->uri, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < job->calls; i++) {
+    guint k = (i * 7 + job->index) % 5;
+    /* every call switches leg or function: 0 B to 9000 B */
+    if (k < 3) {
+      call (&c, (Call) k, (i * 997 + job->index * 13) % 9001, i ^ job->index);
+    } else {
+      gint32 x = (gint32) (i % 1000);
+      g_assert_true (k == 3 ? legs_if_note_tcp (c.client, x, &error)
+                            : legs_if_note_rdma (c.client, x, &error));
+      g_assert_no_error (error);
+      job->noted += x;
+    }
+  }
+  legs_client_clear (&c);
+  return NULL;
+}
+
+static void
+test_many_clients_mixed (void)
+{
+  enum { CLIENTS = 4, CALLS = 2500 };    /* 10,000 calls in all */
+  guint port = next_port++;
+  g_autofree gchar *u = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  Job jobs[CLIENTS];
+  GThread *threads[CLIENTS];
+  LegsTestServer s;
+  LegsTestClient c;
+  GError *error = NULL;
+  gint64 sum = 0, got = -1;
+
+  g_assert_true (legs_server_start (&s, u, &error));
+  /* the notes' sum before: the handler's total is shared by the tests of this process */
+  g_assert_true (legs_client_open (&c, u, &error));
+  g_assert_true (legs_if_noted (c.client, &got, 0, &error));
+  sum = got;
+  for (guint i = 0; i < CLIENTS; i++) {
+    jobs[i] = (Job) { .uri = u, .calls = CALLS, .index = i };
+    threads[i] = g_thread_new ("hybrid-client", client_job, &jobs[i]);
+  }
+  for (guint i = 0; i < CLIENTS; i++) {
+    g_thread_join (threads[i]);
+    sum += jobs[i].noted;
+  }
+  /* every oneway call arrived, on either leg */
+  g_assert_true (legs_if_noted (c.client, &got, 0, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (got, ==, sum);
+  legs_client_clear (&c);
+  legs_server_stop (&s);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+/* ---- pairing ---- */
+
+static int
+connect_tcp (guint port)
+{
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (port) };
+  int fd = socket (AF_INET, SOCK_STREAM, 0);
+
+  g_assert_cmpint (inet_pton (AF_INET, rt_server_addr (), &a.sin_addr), ==, 1);
+  g_assert_cmpint (connect (fd, (struct sockaddr *) &a, sizeof a), ==, 0);
+  return fd;
+}
+
+/* An RDMA connection presenting @token: TRUE if the server let it in. */
+static gboolean
+rdma_with_token (guint port, const guint8 *token, GError **error)
+{
+  g_autoptr (GBytes) pair = g_bytes_new (token, HYBRID_TOKEN_LEN);
+  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (),
+                                     "port", port, "source-address", rt_client_addr (),
+                                     "pair-token", pair, NULL);
+  gboolean ok = thrift_transport_open (t, error);
+
+  if (ok)
+    thrift_transport_close (t, NULL);
+  g_object_unref (t);
+  return ok;
+}
+
+static void
+test_pairing_refusals (void)
+{
+  guint port = next_port++;
+  g_autofree gchar *u = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  guint8 msg[HYBRID_WELCOME_LEN], forged[HYBRID_TOKEN_LEN];
+  HybridMessage welcome;
+  LegsTestServer s;
+  LegsTestClient c;
+  GError *error = NULL;
+  gint64 got = -1;
+  int fd;
+
+  g_assert_true (legs_server_start (&s, u, &error));
+
+  /* a token nobody was given */
+  memset (forged, 0x5a, sizeof forged);
+  g_assert_false (rdma_with_token (port, forged, &error));
+  g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_assert_nonnull (strstr (error->message, "unknown or was already used"));
+  g_clear_error (&error);
+
+  /* a real token, by hand: welcomed over TCP, used once by an RDMA leg, refused the second
+   * time (another client claiming to be this one's leg) */
+  fd = connect_tcp (port);
+  hybrid_wire_hello (msg, HYBRID_WANT_RDMA);
+  g_assert_cmpint (send (fd, msg, HYBRID_HELLO_LEN, 0), ==, HYBRID_HELLO_LEN);
+  g_assert_cmpint (recv (fd, msg, HYBRID_WELCOME_LEN, MSG_WAITALL), ==, HYBRID_WELCOME_LEN);
+  g_assert_true (hybrid_wire_parse_welcome (msg, HYBRID_WELCOME_LEN, &welcome, &error));
+  g_assert_true (welcome.flags & HYBRID_HAS_RDMA);
+  g_assert_true (rdma_with_token (port, welcome.token, &error));
+  g_assert_no_error (error);
+  g_assert_false (rdma_with_token (port, welcome.token, &error));
+  g_assert_nonnull (strstr (error->message, "unknown or was already used"));
+  g_clear_error (&error);
+  close (fd);
+
+  /* the server serves real clients all along */
+  g_assert_true (legs_client_open (&c, u, &error));
+  g_assert_true (legs_if_noted (c.client, &got, 0, &error));
+  g_assert_no_error (error);
+  legs_client_clear (&c);
+  legs_server_stop (&s);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/hybrid-rdma/legs-by-kernel-counters", test_legs_by_counters);
+  g_test_add_func ("/hybrid-rdma/many-clients-mixed", test_many_clients_mixed);
+  g_test_add_func ("/hybrid-rdma/pairing-refusals", test_pairing_refusals);
+  return g_test_run ();
+}
