@@ -51,7 +51,8 @@ test_unit_test_loopback_SOURCES = test/unit/test_loopback.c test/unit/fake_verbs
 test_unit_test_loopback_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_unit_test_loopback_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(NUMA_LIBS)
 test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 
 # --- RDMA tests (soft-RoCE guest) ---

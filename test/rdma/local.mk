@@ -69,7 +69,8 @@ test_rdma_test_thrift_rdma_asan_SOURCES = test/rdma/test_thrift_rdma.c $(rdma_te
 test_rdma_test_thrift_rdma_asan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DRDMA_TEST_SHORT
 test_rdma_test_thrift_rdma_asan_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(NUMA_LIBS)
 test_rdma_test_thrift_rdma_asan_LDFLAGS = -fsanitize=address,undefined
 
 # The protocols under ASan/UBSan: their buffers, rings and error paths.
