@@ -76,6 +76,8 @@ typedef struct
   guint16 rx_protocols;     /* bits (1 << RdmaProtoId) of the protocols this side accepts */
   guint32 ring_size;        /* bytes of the direct ring, registered on the peer's first
                                direct message (rdma_ring.h) */
+  gint numa_node;           /* NUMA node of every buffer the connection maps, now or later
+                               (rdma_numa.h); RDMA_NUMA_NONE (-1, the default): none */
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
@@ -163,6 +165,8 @@ const RdmaProtoOps *rdma_conn_last_tx_proto (const RdmaConn *conn);
 guint32 rdma_conn_peer_protocols (const RdmaConn *conn);
 /* The CM id (a server tells its handshakes apart by it). */
 struct rdma_cm_id *rdma_conn_cm_id (const RdmaConn *conn);
+/* The NUMA node its buffers were placed on (settings.numa_node). */
+gint rdma_conn_numa_node (const RdmaConn *conn);
 
 G_END_DECLS
 
