@@ -34,6 +34,9 @@
  *                                  declared dead and its connection freed (0: never;
  *                                  default 30000)
  *   backlog=N                      servers only; listen backlog (1 to 65535)
+ *   numa=N                         rdma; NUMA node of the connections' buffers and polling
+ *                                  threads (0 to 1023; the "numa-node" property); a node
+ *                                  this machine lacks is an error at open or listen
  *
  * The server factories work with every c_glib server: each connection they hand out is a
  * reference of its own (ThriftSimpleServer unrefs what they return and the connection).
@@ -85,6 +88,7 @@ typedef struct
   gint idle_timeout_ms;               /* rdma server */
   gint keepalive_ms;                  /* rdma */
   gint backlog;                       /* servers */
+  gint numa_node;                     /* rdma */
 } ThriftTransportUri;
 
 typedef enum
