@@ -61,7 +61,9 @@
  *                                is an error at open.  A hint set's numa beats it: the
  *                                "hints" property's at open (buffers and threads), a
  *                                function's when its call is written (threads only: the
- *                                buffers are already placed).  See README, NUMA.
+ *                                buffers are already placed).  On a connection that
+ *                                ThriftServerRdma accepted it reads as the node the server
+ *                                chose for it.  See README, NUMA binding.
  *
  * A signal that interrupts a blocking wait ends it (THRIFT_RDMA_STATUS_INTERRUPTED, and a
  * failed connection if a call was in progress) when a caught signal's handler was installed

@@ -238,7 +238,6 @@ static void
 settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
-
   RdmaNumaMachine numa;
   RdmaNumaChoice choice;
 
