@@ -40,6 +40,17 @@ test_unit_test_rdma_plan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_unit_test_rdma_plan_LDADD = $(test_libs)
 test_unit_test_rdma_plan_LDFLAGS = $(test_link)
 
+# NUMA binding without verbs: the decision (hint, property, none; one-node machines), the
+# shells' property and URI option, and a thread's CPUs and a buffer's memory policy after
+# binding on this machine.
+check_PROGRAMS += test/unit/test_numa
+TESTS += test/unit/test_numa
+numa_test_util = test/unit/numa_test_util.c test/unit/numa_test_util.h
+test_unit_test_numa_SOURCES = test/unit/test_numa.c $(numa_test_util)
+test_unit_test_numa_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_unit_test_numa_LDADD = $(test_libs) $(NUMA_LIBS)
+test_unit_test_numa_LDFLAGS = $(test_link)
+
 # The RDMA protocols on the host: two connections of one process over an in-memory verbs
 # provider (test/unit/fake_verbs.c, put in place through rdma_verbs.h), so most protocol tests
 # need no guest.  Built with the engine's sources under ASan/UBSan, as the in-guest _asan
@@ -51,7 +62,8 @@ test_unit_test_loopback_SOURCES = test/unit/test_loopback.c test/unit/fake_verbs
 test_unit_test_loopback_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_unit_test_loopback_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(NUMA_LIBS)
 test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 
 # Pairing (hybrid://) on the RDMA side: the token and refusal codes on the wire, the
@@ -65,6 +77,17 @@ test_unit_test_pairing_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
 test_unit_test_pairing_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_pairing_LDADD = $(test_unit_test_loopback_LDADD)
 test_unit_test_pairing_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
+# NUMA binding through the engine's allocation paths and the shells' threads, over the same
+# in-memory provider, under ASan/UBSan.
+check_PROGRAMS += test/unit/test_numa_loopback
+TESTS += test/unit/test_numa_loopback
+test_unit_test_numa_loopback_SOURCES = test/unit/test_numa_loopback.c $(numa_test_util) \
+	test/unit/fake_verbs.c test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_numa_loopback_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_numa_loopback_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_numa_loopback_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_numa_loopback_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.

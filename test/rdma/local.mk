@@ -15,6 +15,16 @@ test_rdma_test_thrift_rdma_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_rdma_test_thrift_rdma_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_thrift_rdma_LDFLAGS = $(test_link)
 
+# NUMA binding over real verbs: numa-node 0 on both sides (numa_maps, thread CPUs, explain),
+# node 1 (which the guest lacks) an error at open and listen and a warning as a hint.
+rdma_tests += test/rdma/test_numa_rdma
+check_PROGRAMS += test/rdma/test_numa_rdma
+test_rdma_test_numa_rdma_SOURCES = test/rdma/test_numa_rdma.c $(rdma_test_util) \
+	test/unit/numa_test_util.c test/unit/numa_test_util.h
+test_rdma_test_numa_rdma_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_numa_rdma_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_numa_rdma_LDFLAGS = $(test_link)
+
 # Host-side tests of the engine (no RDMA device needed).
 check_PROGRAMS += test/unit/test_rdma_engine
 TESTS += test/unit/test_rdma_engine
@@ -69,7 +79,8 @@ test_rdma_test_thrift_rdma_asan_SOURCES = test/rdma/test_thrift_rdma.c $(rdma_te
 test_rdma_test_thrift_rdma_asan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DRDMA_TEST_SHORT
 test_rdma_test_thrift_rdma_asan_CFLAGS = $(AM_CFLAGS) -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_thrift_rdma_asan_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(NUMA_LIBS)
 test_rdma_test_thrift_rdma_asan_LDFLAGS = -fsanitize=address,undefined
 
 # The protocols under ASan/UBSan: their buffers, rings and error paths.

@@ -276,7 +276,7 @@ test_peer (void)
   g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, WRNDV);
   line = rdma_plan_describe (&p, &h);
   assert_contains (line, "peer cannot receive direct_write_imm");
-  assert_contains (line, "peer: eager,write_rndv]");
+  assert_contains (line, "peer: eager,write_rndv; numa:");
 
   /* eager is always there, even in an empty mask */
   rdma_plan_make (&h, HYBRID, 0, &two_nodes, &p);
@@ -284,7 +284,7 @@ test_peer (void)
   g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, EAGER);
   both_line = rdma_plan_describe (&p, &h);
   assert_contains (both_line, "peer cannot receive direct_write_imm or write_rndv");
-  assert_contains (both_line, "peer: eager]");
+  assert_contains (both_line, "peer: eager; numa:");
 
   /* a proto hint is held to the peer too */
   h.set |= THRIFT_HINT_HAS_PROTO;
@@ -376,7 +376,8 @@ test_describe_format (void)
                    "Calculator.add client: small (<= 4096 B) direct_write_imm/busy, "
                    "large direct_write_imm/busy  [size: payload_size=64 <= 4096, all small; "
                    "proto: perf_goal=latency, under; polling: perf_goal=latency, under; "
-                   "subscription: under (concurrency=4 <= 8 cores per NUMA node); peer: all]");
+                   "subscription: under (concurrency=4 <= 8 cores per NUMA node); peer: all; "
+                   "numa: none (no numa hint)]");
 }
 
 /* nodeN/cpulist files give the nodes and the cores of the largest; memory-only nodes and

@@ -6,14 +6,16 @@
 set -u
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
-for prog in test/unit/test_rdma_engine test/unit/test_device test/unit/test_rdma_plan; do
+for prog in test/unit/test_rdma_engine test/unit/test_device test/unit/test_rdma_plan \
+    test/unit/test_numa; do
   if [ ! -x "$prog" ]; then
     printf '1..1\nnot ok 1 - %s is not built\n' "$prog"
     exit 0
   fi
 done
 n=0
-for prog in test/unit/test_rdma_engine test/unit/test_device test/unit/test_rdma_plan; do
+for prog in test/unit/test_rdma_engine test/unit/test_device test/unit/test_rdma_plan \
+    test/unit/test_numa; do
   n=$((n + 1))
   out=$(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
         --show-leak-kinds=definite "$prog" 2>&1)

@@ -38,6 +38,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_admit.h \
 	lib/c_glib/transport/rdma/rdma_credit.c \
 	lib/c_glib/transport/rdma/rdma_credit.h \
+	lib/c_glib/transport/rdma/rdma_numa.c \
+	lib/c_glib/transport/rdma/rdma_numa.h \
 	lib/c_glib/transport/rdma/rdma_pool.c \
 	lib/c_glib/transport/rdma/rdma_pool.h \
 	lib/c_glib/transport/rdma/rdma_proto.c \
@@ -91,10 +93,10 @@ rdma_engine_sources = \
 noinst_LTLIBRARIES += lib/c_glib/libthrift_c_glib_rdma_engine.la
 lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES = $(rdma_engine_sources)
 lib_c_glib_libthrift_c_glib_rdma_engine_la_LIBADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) \
-	$(IBVERBS_LIBS)
+	$(IBVERBS_LIBS) $(NUMA_LIBS)
 lib_c_glib_libthrift_c_glib_rdma_la_SOURCES =
 lib_c_glib_libthrift_c_glib_rdma_la_LIBADD = lib/c_glib/libthrift_c_glib_rdma_engine.la \
-	$(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+	$(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) $(NUMA_LIBS)
 lib_c_glib_libthrift_c_glib_rdma_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 	-Wl,--version-script=$(srcdir)/lib/c_glib/libthrift_c_glib_rdma.map
 EXTRA_lib_c_glib_libthrift_c_glib_rdma_la_DEPENDENCIES = $(srcdir)/lib/c_glib/libthrift_c_glib_rdma.map

@@ -45,7 +45,8 @@ enum
   PROP_POLLING,
   PROP_CONNECT_TIMEOUT,
   PROP_CALL_TIMEOUT,
-  PROP_KEEPALIVE
+  PROP_KEEPALIVE,
+  PROP_NUMA_NODE
 };
 
 typedef struct
@@ -58,6 +59,7 @@ typedef struct
   gpointer hints;
   ThriftRdmaPolling polling;
   guint connect_timeout_ms, call_timeout_ms, keepalive_ms;
+  gint numa_node;
 
   gboolean accepted;             /* the server's side of a pair */
   ThriftSocket *socket;          /* the TCP leg's socket */
@@ -195,7 +197,8 @@ open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration,
                                    "hints", priv->hints, "polling", priv->polling,
                                    "connect-timeout", priv->connect_timeout_ms,
                                    "call-timeout", priv->call_timeout_ms,
-                                   "keepalive", priv->keepalive_ms, "pair-token", pair, NULL);
+                                   "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
+                                   "pair-token", pair, NULL);
 
   if (!thrift_transport_open (THRIFT_TRANSPORT (rdma), error)) {
     g_object_unref (rdma);
@@ -693,6 +696,9 @@ thrift_hybrid_get_property (GObject *object, guint property_id, GValue *value,
   case PROP_KEEPALIVE:
     g_value_set_uint (value, priv->keepalive_ms);
     break;
+  case PROP_NUMA_NODE:
+    g_value_set_int (value, priv->numa_node);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value))
@@ -735,6 +741,9 @@ thrift_hybrid_set_property (GObject *object, guint property_id, const GValue *va
     break;
   case PROP_KEEPALIVE:
     priv->keepalive_ms = g_value_get_uint (value);
+    break;
+  case PROP_NUMA_NODE:
+    priv->numa_node = g_value_get_int (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -803,6 +812,10 @@ thrift_hybrid_class_init (ThriftHybridClass *cls)
     g_param_spec_uint ("keepalive", "keepalive",
                        "Milliseconds after which a silent RDMA peer is declared dead (0: never)",
                        0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
+    g_param_spec_int ("numa-node", "numa-node",
+                      "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
+                      G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
 
   ttc->is_open = thrift_hybrid_is_open;
   ttc->peek = thrift_hybrid_peek;

@@ -38,7 +38,7 @@
  *   "use-transport-hints"  gboolean  each call by the leg its hint names (default TRUE);
  *                                FALSE: every call by RDMA (rdma://...?fallback=tcp)
  *   "hints"           gpointer   the service's hint data, as ThriftRdma's
- *   "polling", "connect-timeout", "call-timeout", "keepalive"  as ThriftRdma's, for the
+ *   "polling", "connect-timeout", "call-timeout", "keepalive", "numa-node"  as ThriftRdma's, for the
  *                                RDMA leg; connect-timeout also bounds the TCP handshake
  */
 #ifndef _THRIFT_HYBRID_H

@@ -32,6 +32,7 @@
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
 #include "rdma/rdma_keepalive.h"
+#include "rdma/rdma_numa.h"
 #include "rdma/rdma_plan.h"
 #include "rdma/rdma_select.h"
 #include "rdma/rdma_signal.h"
@@ -53,7 +54,8 @@ enum
   PROP_SOURCE_ADDRESS,
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
-  PROP_PAIR_TOKEN
+  PROP_PAIR_TOKEN,
+  PROP_NUMA_NODE
 };
 
 typedef struct
@@ -68,6 +70,7 @@ typedef struct
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
+  gint numa_node;                     /* the numa-node property (-1: none) */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;
@@ -79,6 +82,8 @@ typedef struct
   const ThriftHintSet *checked_hints; /* the last set looked at for unimplemented hints */
   ThriftRdmaPolling effective;
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
+  gint poll_node;                     /* NUMA node of the thread that uses the connection, by
+                                         the set in use (use_hints); -1: leave it alone */
   const gchar *proto_name;
   /* what each hint set selects on this connection (rdma_plan.h), made when the set is first
    * seen: a call finds its protocol without any lookup by name */
@@ -109,6 +114,22 @@ plans_reset (ThriftRdmaPrivate *priv)
   priv->plan = NULL;
 }
 
+/* The node of @plan (made from @h) on this connection: @h's numa beats the property; said
+ * once per set when the hint names a node the machine lacks, or comes too late for the
+ * buffers (they were placed at connect). */
+static void
+plan_numa (ThriftRdmaPrivate *priv, const ThriftHintSet *h, RdmaPlan *plan)
+{
+  gint buffer_node = rdma_conn_numa_node (priv->conn);
+  RdmaNumaMachine m;
+
+  rdma_numa_machine_get (&m);
+  rdma_numa_plan (plan, h, priv->numa_node, TRUE, buffer_node, &m);
+  rdma_numa_warn_ignored (h, &m);
+  if (!rdma_numa_buffers_on (plan->numa_node, buffer_node, &m))
+    rdma_numa_warn_late (h, plan->numa_node, buffer_node);
+}
+
 static const CachedPlan *
 plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
 {
@@ -134,6 +155,7 @@ plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
         peer |= 1u << rdma_proto_registry[i]->hint;
     cp = g_new0 (CachedPlan, 1);
     rdma_plan_make (h, priv->polling, peer, &machine, &cp->plan);
+    plan_numa (priv, h, &cp->plan);
     cp->small = rdma_proto_for_hint (cp->plan.small_proto);
     cp->large = rdma_proto_for_hint (cp->plan.large_proto);
     g_hash_table_insert (priv->plans, (gpointer) key, cp);
@@ -218,8 +240,30 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
     return;
   }
   /* the set's cached plan already has it: no plan is made again on every message */
-  priv->effective = plan_for (priv, h)->plan.small_polling;
+  {
+    const CachedPlan *cp = plan_for (priv, h);
+
+    priv->effective = cp->plan.small_polling;
+    priv->poll_node = cp->plan.numa_node;
+  }
   rdma_conn_set_polling (priv->conn, priv->effective);
+}
+
+/* Binds the calling thread to the node of the set in use, the first time this thread uses
+ * the connection for it (then it costs a pointer compare).  At first use, not at open: a
+ * server's connection is accepted on its accept thread and served on a worker, a client
+ * may open on one thread and call on another, and a function's hint may name another
+ * node; binding where the connection is used follows all of them.  A thread is never
+ * unbound: one that served a bound connection stays on its node. */
+static inline void
+follow_numa (ThriftRdmaPrivate *priv)
+{
+  GError *e = NULL;
+
+  if (priv->poll_node != RDMA_NUMA_NONE && !rdma_numa_bind_thread (priv->poll_node, &e)) {
+    g_warning ("ThriftRdma: %s; the thread runs where it did", e->message);
+    g_error_free (e);
+  }
 }
 
 static void
@@ -346,20 +390,31 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaConnSettings settings;
+  RdmaNumaMachine numa;
+  RdmaNumaChoice choice;
   GError *e = NULL;
 
+  rdma_numa_machine_get (&numa);
   if (priv->conn != NULL) {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
     return FALSE;
   }
+  /* what the caller set wrong, before anything is tried */
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
   settings.keepalive_ms = priv->keepalive_ms;
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
+  if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftRdma", &e))
+    return fail (priv, e, error);
   if (rdma_device_probe (&e) == 0)
     return fail (priv, e, error);
+  /* the buffers are mapped at connect: the service's set (the "hints" property) or the
+   * property places them; a function's set comes too late for them (plan_numa) */
+  rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
+  rdma_numa_warn_ignored (priv->hints, &numa);
+  settings.numa_node = choice.node;
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), &e);
   if (priv->conn == NULL)
@@ -368,6 +423,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   attach_wake (priv, priv->conn);
   rdma_signal_snapshot ();
   plans_reset (priv);
+  priv->poll_node = settings.numa_node;
   if (thrift_rdma_explain_enabled ())
     plan_for (priv, priv->hints);
   priv->rpos = 0;
@@ -427,6 +483,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   }
   rdma_conn_set_polling (priv->conn, priv->effective);
   priv->last_wait = priv->effective;
+  follow_numa (priv);
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg != NULL)
     return TRUE;
@@ -480,6 +537,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   }
   rdma_conn_set_polling (priv->conn, priv->effective);
   priv->last_wait = priv->effective;
+  follow_numa (priv);
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, !priv->reading), &e);
   if (msg == NULL) {
     fail_call (priv, e);
@@ -565,6 +623,8 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
                      max_message_of (transport->configuration));
     return fail (priv, e, error);
   }
+  if (priv->wlen == 0)
+    follow_numa (priv);
   /* straight into registered memory: the only copy on the way out */
   if (priv->wlen == 0
       && rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
@@ -605,6 +665,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
     priv->checked_hints = h;
   }
   use_hints (priv, h);
+  follow_numa (priv);
   {
     const CachedPlan *cp = plan_for (priv, h);
     rdma_conn_set_tx_proto (priv->conn,
@@ -738,6 +799,7 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   }
   /* by the connection's own polling mode (use_hints): a latency hint spins */
   rdma_conn_set_polling (priv->conn, priv->effective);
+  follow_numa (priv);
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
           || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
   g_clear_error (&e);
@@ -788,6 +850,9 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
     break;
   case PROP_PAIR_TOKEN:
     g_value_set_boxed (value, priv->pair_token);
+    break;
+  case PROP_NUMA_NODE:
+    g_value_set_int (value, priv->numa_node);
     break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
@@ -842,6 +907,11 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
   case PROP_PAIR_TOKEN:
     g_clear_pointer (&priv->pair_token, g_bytes_unref);
     priv->pair_token = g_value_dup_boxed (value);
+    break;
+  case PROP_NUMA_NODE:
+    /* checked at open, where a bad node is an error rather than a GObject warning */
+    priv->numa_node = g_value_get_int (value);
+    plans_reset (priv);   /* they were made with the old one */
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -919,6 +989,11 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
     g_param_spec_boxed ("pair-token", "pair-token",
                         "Pairing token sent in the connection request (GBytes of "
                         "THRIFT_RDMA_PAIR_TOKEN_LEN bytes, or NULL: none)", G_TYPE_BYTES, rw));
+  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
+    g_param_spec_int ("numa-node", "numa-node",
+                      "NUMA node of the connection's buffers and polling thread (-1: none); "
+                      "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
+                      THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;
@@ -940,6 +1015,7 @@ thrift_rdma_init (ThriftRdma *self)
 
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
   priv->effective = priv->polling;
+  priv->numa_node = priv->poll_node = THRIFT_RDMA_DEFAULT_NUMA_NODE;
   priv->proto_name = rdma_proto_eager_ops.name;
   /* without the eventfd (out of descriptors) an interrupt still sets the flag: spinning
    * and the next wait see it, a thread blocked in poll(2) only at its call timeout */
@@ -967,6 +1043,8 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   ThriftRdmaPrivate *priv = PRIV (self);
 
   priv->conn = conn;
+  /* the node the server chose for the connection (its hints' numa or its numa-node) */
+  priv->numa_node = priv->poll_node = rdma_conn_numa_node (conn);
   rdma_conn_set_polling (conn, priv->effective);
   attach_wake (priv, conn);
   rdma_signal_snapshot ();

@@ -55,6 +55,15 @@
  *                                down, packets lost) is declared dead: the connection fails
  *                                with "no sign of life".  A side that waits probes a quiet
  *                                peer after a quarter of it.  0 = never; default 30000
+ *   "numa-node"       gint       NUMA node of the connection: its registered buffers are
+ *                                placed on it at open and the threads that use it run on
+ *                                its CPUs.  -1 = none (default).  A node the machine lacks
+ *                                is an error at open.  A hint set's numa beats it: the
+ *                                "hints" property's at open (buffers and threads), a
+ *                                function's when its call is written (threads only: the
+ *                                buffers are already placed).  On a connection that
+ *                                ThriftServerRdma accepted it reads as the node the server
+ *                                chose for it.  See README, NUMA binding.
  *
  * A signal that interrupts a blocking wait ends it (THRIFT_RDMA_STATUS_INTERRUPTED, and a
  * failed connection if a call was in progress) when a caught signal's handler was installed
@@ -172,6 +181,7 @@ ThriftRdmaStatus thrift_rdma_error_status (const GError *error);
 #define THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS 5000
 #define THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS 30000
 #define THRIFT_RDMA_DEFAULT_KEEPALIVE_MS 30000
+#define THRIFT_RDMA_DEFAULT_NUMA_NODE (-1)
 
 /**
  * ThriftRdmaStats:

@@ -20,7 +20,7 @@
  * The line, fields in this order (a stable format, meant for grep):
  *
  *   NAME: small (<= 4096 B) PROTO/POLLING, large PROTO/POLLING  [size: SIZE; proto: WHY;
- *   polling: WHY; subscription: SUB; peer: PEER]
+ *   polling: WHY; subscription: SUB; peer: PEER; numa: NUMA]
  *
  * (one line; two spaces before '['), where
  *   NAME     "Service.function client" or "... server"; "(no hint set)" for NULL
@@ -36,17 +36,25 @@
  *            "full (concurrency=N > C cores per NUMA node, <= T cores)",
  *            "over (concurrency=N > T cores)"
  *   PEER     "all", or the protocols the peer can receive, comma-separated
+ *   NUMA     "node N (WHY)" or "none (WHY)": the NUMA node the set's buffers and polling
+ *            thread are bound to, WHY one of "numa hint", "numa-node property", "no numa
+ *            hint" (", no numa-node property" on a connection), "the default hint set's
+ *            numa, at connect", led by "hint numa=H ignored, nodes here: LIST" when the set
+ *            names a node the machine lacks, and followed by "; polling thread only, the
+ *            buffers were placed at connect on node B" (or "on no node") when a function's
+ *            hint came after the connection's buffers were placed elsewhere
  *
  * for example
  *
  *   Calculator.add client: small (<= 4096 B) direct_write_imm/busy, large direct_write_imm/busy
  *   [size: payload_size=64 <= 4096, all small; proto: perf_goal=latency, under; polling:
  *   perf_goal=latency, under; subscription: under (concurrency=4 <= 8 cores per NUMA node);
- *   peer: all]
+ *   peer: all; numa: none (no numa hint)]
  *
  * thrift_rdma_explain_set () and _sets () do not know the peer: they explain for a peer that
- * can receive every protocol; thrift_rdma_explain_connection () explains for the peer of a
- * connection.  The engine maps each protocol to its implementation and reports its own
+ * can receive every protocol, and the transport: their NUMA is the hint's, checked against
+ * this machine; thrift_rdma_explain_connection () explains for the peer of a connection and
+ * for its numa-node property and where its buffers were placed.  The engine maps each protocol to its implementation and reports its own
  * fallbacks (a protocol it does not have yet goes by eager, with a warning).
  *
  * Set THRIFT_RDMA_EXPLAIN=1 in the environment to have the transport print the line of each

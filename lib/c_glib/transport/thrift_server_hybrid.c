@@ -50,6 +50,7 @@ enum
   PROP_CALL_TIMEOUT,
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
+  PROP_NUMA_NODE,
   PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE
@@ -86,6 +87,7 @@ typedef struct
   gpointer hints;
   ThriftRdmaPolling polling;
   guint call_timeout_ms, idle_timeout_ms, keepalive_ms;
+  gint numa_node;
 
   int tcp_fd;                     /* the TCP listener */
   ThriftServerRdma *rdma;         /* the RDMA listener; NULL when serving TCP alone */
@@ -225,7 +227,8 @@ thrift_server_hybrid_listen (ThriftServerTransport *transport, GError **error)
                              "configuration", transport->configuration, "hints", priv->hints,
                              "polling", priv->polling, "call-timeout", priv->call_timeout_ms,
                              "idle-timeout", priv->idle_timeout_ms,
-                             "keepalive", priv->keepalive_ms, NULL);
+                             "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
+                             NULL);
   thrift_server_rdma_set_admission (priv->rdma, admit, priv);
   if (!thrift_server_transport_listen (THRIFT_SERVER_TRANSPORT (priv->rdma), &e)) {
     g_clear_object (&priv->rdma);
@@ -542,6 +545,9 @@ thrift_server_hybrid_get_property (GObject *object, guint property_id, GValue *v
   case PROP_KEEPALIVE:
     g_value_set_uint (value, priv->keepalive_ms);
     break;
+  case PROP_NUMA_NODE:
+    g_value_set_int (value, priv->numa_node);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value))
@@ -587,6 +593,9 @@ thrift_server_hybrid_set_property (GObject *object, guint property_id, const GVa
     break;
   case PROP_KEEPALIVE:
     priv->keepalive_ms = g_value_get_uint (value);
+    break;
+  case PROP_NUMA_NODE:
+    priv->numa_node = g_value_get_int (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -657,6 +666,10 @@ thrift_server_hybrid_class_init (ThriftServerHybridClass *cls)
                        "Milliseconds after which a silent RDMA client is considered dead "
                        "(0: never)", 0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS,
                        rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
+    g_param_spec_int ("numa-node", "numa-node",
+                      "NUMA node of accepted RDMA legs' buffers and threads (-1: none)",
+                      G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
 
   stc->listen = thrift_server_hybrid_listen;

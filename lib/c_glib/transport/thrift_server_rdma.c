@@ -32,6 +32,7 @@
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
+#include "rdma/rdma_numa.h"
 #include "rdma/rdma_resources.h"
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
@@ -51,7 +52,8 @@ enum
   PROP_KNOW_MESSAGE_SIZE,
   PROP_CALL_TIMEOUT,
   PROP_IDLE_TIMEOUT,
-  PROP_KEEPALIVE
+  PROP_KEEPALIVE,
+  PROP_NUMA_NODE
 };
 
 /* How long a connection request may take to complete its handshake. */
@@ -74,6 +76,7 @@ typedef struct
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
+  gint numa_node;        /* of accepted connections (-1: none); checked at listen */
 
   struct rdma_event_channel *channel;
   struct rdma_cm_id *listener;
@@ -198,6 +201,15 @@ listen_on (ThriftServerTransport *transport, GError **error)
                  "ThriftServerRdma is already listening on port %u", priv->port);
     return FALSE;
   }
+  {
+    RdmaNumaMachine numa;
+
+    /* at startup, not at the first connection: a bad node is the server's own error */
+    rdma_numa_machine_get (&numa);
+    if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftServerRdma", error))
+      return FALSE;
+    rdma_numa_warn_ignored (priv->hints, &numa);
+  }
   if (rdma_device_probe (error) == 0)
     return FALSE;
   priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -263,9 +275,16 @@ static void
 settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
 {
   ThriftServerRdmaPrivate *priv = PRIV (transport);
+  RdmaNumaMachine numa;
+  RdmaNumaChoice choice;
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
   settings->keepalive_ms = priv->keepalive_ms;
+  /* the service's set (the "hints" property), else the property, places the buffers that
+   * accept maps; the accepted ThriftRdma binds the threads that serve it */
+  rdma_numa_machine_get (&numa);
+  rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
+  settings->numa_node = choice.node;
 }
 
 /* The admission of a request (rdma_admit.h): TRUE if it goes on; a refused one is rejected
@@ -628,6 +647,9 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   case PROP_KEEPALIVE:
     g_value_set_uint (value, priv->keepalive_ms);
     break;
+  case PROP_NUMA_NODE:
+    g_value_set_int (value, priv->numa_node);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value))
@@ -668,6 +690,10 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
     break;
   case PROP_KEEPALIVE:
     priv->keepalive_ms = g_value_get_uint (value);
+    break;
+  case PROP_NUMA_NODE:
+    /* checked at listen, where a bad node is an error rather than a GObject warning */
+    priv->numa_node = g_value_get_int (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -733,6 +759,11 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                        "dead and its connection freed (probes start at a quarter of it; "
                        "0: never)",
                        0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
+    g_param_spec_int ("numa-node", "numa-node",
+                      "NUMA node of accepted connections' buffers and serving threads (-1: "
+                      "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
+                      THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;
@@ -748,4 +779,5 @@ thrift_server_rdma_init (ThriftServerRdma *self)
   g_queue_init (&priv->established);
   priv->backlog = THRIFT_SERVER_RDMA_DEFAULT_BACKLOG;
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
+  priv->numa_node = THRIFT_RDMA_DEFAULT_NUMA_NODE;
 }

@@ -39,6 +39,11 @@
  *                              down, packets lost) is declared dead and its connection
  *                              freed; probes start after a quarter of it; 0 = never;
  *                              default 30000
+ *   "numa-node"      gint      NUMA node of accepted connections: their buffers are placed
+ *                              on it and the threads that serve them (peek, read, write)
+ *                              run on its CPUs, from their first use; -1 = none (default).
+ *                              A node the machine lacks is an error at listen.  A numa
+ *                              hint beats it (see thrift_rdma.h)
  *
  * Handshakes progress side by side: a connection request is accepted at once and waits for
  * its ESTABLISHED with its own 5 s deadline, so clients that never complete a handshake

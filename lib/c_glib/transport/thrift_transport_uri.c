@@ -198,12 +198,25 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->backlog = (gint) n;
   }
+  else if (strcmp (name, "numa") == 0)
+  {
+    if (tcp)
+      goto wrong_scheme;
+    /* the hint's range; whether the machine has the node is checked at open or listen */
+    if (!parse_number (value, 0, 1023, &n))
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'numa'; allowed: a NUMA node, "
+                 "0 to 1023", uri, value);
+      return FALSE;
+    }
+    u->numa_node = (gint) n;
+  }
   else
   {
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
-               "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), backlog "
-               "(servers)", uri, name);
+               "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), numa (rdma, "
+               "hybrid), backlog (servers)", uri, name);
     return FALSE;
   }
   return TRUE;
@@ -234,6 +247,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   u = g_new0 (ThriftTransportUri, 1);
   u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
   u->idle_timeout_ms = u->keepalive_ms = -1;
+  u->numa_node = -1;
 
   sep = strstr (uri, "://");
   if (sep == NULL)
@@ -375,6 +389,8 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
       g_string_append_printf (s, ", idle-timeout=%d ms", uri->idle_timeout_ms);
     if (uri->keepalive_ms >= 0)
       g_string_append_printf (s, ", keepalive=%d ms", uri->keepalive_ms);
+    if (uri->numa_node >= 0)
+      g_string_append_printf (s, ", numa=%d", uri->numa_node);
   }
   if (uri->backlog >= 0)
     g_string_append_printf (s, ", backlog=%d", uri->backlog);
@@ -435,6 +451,8 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
     if (hybrid)
       g_object_set (t, "fallback", u->fallback, "use-transport-hints",
                     u->scheme == THRIFT_TRANSPORT_URI_HYBRID, NULL);
+    if (u->numa_node >= 0)
+      g_object_set (t, "numa-node", u->numa_node, NULL);
     return t;
   }
 
@@ -503,6 +521,8 @@ thrift_server_transport_new_for_uri (const gchar *uri,
       g_object_set (st, "idle-timeout", (guint) u->idle_timeout_ms, NULL);
     if (u->keepalive_ms >= 0)
       g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
+    if (u->numa_node >= 0)
+      g_object_set (st, "numa-node", u->numa_node, NULL);
   }
   if (input_factory != NULL)
     *input_factory = g_object_new (factory_type, NULL);

@@ -45,6 +45,9 @@
  *                                  its server must be hybrid:// or rdma://...?fallback=tcp,
  *                                  which is a ThriftServerHybrid (it serves plain rdma://
  *                                  clients too)
+ *   numa=N                         rdma; NUMA node of the connections' buffers and polling
+ *                                  threads (0 to 1023; the "numa-node" property); a node
+ *                                  this machine lacks is an error at open or listen
  *
  * The server factories work with every c_glib server: each connection they hand out is a
  * reference of its own (ThriftSimpleServer unrefs what they return and the connection).
@@ -98,6 +101,7 @@ typedef struct
   gint keepalive_ms;                  /* rdma */
   gint backlog;                       /* servers */
   gboolean fallback;                  /* rdma, hybrid: fallback=tcp */
+  gint numa_node;                     /* rdma */
 } ThriftTransportUri;
 
 typedef enum

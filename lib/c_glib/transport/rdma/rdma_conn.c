@@ -26,6 +26,7 @@
 
 #include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
+#include "rdma_numa.h"
 #include "rdma_resources.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
@@ -112,6 +113,7 @@ rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPol
   s->unread_limit = RDMA_DEFAULT_UNREAD_LIMIT;
   s->rx_protocols = rdma_proto_implemented ();
   s->ring_size = RDMA_DEFAULT_RING_SIZE;
+  s->numa_node = RDMA_NUMA_NONE;
 }
 
 void
@@ -840,9 +842,10 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   conn->recv_ops = g_new0 (RdmaOp, n_recv);
   conn->send_ops = g_new0 (RdmaOp, n_send);
   if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
-                       IBV_ACCESS_LOCAL_WRITE, error))
+                       IBV_ACCESS_LOCAL_WRITE, conn->settings.numa_node, error))
     return FALSE;
-  if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, conn->settings.slot_size, 0, error))
+  if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, conn->settings.slot_size, 0,
+                       conn->settings.numa_node, error))
     return FALSE;
   conn->stats.pinned_bytes = (guint64) (n_recv + n_send) * conn->settings.slot_size;
 
@@ -1230,7 +1233,8 @@ rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **erro
   if (len == 0)
     return TRUE;   /* (a fresh buffer has no memory yet: no memcpy to NULL) */
   if (tx->len + len > tx->cap
-      && !rdma_tx_reserve (tx, conn->pd, tx->len + len, &conn->stats.pinned_bytes, error))
+      && !rdma_tx_reserve (tx, conn->pd, tx->len + len, conn->settings.numa_node,
+                           &conn->stats.pinned_bytes, error))
     return FALSE;
   memcpy (tx->base + tx->len, buf, len);
   tx->len += len;
@@ -1272,7 +1276,8 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
       && !conn->last_tx_proto->flush (conn, FALSE, deadline_us, error))
     return FALSE;
   /* the protocols post from registered memory: an empty message still needs a buffer */
-  if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, &conn->stats.pinned_bytes, error))
+  if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, conn->settings.numa_node,
+                                             &conn->stats.pinned_bytes, error))
     return FALSE;
   /* a protocol may hold every message back (RFP: until the peer fetched its last one) */
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
@@ -1459,4 +1464,10 @@ struct rdma_cm_id *
 rdma_conn_cm_id (const RdmaConn *conn)
 {
   return conn->id;
+}
+
+gint
+rdma_conn_numa_node (const RdmaConn *conn)
+{
+  return conn->settings.numa_node;
 }

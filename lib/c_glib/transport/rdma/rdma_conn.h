@@ -78,6 +78,8 @@ typedef struct
                                direct message (rdma_ring.h) */
   guint8 pair_token[THRIFT_RDMA_PAIR_TOKEN_LEN];  /* client: sent in the connection request
                                                      after the hello (all zero: none) */
+  gint numa_node;           /* NUMA node of every buffer the connection maps, now or later
+                               (rdma_numa.h); RDMA_NUMA_NONE (-1, the default): none */
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
@@ -168,6 +170,8 @@ struct rdma_cm_id *rdma_conn_cm_id (const RdmaConn *conn);
 /* Server side: the pairing token of the client's connection request
  * (THRIFT_RDMA_PAIR_TOKEN_LEN bytes, as long as @conn lives), NULL if it carried none. */
 const guint8 *rdma_conn_peer_pair_token (const RdmaConn *conn);
+/* The NUMA node its buffers were placed on (settings.numa_node). */
+gint rdma_conn_numa_node (const RdmaConn *conn);
 
 G_END_DECLS
 

@@ -250,6 +250,15 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
 
   /* last, so that a hint naming a protocol the peer lacks falls back too */
   plan_peer (out);
+
+  /* as the hint says; rdma_numa_plan checks it against the machine and the property */
+  if ((set & THRIFT_HINT_HAS_NUMA) && h->numa <= G_MAXINT) {
+    out->numa_node = (gint) h->numa;
+    out->numa_reason = "numa hint";
+  } else {
+    out->numa_node = -1;
+    out->numa_reason = "no numa hint";
+  }
 }
 
 static void
@@ -315,6 +324,10 @@ rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h)
   append_subscription (s, p);
   g_string_append (s, "; peer: ");
   append_peer (s, p->peer_protocols);
+  if (p->numa_node >= 0)
+    g_string_append_printf (s, "; numa: node %d (%s)", p->numa_node, p->numa_reason);
+  else
+    g_string_append_printf (s, "; numa: none (%s)", p->numa_reason);
   g_string_append_c (s, ']');
   return g_string_free (s, FALSE);
 }

@@ -69,6 +69,11 @@ typedef struct {
   guint32 concurrency;      /* the hint, 0 if none */
   RdmaPlanMachine machine;  /* what subscription was computed against */
   guint32 peer_protocols;   /* as passed, with eager added */
+  /* the NUMA node of the set's buffers and polling thread (-1: none) and why: the hint's
+   * numa as rdma_plan_make found it; rdma_numa_plan () checks it against the machine and
+   * the transport's numa-node property */
+  gint numa_node;
+  const gchar *numa_reason;
 } RdmaPlan;
 
 /* Makes the plan for messages written with @h (NULL: code generated without hints), on a

@@ -24,13 +24,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "rdma_numa.h"
 #include "rdma_pool.h"
 #include "rdma_resources.h"
 #include "rdma_status.h"
 
 gboolean
 rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_size,
-                gint access, GError **error)
+                gint access, gint numa_node, GError **error)
 {
   gsize len = (gsize) count * slot_size;
   void *mem;
@@ -43,6 +44,8 @@ rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_s
                            "%" G_GSIZE_FORMAT " bytes of slots", len);
     return FALSE;
   }
+  /* before registration, which touches (pins) the pages */
+  rdma_numa_place (mem, len, numa_node);
   pool->base = mem;
   pool->len = len;
   pool->slot_size = slot_size;

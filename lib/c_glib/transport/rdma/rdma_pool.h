@@ -36,8 +36,9 @@ typedef struct
   guint32 n_free;
 } RdmaPool;
 
+/* The slots are placed on @numa_node (RDMA_NUMA_NONE: anywhere) before they are touched. */
 gboolean rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_size,
-                         gint access, GError **error);
+                         gint access, gint numa_node, GError **error);
 /* Idempotent. */
 void rdma_pool_clear (RdmaPool *pool);
 

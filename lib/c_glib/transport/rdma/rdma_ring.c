@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 
 #include "rdma_conn_private.h"
+#include "rdma_numa.h"
 #include "rdma_resources.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
@@ -189,6 +190,7 @@ rx_create (RdmaConn *conn, RdmaRing *r, GError **error)
                            "a %u-byte direct ring", size);
     return FALSE;
   }
+  rdma_numa_place (mem, size, conn->settings.numa_node);
   r->mr = rdma_res_mr_reg (conn->pd, mem, size, IBV_ACCESS_LOCAL_WRITE
                            | IBV_ACCESS_REMOTE_WRITE, error);
   if (r->mr == NULL) {

@@ -117,11 +117,6 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
                "connection; the calls go by RDMA (use hybrid:// to send them by TCP)", name);
     n++;
   }
-  if (h->set & THRIFT_HINT_HAS_NUMA) {
-    g_warning ("ThriftRdma: %s: hint numa = %u is not implemented yet; buffers and polling "
-               "are not bound to a NUMA node", name, h->numa);
-    n++;
-  }
   if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID) == THRIFT_RDMA_POLLING_BUSY
       && oversubscribed (h)) {
     g_warning ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "

@@ -42,7 +42,7 @@ ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling
 const RdmaProtoOps *rdma_select_protocol (const ThriftHintSet *h);
 
 /* Logs, once per hint set for the life of the process, a warning for each hint of @h that
- * is accepted but not acted on yet (a proto other than eager, transport, numa), and one
+ * is accepted but not acted on yet (a proto other than eager, transport), and one
  * when @h asks for busy polling with concurrency above the cores.
  * Returns the number of warnings this call logged (0 once the set was seen).  Thread-safe. */
 guint rdma_select_warn_unimplemented (const ThriftHintSet *h);

@@ -19,12 +19,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "rdma_numa.h"
 #include "rdma_resources.h"
 #include "rdma_status.h"
 #include "rdma_tx.h"
 
 gboolean
-rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, guint64 *pinned, GError **error)
+rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, gint numa_node, guint64 *pinned,
+                 GError **error)
 {
   gsize cap = RDMA_TX_MIN_CAP;
   struct ibv_mr *mr;
@@ -42,6 +44,7 @@ rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, guint64 *pinned, GEr
                            "a %" G_GSIZE_FORMAT "-byte transmit buffer", cap);
     return FALSE;
   }
+  rdma_numa_place (mem, cap, numa_node);
   mr = rdma_res_mr_reg (pd, mem, cap, IBV_ACCESS_LOCAL_WRITE, error);
   if (mr == NULL) {
     munmap (mem, cap);

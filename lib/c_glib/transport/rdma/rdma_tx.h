@@ -42,10 +42,11 @@ struct _RdmaTx
   guint busy;          /* posted WRs that read it and have not completed */
 };
 
-/* Makes room for @need bytes in all (keeps the first len bytes); @tx must not be busy.
- * Adds the change of pinned bytes to *@pinned. */
-gboolean rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, guint64 *pinned,
-                          GError **error);
+/* Makes room for @need bytes in all (keeps the first len bytes), placed on @numa_node
+ * (RDMA_NUMA_NONE: anywhere); @tx must not be busy.  Adds the change of pinned bytes to
+ * *@pinned. */
+gboolean rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, gint numa_node,
+                          guint64 *pinned, GError **error);
 /* Idempotent. */
 void rdma_tx_clear (RdmaTx *tx, guint64 *pinned);
 

@@ -91,6 +91,7 @@
 #include <sys/mman.h>
 
 #include "../rdma_conn_private.h"
+#include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
 #include "rdma_proto_batched_write.h"
@@ -220,7 +221,7 @@ update_mask (RdmaConn *conn, BwState *st)
 }
 
 static gpointer
-map_region (gsize len, const gchar *what, GError **error)
+map_region (RdmaConn *conn, gsize len, const gchar *what, GError **error)
 {
   void *mem = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -229,6 +230,7 @@ map_region (gsize len, const gchar *what, GError **error)
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1, "%s", what);
     return NULL;
   }
+  rdma_numa_place (mem, len, conn->settings.numa_node);
   return mem;
 }
 
@@ -237,10 +239,10 @@ map_region (gsize len, const gchar *what, GError **error)
 static gboolean
 rx_create (RdmaConn *conn, BwState *st, GError **error)
 {
-  st->slots = map_region (BW_REGION, "the batched-write slots", error);
+  st->slots = map_region (conn, BW_REGION, "the batched-write slots", error);
   if (st->slots == NULL)
     return FALSE;
-  st->map = map_region (4096, "the batched-write bitmap", error);
+  st->map = map_region (conn, 4096, "the batched-write bitmap", error);
   if (st->map == NULL)
     return FALSE;
   st->slots_mr = rdma_res_mr_reg (conn->pd, st->slots, BW_REGION,
@@ -550,7 +552,7 @@ tx_apply (BwState *st, const guint8 *map)
 static gboolean
 tx_create (RdmaConn *conn, BwState *st, GError **error)
 {
-  st->mirror = map_region (MIRROR_SIZE, "the batched-write mirror", error);
+  st->mirror = map_region (conn, MIRROR_SIZE, "the batched-write mirror", error);
   if (st->mirror == NULL)
     return FALSE;
   st->mirror_mr = rdma_res_mr_reg (conn->pd, st->mirror, MIRROR_SIZE, IBV_ACCESS_LOCAL_WRITE,

@@ -74,6 +74,7 @@
 #include <sys/mman.h>
 
 #include "../rdma_conn_private.h"
+#include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
 #include "rdma_proto_rfp.h"
@@ -232,6 +233,7 @@ mem_alloc (RdmaConn *conn, RfpMem *m, gsize size, gint access, const gchar *what
                            "a %" G_GSIZE_FORMAT "-byte RFP %s", size, what);
     return FALSE;
   }
+  rdma_numa_place (base, size, conn->settings.numa_node);
   m->mr = rdma_res_mr_reg (conn->pd, base, size, access, error);
   if (m->mr == NULL) {
     munmap (base, size);

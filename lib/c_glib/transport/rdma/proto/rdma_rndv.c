@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
 #include "rdma_rndv.h"
@@ -167,7 +168,7 @@ rdma_rndv_rx_may_map (RdmaConn *conn, const RdmaRndvRx *rx, guint32 len)
 /* Memory for a message of @len bytes: the spare if it is large enough, else a new mapping
  * (of a power of two, so that it fits the next messages of about the size too). */
 static guint8 *
-mem_get (RdmaRndvRx *rx, guint32 len, gsize *cap, GError **error)
+mem_get (RdmaRndvRx *rx, guint32 len, gint numa_node, gsize *cap, GError **error)
 {
   guint8 *mem;
   gsize want = RDMA_RNDV_MIN_CAP;
@@ -187,6 +188,7 @@ mem_get (RdmaRndvRx *rx, guint32 len, gsize *cap, GError **error)
                            "a %u-byte rendezvous buffer", len);
     return NULL;
   }
+  rdma_numa_place (mem, want, numa_node);
   *cap = want;
   return mem;
 }
@@ -210,7 +212,7 @@ rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access,
                   GError **error)
 {
   gsize cap;
-  guint8 *mem = mem_get (rx, buf->len, &cap, error);
+  guint8 *mem = mem_get (rx, buf->len, conn->settings.numa_node, &cap, error);
   gint64 slot = buf->slot;
 
   if (mem == NULL)
