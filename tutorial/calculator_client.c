@@ -34,6 +34,7 @@
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
+#include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
@@ -43,10 +44,20 @@
 static gint failures;
 
 /* What the transport did for the last call: for ThriftRdma, the protocol and polling mode
- * the hints chose and the verbs work it took; ThriftSocket takes no hints. */
+ * the hints chose and the verbs work it took; for ThriftHybrid, the leg the call took (and
+ * that); ThriftSocket takes no hints. */
 static gchar *
 transport_note (ThriftTransport *t)
 {
+  if (THRIFT_IS_HYBRID (t))
+  {
+    ThriftHybrid *h = THRIFT_HYBRID (t);
+    ThriftHybridLeg leg = thrift_hybrid_get_last_leg (h);
+    g_autofree gchar *rdma = leg == THRIFT_HYBRID_LEG_RDMA
+                             ? transport_note (THRIFT_TRANSPORT (thrift_hybrid_get_rdma (h)))
+                             : g_strdup ("framed TCP, by its transport hint");
+    return g_strdup_printf ("hybrid leg=%s: %s", thrift_hybrid_leg_name (leg), rdma);
+  }
   if (THRIFT_IS_RDMA (t))
   {
     static const gchar *const polling[] = { "busy", "event", "hybrid" };
@@ -113,7 +124,8 @@ main (int argc, char **argv)
   gboolean explain_only = FALSE;
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
-      "the server: tcp://HOST:PORT or rdma://HOST:PORT[?OPTIONS] (default "
+      "the server: tcp://HOST:PORT, rdma://HOST:PORT[?OPTIONS] or hybrid://HOST:PORT[?OPTIONS] "
+      "(default "
       TUTORIAL_CLIENT_URI ")", "URI" },
     { "payload", 'p', 0, G_OPTION_ARG_INT, &payload,
       "bytes sent to reverse() (default 65536)", "BYTES" },
@@ -141,7 +153,8 @@ main (int argc, char **argv)
     "Calls ping, add, calculate (twice, once failing), zip (oneway) and reverse\n"
     "on a calculator-server, checks each result and prints what each call did.\n"
     "URI options: tcp: framing=framed|buffered|none;\n"
-    "rdma: polling=busy|event|hybrid, connect-timeout=MS, call-timeout=MS.");
+    "rdma and hybrid: polling=busy|event|hybrid, connect-timeout=MS, call-timeout=MS,\n"
+    "fallback=tcp, numa=N. hybrid:// sends each call by the leg its transport hint names.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
@@ -243,7 +256,7 @@ main (int argc, char **argv)
     text = g_strdup (error->message);
   {
     g_autofree gchar *call = g_strdup_printf ("reverse(%d bytes)", payload);
-    report (transport, ok, call, text, "perf_goal=throughput payload_size=64K (function)");
+    report (transport, ok, call, text, "perf_goal=throughput payload_size=64K transport=tcp (function)");
   }
   g_free (text);
   g_clear_error (&error);

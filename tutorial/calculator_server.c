@@ -18,7 +18,8 @@
  *
  *   calculator-server [--transport URI] [--max-connections N]
  *
- * The handler is ordinary c_glib handler code; the same program serves tcp:// and rdma://.
+ * The handler is ordinary c_glib handler code; the same program serves tcp://, rdma:// and
+ * hybrid://.
  */
 #include "config.h"
 
@@ -172,7 +173,8 @@ main (int argc, char **argv)
   gint max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
-      "where to listen: tcp://[HOST]:PORT or rdma://[HOST]:PORT[?OPTIONS] (default "
+      "where to listen: tcp://[HOST]:PORT, rdma://[HOST]:PORT[?OPTIONS] or "
+      "hybrid://[HOST]:PORT[?OPTIONS] (default "
       TUTORIAL_SERVER_URI ")", "URI" },
     { "max-connections", 'm', 0, G_OPTION_ARG_INT, &max_connections,
       "clients served at once; more wait (default 64)", "N" },
@@ -193,8 +195,10 @@ main (int argc, char **argv)
   g_option_context_set_summary (context,
     "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once\n"
     "(idle connections wait in one poll set; a pool of workers serves requests).\n"
-    "URI options: tcp: framing=framed|buffered|none; rdma: polling=busy|event|hybrid,\n"
-    "idle-timeout=MS, keepalive=MS, call-timeout=MS; both: backlog=N.\n"
+    "URI options: tcp: framing=framed|buffered|none; rdma and hybrid: polling=busy|event|\n"
+    "hybrid, idle-timeout=MS, keepalive=MS, call-timeout=MS, fallback=tcp, numa=N;\n"
+    "all: backlog=N. hybrid:// serves TCP and RDMA on one port, each call on its client's\n"
+    "choice (the transport hint).\n"
     "The host may be left out to listen on every address.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))

@@ -3,7 +3,7 @@
 # tutorial: the calculator service (calculator.thrift, with hints), a server and a client that
 # take --transport URI, and run-demo, which runs them end to end over rdma:// and tcp://.
 EXTRA_DIST += tutorial/calculator.thrift tutorial/run-demo tutorial/test-tutorial.sh \
-	tutorial/test-tutorial-rdma.sh
+	tutorial/test-tutorial-rdma.sh tutorial/test-tutorial-hybrid.sh
 
 calculator_gen = \
 	tutorial/gen/calculator.c tutorial/gen/calculator.h \
@@ -37,3 +37,5 @@ tutorial/calculator_client-calculator_client.$(OBJEXT): tutorial/gen/stamp
 TESTS += tutorial/test-tutorial.sh
 # In the soft-RoCE guest: the same over rdma://.
 rdma_tests += $(abs_top_srcdir)/tutorial/test-tutorial-rdma.sh
+# ... and over hybrid://: each call on the leg its hint names.
+rdma_tests += $(abs_top_srcdir)/tutorial/test-tutorial-hybrid.sh

@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ "$scheme" = rdma ]; then
+if [ "$scheme" != tcp ]; then
   addr=${THRIFT_RDMA_TEST_SERVER_ADDR:-10.77.0.1}
 else
   addr=127.0.0.1
@@ -46,11 +46,13 @@ for try in 1 2 3 4 5; do
   [ $started = yes ] && break
   wait "$server_pid" 2>/dev/null; server_pid=
 done
-echo "1..11"
+legs=0
+[ "$scheme" = hybrid ] && legs=2
+echo "1..$((11 + legs))"
 check "server listens on $scheme://$addr" test $started = yes
 sed 's/^/# /' "$work/server.out"
 if [ $started != yes ]; then
-  for i in 2 3 4 5 6 7 8 9 10 11; do echo "not ok $i skipped: no server"; done
+  for i in $(seq 2 $((11 + legs))); do echo "not ok $i skipped: no server"; done
   exit 0
 fi
 
@@ -60,6 +62,13 @@ sed 's/^/# /' "$work/client.out"
 out=$work/client.out
 check "client exits 0" test $rc -eq 0
 check "client used $scheme" grep -q "^client: connected over $scheme " "$out"
+if [ "$scheme" = hybrid ]; then
+  # the line after a call's result and hints says which leg it took
+  check "hybrid: add went by the rdma leg" \
+    bash -c "grep -A2 '^ok   add(1, 1)' '$out' | grep -q 'transport: hybrid leg=rdma'"
+  check "hybrid: reverse (transport = tcp) went by the tcp leg" \
+    bash -c "grep -A2 '^ok   reverse(' '$out' | grep -q 'transport: hybrid leg=tcp'"
+fi
 check "ping" grep -q '^ok   ping() .*-> ok' "$out"
 check "add(1, 1) = 2" grep -q '^ok   add(1, 1) .*-> 2$' "$out"
 check "divide by zero raises InvalidOperation" \

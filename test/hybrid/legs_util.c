@@ -18,6 +18,7 @@
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_server_hybrid.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "legs_util.h"
@@ -98,7 +99,9 @@ legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
 
   if (st == NULL)
     return FALSE;
-  if (!thrift_server_transport_listen (st, error)) {
+  /* a hybrid server listens here to show its error at once (its listen may be repeated;
+   * ThriftServerSocket's and ThriftServerRdma's may not, and serve listens) */
+  if (THRIFT_IS_SERVER_HYBRID (st) && !thrift_server_transport_listen (st, error)) {
     g_object_unref (st);
     g_object_unref (in_f);
     g_object_unref (out_f);

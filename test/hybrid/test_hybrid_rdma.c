@@ -314,6 +314,158 @@ test_pairing_refusals (void)
   g_assert_true (rt_resources_at_baseline (baseline));
 }
 
+/* ---- a TCP service and an RDMA service in one process, called at once ---- */
+
+typedef struct
+{
+  const gchar *uri;
+  guint calls;
+} Plain;
+
+static gpointer
+plain_job (gpointer data)
+{
+  Plain *job = data;
+  LegsTestClient c;
+  GError *error = NULL;
+
+  g_assert_true (legs_client_open (&c, job->uri, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < job->calls; i++) {
+    g_autoptr (GByteArray) in = legs_payload ((i * 389) % 20000, i);
+    GByteArray *out = NULL;
+
+    g_assert_true (legs_if_plain (c.client, &out, in, &error));
+    g_assert_no_error (error);
+    g_assert_cmpmem (out->data, out->len, in->data, in->len);
+    g_byte_array_unref (out);
+  }
+  legs_client_clear (&c);
+  return NULL;
+}
+
+static void
+test_tcp_and_rdma_services (void)
+{
+  guint tcp_port = next_port++, rdma_port = next_port++;
+  g_autofree gchar *tcp_uri = g_strdup_printf ("tcp://%s:%u", rt_server_addr (), tcp_port);
+  g_autofree gchar *rdma_uri = g_strdup_printf ("rdma://%s:%u", rt_server_addr (), rdma_port);
+  g_autofree gchar *tcp_listen = g_strdup_printf ("tcp://:%u", tcp_port);
+  Plain jobs[2] = { { tcp_uri, 1000 }, { rdma_uri, 1000 } };
+  GThread *threads[2];
+  LegsTestServer tcp, rdma;
+  GError *error = NULL;
+  guint64 segs = tcp_out_segments (), pkts = rdma_sent_packets ();
+
+  g_assert_true (legs_server_start (&tcp, tcp_listen, &error));
+  g_assert_no_error (error);
+  g_assert_true (legs_server_start (&rdma, rdma_uri, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < 2; i++)
+    threads[i] = g_thread_new ("plain-client", plain_job, &jobs[i]);
+  for (guint i = 0; i < 2; i++)
+    g_thread_join (threads[i]);
+  /* both kinds of traffic happened, each at least a packet per message */
+  g_assert_cmpuint (tcp_out_segments () - segs, >=, 2000);
+  g_assert_cmpuint (rdma_sent_packets () - pkts, >=, 2000);
+  legs_server_stop (&tcp);
+  legs_server_stop (&rdma);
+}
+
+/* ---- faults: one leg dies while calls run on the other ---- */
+
+typedef struct
+{
+  LegsTestClient *c;
+  Call which;
+  gint ok_calls;
+  GError *error;         /* the call that failed */
+  gint64 failed_at;
+} Caller;
+
+static gpointer
+call_until_error (gpointer data)
+{
+  Caller *k = data;
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline) {
+    g_autoptr (GByteArray) in = legs_payload (256, (guint) k->ok_calls);
+    GByteArray *out = NULL;
+    gboolean ok = k->which == CALL_BULK ? legs_if_bulk (k->c->client, &out, in, &k->error)
+                                        : legs_if_quick (k->c->client, &out, in, &k->error);
+    if (!ok) {
+      k->failed_at = g_get_monotonic_time ();
+      break;
+    }
+    g_byte_array_unref (out);
+    k->ok_calls++;
+  }
+  return NULL;
+}
+
+static void
+leg_dies (gboolean tcp_dies)
+{
+  guint port = next_port++;
+  g_autofree gchar *u = g_strdup_printf ("hybrid://%s:%u?keepalive=2000", rt_server_addr (),
+                                         port);
+  g_autofree gchar *listen_uri = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  LegsTestServer s;
+  LegsTestClient c;
+  Caller k = { .c = &c, .which = tcp_dies ? CALL_QUICK : CALL_BULK };
+  GThread *thread = NULL;
+  GError *error = NULL;
+  gint64 killed;
+
+  g_assert_true (legs_server_start (&s, listen_uri, &error));
+  g_assert_true (legs_client_open (&c, u, &error));
+  g_assert_no_error (error);
+  if (tcp_dies) {
+    /* the TCP leg ends under RDMA calls made by another thread */
+    thread = g_thread_new ("caller", call_until_error, &k);
+    g_usleep (300 * 1000);
+    killed = g_get_monotonic_time ();
+    shutdown (thrift_hybrid_get_socket (THRIFT_HYBRID (c.transport))->sd, SHUT_RDWR);
+    g_thread_join (thread);
+  } else {
+    /* the RDMA leg disconnects between TCP calls (a transport is used by one thread) */
+    for (guint i = 0; i < 50; i++)
+      call (&c, CALL_BULK, 256, i);
+    killed = g_get_monotonic_time ();
+    g_assert_true (thrift_transport_close (
+                     THRIFT_TRANSPORT (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport))),
+                     NULL));
+    call_until_error (&k);
+    k.ok_calls += 50;
+  }
+  g_test_message ("%s leg killed: %d calls went through on the other, the next failed %.1f ms "
+                  "after: %s", tcp_dies ? "tcp" : "rdma", k.ok_calls,
+                  (k.failed_at - killed) / 1e3, k.error != NULL ? k.error->message : "-");
+  g_assert_nonnull (k.error);
+  g_assert_cmpint (k.ok_calls, >, 0);
+  (void) thread;
+  g_assert_cmpint (k.failed_at - killed, <, 10 * G_USEC_PER_SEC);
+  g_clear_error (&k.error);
+  legs_client_clear (&c);
+  /* the server freed both legs */
+  legs_server_stop (&s);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+static void
+test_tcp_leg_dies (void)
+{
+  leg_dies (TRUE);
+}
+
+static void
+test_rdma_leg_dies (void)
+{
+  leg_dies (FALSE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -321,5 +473,8 @@ main (int argc, char **argv)
   g_test_add_func ("/hybrid-rdma/legs-by-kernel-counters", test_legs_by_counters);
   g_test_add_func ("/hybrid-rdma/many-clients-mixed", test_many_clients_mixed);
   g_test_add_func ("/hybrid-rdma/pairing-refusals", test_pairing_refusals);
+  g_test_add_func ("/hybrid-rdma/tcp-and-rdma-services", test_tcp_and_rdma_services);
+  g_test_add_func ("/hybrid-rdma/fault/tcp-leg-dies", test_tcp_leg_dies);
+  g_test_add_func ("/hybrid-rdma/fault/rdma-leg-dies", test_rdma_leg_dies);
   return g_test_run ();
 }

@@ -880,6 +880,13 @@ thrift_hybrid_get_rdma (ThriftHybrid *hybrid)
   return PRIV (hybrid)->rdma;
 }
 
+ThriftSocket *
+thrift_hybrid_get_socket (ThriftHybrid *hybrid)
+{
+  g_return_val_if_fail (THRIFT_IS_HYBRID (hybrid), NULL);
+  return PRIV (hybrid)->socket;
+}
+
 const gchar *
 thrift_hybrid_get_fallback_reason (ThriftHybrid *hybrid)
 {

@@ -46,6 +46,7 @@
 
 #include <glib-object.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_transport.h>
 
 G_BEGIN_DECLS
@@ -95,6 +96,10 @@ const gchar *thrift_hybrid_leg_name (ThriftHybridLeg leg);
 /* The RDMA leg (its stats, explain, protocol name), or NULL while closed and when the
  * connection runs over TCP alone after a fallback; owned by @hybrid. */
 ThriftRdma *thrift_hybrid_get_rdma (ThriftHybrid *hybrid);
+
+/* The TCP leg's socket (to set socket options on it, say), NULL while closed; owned by
+ * @hybrid. */
+ThriftSocket *thrift_hybrid_get_socket (ThriftHybrid *hybrid);
 
 /* Wakes a read or peek blocked on either leg from another thread (as thrift_rdma_interrupt;
  * the TCP leg is shut down, so the connection is over). */
