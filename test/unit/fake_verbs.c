@@ -1544,9 +1544,23 @@ fake_verbs_pending (struct rdma_cm_id *id)
   return n;
 }
 
+/* A CQ of @side's link is armed: a side waits for its event (or is about to). */
+static gboolean
+link_armed (FakeId *side)
+{
+  FakeQp *q[2];
+  guint n = link_qps (side, q);
+
+  for (guint i = 0; i < n; i++)
+    if (q[i]->scq->armed || q[i]->rcq->armed)
+      return TRUE;
+  return FALSE;
+}
+
 /* FAKE_DEFERRED: a link whose sides made no call for FAKE_QUIET_US to 2 * FAKE_QUIET_US
- * (a side that posted and went away or blocked without the poll that settles, while the
- * other was already blocked) runs what is on the way to its end, as a NIC goes on alone. */
+ * while one of them waits for a CQ event (the other posted and went away or slept after the
+ * first had blocked) runs what is on the way to its end, as a NIC goes on alone.  (A side
+ * that waits without an armed CQ polls, and its polls take steps.) */
 static gpointer
 watchdog_main (gpointer data)
 {
@@ -1561,7 +1575,7 @@ watchdog_main (gpointer data)
       FakeId *peer = qp->id->peer;
       guint64 calls = qp->id->calls + (peer != NULL ? peer->calls : 0);
 
-      if (!g_queue_is_empty (&qp->sq) && calls == qp->watched)
+      if (!g_queue_is_empty (&qp->sq) && calls == qp->watched && link_armed (qp->id))
         link_settle (qp->id);
       qp->watched = calls;
     }

@@ -68,13 +68,13 @@
  *     owner is about to block for the event: rdma_poll.c arms, polls again, then blocks)
  *     takes steps until a completion for that CQ arrives or nothing is left on the way; and
  *     a watchdog thread runs to its end whatever is on the way on a link whose two sides
- *     made no call for 2 to 4 ms (a side that posted and then went away or slept, as a NIC
- *     goes on alone).  Disconnecting, destroying a QP and setting the timing also run the
+ *     made no call for 2 to 4 ms while one waits for a CQ event (the other posted and then
+ *     went away or slept, as a NIC goes on alone).  Disconnecting, destroying a QP and setting the timing also run the
  *     link to its end first (what was posted before arrives, as in FAKE_IMMEDIATE).  The
  *     seed and the link's number (counted from the last fake_verbs_set_timing) fix each
  *     side's choices: the same calls take the same steps, so with both sides in one thread
- *     a run repeats exactly; with a thread per side, the threads' interleaving (and the
- *     watchdog, when both sleep) varies the calls.
+ *     (and no CQ armed) a run repeats exactly; with a thread per side, the threads'
+ *     interleaving (and the watchdog) varies the calls.
  *   - FAKE_MANUAL: queued the same way, and run only by fake_verbs_execute,
  *     fake_verbs_complete, fake_verbs_step and fake_verbs_settle (and, to their end, by
  *     disconnecting, destroying a QP or setting the timing): for the provider's own tests.
