@@ -25,6 +25,13 @@
  * byte; the pair also runs as two ThriftRdma transports with proto hints.  After each test
  * no verbs object is left, the provider saw no misuse, and (where nothing failed) each
  * side's counters match what the provider saw.  The first tests check the provider itself.
+ *
+ * The provider runs every WR at its post (FAKE_IMMEDIATE), except under /loopback/deferred/
+ * <seed>/: there the size sweeps, the full receivers, the ring edges and sizes and the
+ * interleaving run again with WRs that run later than their post, in steps a seed chooses
+ * (FAKE_DEFERRED, fake_verbs.h), as on a real QP: a protocol that reuses a buffer, reads
+ * memory or drops a key before its WR is done shows there.  LOOPBACK_SEEDS="<seed> ..."
+ * runs them under other seeds (add_deferred_runs).
  */
 #include "config.h"
 
@@ -875,6 +882,7 @@ typedef struct
 {
   const RdmaProtoOps *ops;
   guint32 ring;                 /* the direct ring of both sides (0: the default) */
+  ThriftRdmaPolling client, server;   /* how the pair polls (sizes, ring edges, full) */
 } Forced;
 
 static Forced forced[RDMA_PROTO_COUNT];    /* each protocol, the default ring */
@@ -932,8 +940,8 @@ test_sizes (gconstpointer data)
   GArray *sizes;
   Pair p;
 
-  forced_settings (f, THRIFT_RDMA_POLLING_EVENT, &cs);
-  forced_settings (f, THRIFT_RDMA_POLLING_EVENT, &ss);
+  forced_settings (f, f->client, &cs);
+  forced_settings (f, f->server, &ss);
   sizes = sizes_around (cs.ring_size);
   pair_open (&p, &cs, &ss);
   echo_start (&p);
@@ -1116,8 +1124,8 @@ test_ring_edges (gconstpointer data)
   guint64 off = 0;
   Pair p;
 
-  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
-  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&cs, f->client);
+  settings_for (&ss, f->server);
   cs.ring_size = ss.ring_size = size;
   pair_open (&p, &cs, &ss);
   echo_start (&p);
@@ -1243,8 +1251,8 @@ test_full (gconstpointer data)
   guint before;
   Pair p;
 
-  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
-  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&cs, f->client);
+  settings_for (&ss, f->server);
   cs.ring_size = ss.ring_size = 16u << 10;
   pair_open (&p, &cs, &ss);
   /* the first message sets the protocol up (its ring, slots or region), with the reader's
@@ -1306,7 +1314,7 @@ test_oneway (gconstpointer data)
 
 /* Every call by another protocol than the last, sizes on both sides of a slot. */
 static void
-test_switching (void)
+test_switching (gconstpointer data)
 {
   Pair p;
 
@@ -1326,7 +1334,7 @@ len_mixed (guint i)
 /* Several messages on the way at once, each by another protocol: a message that is READ by
  * its receiver is still read before the one sent after it, which may well arrive first. */
 static void
-test_mixed_stream (void)
+test_mixed_stream (gconstpointer data)
 {
   Sender s = { .ops = NULL, .count = 6 * n_forced * 3, .len = len_mixed };
   Pair p;
@@ -1339,7 +1347,7 @@ test_mixed_stream (void)
 /* Echoes pipelined: the client sends a burst by several protocols, then reads the replies
  * (the server answers each by its carrier) in order. */
 static void
-test_pipelined (void)
+test_pipelined (gconstpointer data)
 {
   GError *error = NULL;
   guint seed = 0;
@@ -1763,6 +1771,141 @@ fault_name (FakeFault f)
   }
 }
 
+/* ---- the protocol cases again, with deferred work requests ---- */
+
+/* How the pair polls in a deferred run (client, server), by the seed modulo 3: each seed
+ * says everything about its run. */
+static const ThriftRdmaPolling deferred_polling[3][2] = {
+  { THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT },
+  { THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_EVENT },
+  { THRIFT_RDMA_POLLING_HYBRID, THRIFT_RDMA_POLLING_HYBRID },
+};
+
+static const gchar *const polling_names[] = {
+  [THRIFT_RDMA_POLLING_BUSY] = "busy",
+  [THRIFT_RDMA_POLLING_EVENT] = "event",
+  [THRIFT_RDMA_POLLING_HYBRID] = "hybrid",
+};
+
+typedef struct
+{
+  GTestDataFunc test;
+  gboolean forced_set;          /* the test takes a Forced (else NULL: the interleaving ones,
+                                   which poll as they always do) */
+  Forced forced;
+  guint32 seed;
+} Deferred;
+
+static GPtrArray *deferred_cases;   /* Deferred * (owned) */
+
+/* A test with the provider in FAKE_DEFERRED: every WR runs later than its post, in steps
+ * the seed chooses (fake_verbs.h). */
+static void
+test_deferred (gconstpointer data)
+{
+  const Deferred *d = data;
+
+  if (d->forced_set)
+    g_test_message ("deferred WRs, seed %u, client polls by %s, server by %s", d->seed,
+                    polling_names[d->forced.client], polling_names[d->forced.server]);
+  else
+    g_test_message ("deferred WRs, seed %u", d->seed);
+  fake_verbs_set_timing (FAKE_DEFERRED, d->seed);
+  d->test (d->forced_set ? &d->forced : NULL);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+}
+
+static void
+add_deferred (guint32 seed, const gchar *group, const gchar *what, GTestDataFunc test,
+              const Forced *f)
+{
+  Deferred *d = g_new0 (Deferred, 1);
+  gchar *path = g_strdup_printf ("/loopback/deferred/%u/%s/%s", seed, group, what);
+
+  d->test = test;
+  d->seed = seed;
+  if (f != NULL) {
+    d->forced_set = TRUE;
+    d->forced = *f;
+    d->forced.client = deferred_polling[seed % 3][0];
+    d->forced.server = deferred_polling[seed % 3][1];
+  }
+  g_ptr_array_add (deferred_cases, d);
+  g_test_add_data_func (path, d, test_deferred);
+  g_free (path);
+}
+
+static gboolean
+is_direct (RdmaProtoId id)
+{
+  return id == RDMA_PROTO_DIRECT_WRITE_SEND || id == RDMA_PROTO_CHAINED_WRITE_SEND
+         || id == RDMA_PROTO_DIRECT_WRITE_IMM;
+}
+
+/* Whether case @i runs under the @k-th of @n seeds when it is to run under @per of them, in
+ * turn: seeds i % n, (i + 1) % n, ... */
+static gboolean
+in_turn (guint i, guint k, guint n, guint per)
+{
+  return (k + n - i % n) % n < per;
+}
+
+/* /loopback/deferred/<seed>/...: every protocol's sizes (both ways) and full receiver, the
+ * direct ones' ring edges and other ring sizes, and the interleaving, under the seeds of
+ * LOOPBACK_SEEDS (numbers), each case under every one of them.  Without it, under seeds 1, 2
+ * and 3: the ring edges and the interleaving under all three, each protocol's sizes under
+ * two of them in turn, its full receiver and the other ring sizes under one (so the whole
+ * stays within about twice the immediate runs' time).  A failure names its seed:
+ * LOOPBACK_SEEDS=<seed> with -p /loopback/deferred/<seed>/... runs it again. */
+static void
+add_deferred_runs (void)
+{
+  const gchar *env = g_getenv ("LOOPBACK_SEEDS");
+  gchar **words = g_strsplit_set (env != NULL ? env : "1 2 3", " ,", -1);
+  GArray *seeds = g_array_new (FALSE, FALSE, sizeof (guint32));
+  guint n, sizes_per, once;
+
+  deferred_cases = g_ptr_array_new_with_free_func (g_free);
+  for (guint k = 0; words[k] != NULL; k++) {
+    guint64 seed;
+    guint32 seed32;
+
+    if (*words[k] == '\0')
+      continue;
+    if (!g_ascii_string_to_unsigned (words[k], 10, 0, G_MAXUINT32, &seed, NULL))
+      g_error ("LOOPBACK_SEEDS: \"%s\" is not a seed (a number)", words[k]);
+    seed32 = (guint32) seed;
+    g_array_append_val (seeds, seed32);
+  }
+  n = seeds->len;
+  sizes_per = env != NULL ? n : 2;
+  once = env != NULL ? n : 1;
+  for (guint k = 0; k < n; k++) {
+    guint32 seed = g_array_index (seeds, guint32, k);
+
+    for (guint i = 0; i < n_forced; i++) {
+      if (in_turn (i, k, n, sizes_per))
+        add_deferred (seed, forced[i].ops->name, "sizes", test_sizes, &forced[i]);
+      if (is_direct (forced[i].ops->id))
+        add_deferred (seed, forced[i].ops->name, "ring_edges", test_ring_edges, &forced[i]);
+      if (in_turn (i, k, n, once))
+        add_deferred (seed, forced[i].ops->name, "full", test_full, &forced[i]);
+    }
+    for (guint i = 0; i < n_ring_cases; i++) {
+      gchar *what = g_strdup_printf ("sizes/ring_%uk", ring_cases[i].ring >> 10);
+
+      if (in_turn (i, k, n, once))
+        add_deferred (seed, ring_cases[i].ops->name, what, test_sizes, &ring_cases[i]);
+      g_free (what);
+    }
+    add_deferred (seed, "interleaved", "switching", test_switching, NULL);
+    add_deferred (seed, "interleaved", "pipelined", test_pipelined, NULL);
+    add_deferred (seed, "interleaved", "stream", test_mixed_stream, NULL);
+  }
+  g_array_unref (seeds);
+  g_strfreev (words);
+}
+
 /* /loopback/<protocol>/@what for every protocol. */
 static void
 add_for_each (const gchar *what, GTestDataFunc test)
@@ -1799,7 +1942,8 @@ main (int argc, char **argv)
 
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
     if (rdma_proto_registry[i] != NULL)
-      forced[n_forced++].ops = rdma_proto_registry[i];
+      forced[n_forced++] = (Forced) { rdma_proto_registry[i], 0, THRIFT_RDMA_POLLING_EVENT,
+                                      THRIFT_RDMA_POLLING_EVENT };
   add_for_each ("sizes", test_sizes);
   add_for_each ("footprint", test_footprint);
   add_for_each ("polling", test_polling);
@@ -1810,8 +1954,7 @@ main (int argc, char **argv)
     RdmaProtoId id = forced[i].ops->id;
     gchar *path;
 
-    if (id != RDMA_PROTO_DIRECT_WRITE_SEND && id != RDMA_PROTO_CHAINED_WRITE_SEND
-        && id != RDMA_PROTO_DIRECT_WRITE_IMM)
+    if (!is_direct (id))
       continue;
     for (guint r = 0; r < G_N_ELEMENTS (rings); r++) {
       Forced *rf = &ring_cases[n_ring_cases++];
@@ -1819,7 +1962,8 @@ main (int argc, char **argv)
       path = g_strdup_printf ("/loopback/%s/sizes/ring_%uk", forced[i].ops->name,
                                      rings[r] >> 10);
 
-      *rf = (Forced) { forced[i].ops, rings[r] };
+      *rf = (Forced) { forced[i].ops, rings[r], THRIFT_RDMA_POLLING_EVENT,
+                       THRIFT_RDMA_POLLING_EVENT };
       g_test_add_data_func (path, rf, test_sizes);
       g_free (path);
     }
@@ -1827,9 +1971,10 @@ main (int argc, char **argv)
     g_test_add_data_func (path, &forced[i], test_ring_edges);
     g_free (path);
   }
-  g_test_add_func ("/loopback/interleaved/switching", test_switching);
-  g_test_add_func ("/loopback/interleaved/pipelined", test_pipelined);
-  g_test_add_func ("/loopback/interleaved/stream", test_mixed_stream);
+  g_test_add_data_func ("/loopback/interleaved/switching", NULL, test_switching);
+  g_test_add_data_func ("/loopback/interleaved/pipelined", NULL, test_pipelined);
+  g_test_add_data_func ("/loopback/interleaved/stream", NULL, test_mixed_stream);
+  add_deferred_runs ();
   g_test_add_func ("/loopback/idle_server", test_idle_server);
   g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
   g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);
@@ -1853,5 +1998,6 @@ main (int argc, char **argv)
                         test_gone_before_cts);
   rc = g_test_run ();
   fake_verbs_uninstall ();
+  g_ptr_array_unref (deferred_cases);
   return rc;
 }
