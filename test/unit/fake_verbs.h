@@ -32,9 +32,9 @@
  *     last, as the protocols that poll memory (Batched-Write's trailer, RFP's ack word)
  *     expect.
  *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
- *     error state, where every receive posted and every WR queued or posted later completes
- *     with IBV_WC_WR_FLUSH_ERR; a WR to a peer whose QP is gone or failed ends with
- *     IBV_WC_RETRY_EXC_ERR (the peer does not answer).
+ *     error state, where every receive posted and every WR not yet executed or posted later
+ *     completes with IBV_WC_WR_FLUSH_ERR (after those that executed); a WR to a peer whose
+ *     QP is gone or failed ends with IBV_WC_RETRY_EXC_ERR (the peer does not answer).
  *   - send queue entries come back when the completion of a signalled WR (retiring the
  *     unsignalled ones before it) is polled, receive queue entries when theirs is: posting
  *     beyond the queue's depth fails with ENOMEM.  A CQ holds as many completions as it was

@@ -1855,8 +1855,8 @@ in_turn (guint i, guint k, guint n, guint per)
  * LOOPBACK_SEEDS (numbers), each case under every one of them.  Without it, under seeds 1, 2
  * and 3: the ring edges and the interleaving under all three, each protocol's sizes under
  * two of them in turn, its full receiver and the other ring sizes under one (so the whole
- * stays within about twice the immediate runs' time).  A failure names its seed:
- * LOOPBACK_SEEDS=<seed> with -p /loopback/deferred/<seed>/... runs it again. */
+ * stays within about twice the immediate runs' time).  A failure's path names its seed:
+ * LOOPBACK_SEEDS=<seed> test_loopback -p <its path> runs it again. */
 static void
 add_deferred_runs (void)
 {
