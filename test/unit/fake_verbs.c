@@ -86,6 +86,20 @@ typedef struct
   int num_sge;
 } FakeRecv;
 
+/* A send queue WR from its post until its completion is in the CQ (or, unsignalled, until
+ * it would be).  Executed: its bytes are placed and the responder's side of it is done; its
+ * completion (the requester's ACK) may come later. */
+typedef struct
+{
+  struct ibv_send_wr wr;            /* a copy: sg_list is sge, next is NULL */
+  struct ibv_sge sge[FAKE_MAX_SGE];
+  guint8 *inline_copy;              /* IBV_SEND_INLINE: its bytes, taken at the post */
+  guint64 len;
+  gboolean started;                 /* its checks passed: its bytes are moving */
+  guint64 moved;                    /* bytes of a WRITE or READ placed so far */
+  FakeQp *peer;                     /* the responder, once started */
+} FakeSwr;
+
 struct _FakeQp
 {
   struct ibv_qp qp;
@@ -99,6 +113,10 @@ struct _FakeQp
   guint rq_used;
   guint unsignalled;        /* unsignalled WRs since the last completion */
   gboolean failed;          /* the error state */
+  GQueue sq;                /* FakeSwr *, oldest first: those executed (waiting for their
+                               completion) come first */
+  guint executed;           /* how many at the head of sq have executed */
+  guint64 watched;          /* the calls of its link when the watchdog last looked */
 };
 
 typedef struct
@@ -132,6 +150,8 @@ struct _FakeId
   gboolean vanished;        /* its host is gone */
   gboolean disconnected;    /* it called rdma_disconnect */
   gboolean told;            /* it got DISCONNECTED from the peer */
+  GRand *rand;              /* the steps its calls take (FAKE_DEFERRED, fake_verbs_step) */
+  guint64 calls;            /* posts, polls and arms of its side (the watchdog looks) */
 };
 
 static GMutex lock;
@@ -143,6 +163,16 @@ static guint live_pds, live_mrs, live_channels, live_cqs, live_qps, live_ids, li
   live_events;
 static guint misuse;
 static gchar *first_misuse;
+static FakeTiming timing = FAKE_IMMEDIATE;
+static guint32 timing_seed;
+static guint links_made;    /* since the timing was set: numbers each link's generators */
+static GList *all_qps;      /* FakeQp *: what fake_verbs_settle runs */
+static GThread *watchdog;   /* FAKE_DEFERRED's */
+static gboolean watchdog_stop;
+static GCond watchdog_cond;
+
+/* FAKE_DEFERRED: a link whose sides made no call for this long gets what is on the way */
+#define FAKE_QUIET_US 2000
 
 static void misused (const gchar *fmt, ...) G_GNUC_PRINTF (1, 2);
 
@@ -282,34 +312,54 @@ sg_copy (const struct ibv_sge *dst, int nd, const struct ibv_sge *src, int ns)
   }
 }
 
-/* A WRITE's @len bytes from @src (@ns SGEs) to @dst, in address order, the last 8-byte word
- * (aligned) of the destination after everything else, whole if it is a whole word. */
+/* Copies @n bytes between offset @off of the SGE list @sge (@ns entries) and @buf: out of
+ * the list into @buf (@gather), or out of @buf into the list. */
 static void
-place (guint8 *dst, const struct ibv_sge *src, int ns, guint64 len)
+sg_io (const struct ibv_sge *sge, int ns, guint64 off, guint8 *buf, guint64 n, gboolean gather)
 {
-  guintptr last_word = ((guintptr) dst + len - 1) & ~(guintptr) 7;
-  guint64 cut = last_word > (guintptr) dst ? last_word - (guintptr) dst : 0;
-  struct ibv_sge bulk = { .addr = (guintptr) dst, .length = (guint32) cut };
-  guint8 tail[8];
-  struct ibv_sge tail_sge = { .addr = (guintptr) tail, .length = (guint32) (len - cut) };
-  struct ibv_sge rest[FAKE_MAX_SGE];
-  guint64 skip = cut;
-  int nr = 0;
+  for (int i = 0; i < ns && n > 0; i++) {
+    guint8 *p;
+    guint64 take;
 
-  sg_copy (&bulk, 1, src, ns);
-  /* the source from @cut on */
-  for (int i = 0; i < ns; i++) {
-    if (skip >= src[i].length) {
-      skip -= src[i].length;
+    if (off >= sge[i].length) {
+      off -= sge[i].length;
       continue;
     }
-    rest[nr] = src[i];
-    rest[nr].addr += skip;
-    rest[nr].length -= (guint32) skip;
-    skip = 0;
-    nr++;
+    take = MIN (n, sge[i].length - off);
+    p = (guint8 *) (guintptr) (sge[i].addr + off);
+    if (gather)
+      memcpy (buf, p, take);
+    else
+      memcpy (p, buf, take);
+    buf += take;
+    n -= take;
+    off = 0;
   }
-  sg_copy (&tail_sge, 1, rest, nr);
+}
+
+/* Where the last 8-byte word (aligned) of @len bytes at @dst begins, as an offset. */
+static guint64
+last_word_at (const guint8 *dst, guint64 len)
+{
+  guintptr last_word = ((guintptr) dst + len - 1) & ~(guintptr) 7;
+
+  return last_word > (guintptr) dst ? last_word - (guintptr) dst : 0;
+}
+
+/* Bytes [@from, @to) of a WRITE of @len bytes from @src (@ns SGEs) to @dst, in address
+ * order; @to is at most last_word_at, or @len: then the last 8-byte word (aligned) of the
+ * destination goes after everything else, whole if it is a whole word. */
+static void
+place (guint8 *dst, const struct ibv_sge *src, int ns, guint64 len, guint64 from, guint64 to)
+{
+  guint64 cut = last_word_at (dst, len);
+  guint8 tail[8];
+
+  if (from < MIN (to, cut))
+    sg_io (src, ns, from, dst + from, MIN (to, cut) - from, TRUE);
+  if (to < len)
+    return;
+  sg_io (src, ns, cut, tail, len - cut, TRUE);
   __atomic_thread_fence (__ATOMIC_RELEASE);
   if (len - cut == 8 && ((guintptr) dst + cut) % 8 == 0) {
     guint64 word;
@@ -395,7 +445,41 @@ rq_complete (FakeQp *qp, guint64 wr_id, enum ibv_wc_status status, enum ibv_wc_o
   cq_push (qp->rcq, qp, &wc, TRUE, 0);
 }
 
-/* The error state: every receive posted is flushed, and so is every WR posted later. */
+static void
+swr_free (FakeSwr *w)
+{
+  g_free (w->inline_copy);
+  g_free (w);
+}
+
+/* The oldest WR of @qp, executed, completes (its ACK came). */
+static void
+swr_complete (FakeQp *qp)
+{
+  FakeSwr *w = g_queue_pop_head (&qp->sq);
+
+  qp->executed--;
+  sq_complete (qp, &w->wr, IBV_WC_SUCCESS, (guint32) w->len);
+  swr_free (w);
+}
+
+/* The send queue of a QP gone to the error state: the WRs that executed complete, the others
+ * are flushed. */
+static void
+sq_flush (FakeQp *qp)
+{
+  FakeSwr *w;
+
+  while (qp->executed > 0)
+    swr_complete (qp);
+  while ((w = g_queue_pop_head (&qp->sq)) != NULL) {
+    sq_complete (qp, &w->wr, IBV_WC_WR_FLUSH_ERR, 0);
+    swr_free (w);
+  }
+}
+
+/* The error state: every receive posted is flushed, so is every WR queued (FAKE_DEFERRED)
+ * and every WR posted later. */
 static void
 qp_fail (FakeQp *qp)
 {
@@ -408,13 +492,21 @@ qp_fail (FakeQp *qp)
     rq_complete (qp, r->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0);
     g_free (r);
   }
+  sq_flush (qp);
 }
 
+/* @w, the oldest WR of @qp not yet executed, fails with @status: those before it complete,
+ * it completes with @status, and the QP fails (the rest are flushed).  @w is gone. */
 static void
-wr_fails (FakeQp *qp, const struct ibv_send_wr *wr, enum ibv_wc_status status)
+swr_fails (FakeQp *qp, FakeSwr *w, enum ibv_wc_status status)
 {
   qp->id->stats.errors++;
-  sq_complete (qp, wr, status, 0);
+  while (qp->executed > 0)
+    swr_complete (qp);
+  g_assert (g_queue_peek_head (&qp->sq) == w);
+  g_queue_pop_head (&qp->sq);
+  sq_complete (qp, &w->wr, status, 0);
+  swr_free (w);
   qp_fail (qp);
 }
 
@@ -511,99 +603,240 @@ apply_fault (FakeQp *qp, struct ibv_send_wr *wr, guint64 len)
   }
 }
 
-static void
-execute (FakeQp *qp, const struct ibv_send_wr *posted)
+/* ---- executing: a WR starts (the checks), its bytes move, it is done at the responder,
+ * and its completion comes; FAKE_IMMEDIATE does all of it at the post ---- */
+
+static gboolean
+moves_bytes (enum ibv_wr_opcode op)
 {
-  struct ibv_send_wr wr = *posted;
-  guint64 len = sge_len (wr.sg_list, wr.num_sge);
-  gboolean rdma = wr.opcode == IBV_WR_RDMA_WRITE || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM
-                  || wr.opcode == IBV_WR_RDMA_READ;
-  gboolean with_imm = wr.opcode == IBV_WR_SEND_WITH_IMM
-                      || wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-  FakeMr *remote = NULL;
-  FakeRecv *recv = NULL;
+  return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ;
+}
+
+static gboolean
+takes_receive (enum ibv_wr_opcode op)
+{
+  return op != IBV_WR_RDMA_WRITE && op != IBV_WR_RDMA_READ;
+}
+
+/* The responder lets @w's remote range be accessed: a key of @peer's PD over all of it, with
+ * the access flag. */
+static gboolean
+remote_ok (FakeQp *peer, const FakeSwr *w)
+{
+  const struct ibv_send_wr *wr = &w->wr;
+  FakeMr *m;
+
+  if (!moves_bytes (wr->opcode) || w->len == 0)
+    return TRUE;
+  m = mr_by_key (wr->wr.rdma.rkey, TRUE);
+  return m != NULL && m->pd == peer->pd && covers (m, wr->wr.rdma.remote_addr, w->len)
+         && (m->access & (wr->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_REMOTE_READ
+                                                         : IBV_ACCESS_REMOTE_WRITE));
+}
+
+/* The requester's and the responder's checks of @w, the oldest WR of @qp not yet executed:
+ * before its bytes move, and again before each piece (a region deregistered or a peer gone
+ * meanwhile fails it, as on a real NIC).  FALSE: @w failed and is gone. */
+static gboolean
+swr_check (FakeQp *qp, FakeSwr *w)
+{
+  const struct ibv_send_wr *wr = &w->wr;
   FakeQp *peer;
 
-  apply_fault (qp, &wr, len);
-  if (qp->failed) {
-    sq_complete (qp, &wr, IBV_WC_WR_FLUSH_ERR, 0);
-    return;
-  }
-  if (!(wr.send_flags & IBV_SEND_INLINE)
-      && !local_ok (qp->pd, wr.sg_list, wr.num_sge, wr.opcode == IBV_WR_RDMA_READ)) {
-    misused ("a local SGE of a WR (opcode %d) is not in a region of its key and PD",
-             wr.opcode);
-    wr_fails (qp, &wr, IBV_WC_LOC_PROT_ERR);
-    return;
+  if (!(wr->send_flags & IBV_SEND_INLINE)
+      && !local_ok (qp->pd, wr->sg_list, wr->num_sge, wr->opcode == IBV_WR_RDMA_READ)) {
+    misused ("a local SGE of a WR (opcode %d) is not in a region of its key and PD%s",
+             wr->opcode, w->started ? " (deregistered while the WR was in flight)" : "");
+    swr_fails (qp, w, IBV_WC_LOC_PROT_ERR);
+    return FALSE;
   }
   peer = peer_qp (qp);
-  if (peer == NULL) {
-    wr_fails (qp, &wr, IBV_WC_RETRY_EXC_ERR);
+  if (peer == NULL || (w->started && peer != w->peer)) {
+    swr_fails (qp, w, IBV_WC_RETRY_EXC_ERR);
+    return FALSE;
+  }
+  if (!remote_ok (peer, w)) {
+    /* the responder fails as well (a NAK for an access violation) */
+    qp_fail (peer);
+    swr_fails (qp, w, IBV_WC_REM_ACCESS_ERR);
+    return FALSE;
+  }
+  if (takes_receive (wr->opcode) && g_queue_is_empty (&peer->rq)) {
+    qp->id->stats.rnr++;
+    swr_fails (qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
+    return FALSE;
+  }
+  w->peer = peer;
+  return TRUE;
+}
+
+/* Moves @w, the oldest WR of @qp not yet executed, on: all of it (@whole, or @r NULL) or,
+ * for a WRITE or a READ, a piece of its bytes chosen by @r.  Once its bytes are all placed
+ * it is executed: a SEND or WRITE_WITH_IMM takes the peer's oldest receive, which completes
+ * then (after the data); its own completion comes with swr_complete. */
+static void
+swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r)
+{
+  const struct ibv_send_wr *wr = &w->wr;
+  gboolean with_imm = wr->opcode == IBV_WR_SEND_WITH_IMM
+                      || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  FakeRecv *recv;
+  FakeQp *peer;
+
+  if (!w->started) {
+    apply_fault (qp, &w->wr, w->len);
+    if (qp->failed)
+      return;   /* its host went down before it: flushed with the rest */
+  }
+  if (!swr_check (qp, w))
     return;
-  }
-  if (rdma && len > 0) {
-    remote = mr_by_key (wr.wr.rdma.rkey, TRUE);
-    if (remote == NULL || remote->pd != peer->pd
-        || !covers (remote, wr.wr.rdma.remote_addr, len)
-        || !(remote->access & (wr.opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_REMOTE_READ
-                                                              : IBV_ACCESS_REMOTE_WRITE))) {
-      /* the responder fails as well (a NAK for an access violation) */
-      qp_fail (peer);
-      wr_fails (qp, &wr, IBV_WC_REM_ACCESS_ERR);
-      return;
+  w->started = TRUE;
+  peer = w->peer;
+  if (moves_bytes (wr->opcode) && w->moved < w->len) {
+    guint8 *remote = (guint8 *) (guintptr) wr->wr.rdma.remote_addr;
+    guint64 to = w->len;
+
+    if (!whole && r != NULL) {
+      /* a piece ends on an 8-byte boundary of the remote memory (DMA does not tear an
+       * aligned word), and a WRITE's last word lands with its last piece */
+      guint64 end = w->moved + 1
+                    + (guint64) g_rand_int_range (r, 0, (gint32) MIN (w->len - w->moved,
+                                                                      G_MAXINT32));
+      guint64 aligned = (((guintptr) remote + end) & ~(guintptr) 7) - (guintptr) remote;
+
+      to = aligned > w->moved ? aligned : w->len;
+      if (wr->opcode != IBV_WR_RDMA_READ && to > last_word_at (remote, w->len))
+        to = w->len;
     }
-  }
-  if (wr.opcode != IBV_WR_RDMA_WRITE && wr.opcode != IBV_WR_RDMA_READ) {
-    recv = g_queue_pop_head (&peer->rq);
-    if (recv == NULL) {
-      qp->id->stats.rnr++;
-      wr_fails (qp, &wr, IBV_WC_RNR_RETRY_EXC_ERR);
+    if (wr->opcode == IBV_WR_RDMA_READ)
+      sg_io (wr->sg_list, wr->num_sge, w->moved, remote + w->moved, to - w->moved, FALSE);
+    else
+      place (remote, wr->sg_list, wr->num_sge, w->len, w->moved, to);
+    w->moved = to;
+    if (to < w->len)
       return;
-    }
   }
 
-  switch (wr.opcode) {
+  switch (wr->opcode) {
   case IBV_WR_SEND:
   case IBV_WR_SEND_WITH_IMM:
-    if (len > sge_len (recv->sge, recv->num_sge)) {
+    recv = g_queue_pop_head (&peer->rq);
+    if (w->len > sge_len (recv->sge, recv->num_sge)) {
       rq_complete (peer, recv->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, FALSE, 0);
+      g_free (recv);
       qp_fail (peer);
-      wr_fails (qp, &wr, IBV_WC_REM_INV_REQ_ERR);
-      break;
+      swr_fails (qp, w, IBV_WC_REM_INV_REQ_ERR);
+      return;
     }
     if (!local_ok (peer->pd, recv->sge, recv->num_sge, TRUE)) {
       misused ("a receive's SGE is not in a writable region of its key and PD");
       rq_complete (peer, recv->wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, FALSE, 0);
+      g_free (recv);
       qp_fail (peer);
-      wr_fails (qp, &wr, IBV_WC_REM_OP_ERR);
-      break;
+      swr_fails (qp, w, IBV_WC_REM_OP_ERR);
+      return;
     }
-    sg_copy (recv->sge, recv->num_sge, wr.sg_list, wr.num_sge);
-    rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, (guint32) len, with_imm,
-                 wr.imm_data);
-    sq_complete (qp, &wr, IBV_WC_SUCCESS, (guint32) len);
+    sg_copy (recv->sge, recv->num_sge, wr->sg_list, wr->num_sge);
+    rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, (guint32) w->len, with_imm,
+                 wr->imm_data);
+    g_free (recv);
     break;
-  case IBV_WR_RDMA_WRITE:
   case IBV_WR_RDMA_WRITE_WITH_IMM:
-    if (len > 0)
-      place ((guint8 *) (guintptr) wr.wr.rdma.remote_addr, wr.sg_list, wr.num_sge, len);
-    if (recv != NULL)
-      rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, (guint32) len,
-                   TRUE, wr.imm_data);
-    sq_complete (qp, &wr, IBV_WC_SUCCESS, (guint32) len);
+    recv = g_queue_pop_head (&peer->rq);
+    rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, (guint32) w->len,
+                 TRUE, wr->imm_data);
+    g_free (recv);
     break;
-  case IBV_WR_RDMA_READ: {
-    struct ibv_sge src = { .addr = wr.wr.rdma.remote_addr, .length = (guint32) len };
-
-    if (len > 0)
-      sg_copy (wr.sg_list, wr.num_sge, &src, 1);
-    sq_complete (qp, &wr, IBV_WC_SUCCESS, (guint32) len);
-    break;
-  }
   default:
-    g_assert_not_reached ();
+    break;
   }
-  g_free (recv);
+  qp->executed++;
+}
+
+/* The oldest WR of @qp not yet executed (NULL: none). */
+static FakeSwr *
+swr_next (FakeQp *qp)
+{
+  return g_queue_peek_nth (&qp->sq, qp->executed);
+}
+
+/* Runs @qp's queue to its end: each WR executes whole and completes, in order. */
+static void
+qp_settle (FakeQp *qp)
+{
+  while (!g_queue_is_empty (&qp->sq)) {
+    if (qp->executed > 0)
+      swr_complete (qp);
+    else
+      swr_advance (qp, g_queue_peek_head (&qp->sq), TRUE, NULL);
+  }
+}
+
+/* The QPs of @side's link: its own and its peer's, where they exist. */
+static guint
+link_qps (FakeId *side, FakeQp *out[2])
+{
+  guint n = 0;
+
+  if (side->id.qp != NULL)
+    out[n++] = (FakeQp *) side->id.qp;
+  if (side->peer != NULL && side->peer->id.qp != NULL)
+    out[n++] = (FakeQp *) side->peer->id.qp;
+  return n;
+}
+
+static void
+link_settle (FakeId *side)
+{
+  FakeQp *q[2];
+  guint n = link_qps (side, q);
+
+  for (guint i = 0; i < n; i++)
+    qp_settle (q[i]);
+}
+
+/* One step of @side's link, chosen by @r among what may happen next: the oldest WR of a QP
+ * not yet executed moves on (whole, or a piece of its bytes), or the oldest executed one
+ * completes.  FALSE: nothing is on the way. */
+typedef struct
+{
+  FakeQp *qp;
+  gboolean complete;   /* its oldest executed WR completes (else its next one moves on) */
+} Step;
+
+static gboolean
+link_step (FakeId *side, GRand *r)
+{
+  Step c[4];
+  FakeQp *q[2];
+  guint n = link_qps (side, q), choices = 0, pick;
+
+  for (guint i = 0; i < n; i++) {
+    if (q[i]->executed > 0)
+      c[choices++] = (Step) { q[i], TRUE };
+    if (swr_next (q[i]) != NULL)
+      c[choices++] = (Step) { q[i], FALSE };
+  }
+  if (choices == 0)
+    return FALSE;
+  pick = (guint) g_rand_int_range (r, 0, (gint32) choices);
+  if (c[pick].complete)
+    swr_complete (c[pick].qp);
+  else
+    swr_advance (c[pick].qp, swr_next (c[pick].qp), g_rand_boolean (r), r);
+  return TRUE;
+}
+
+/* FAKE_DEFERRED: the steps of @side's link that a call of its side takes: a poll often none,
+ * a few at most; a post mostly none. */
+static void
+link_steps (FakeId *side, gboolean post)
+{
+  gint n = post ? (g_rand_int_range (side->rand, 0, 4) == 0)
+                : g_rand_int_range (side->rand, -2, 5);
+
+  while (n-- > 0 && link_step (side, side->rand))
+    ;
 }
 
 static int
@@ -615,7 +848,10 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
 
   g_mutex_lock (&lock);
   s->post_send_calls++;
+  qp->id->calls++;
   for (; wr != NULL; wr = wr->next) {
+    FakeSwr *w;
+
     switch (wr->opcode) {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
@@ -643,7 +879,34 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
     if (rc != 0)
       break;
     qp->sq_used++;
-    execute (qp, wr);
+    if (qp->failed) {
+      struct ibv_send_wr copy = *wr;
+
+      apply_fault (qp, &copy, sge_len (wr->sg_list, wr->num_sge));
+      sq_complete (qp, &copy, IBV_WC_WR_FLUSH_ERR, 0);
+      continue;
+    }
+    /* the WR as posted; its bytes are read when it runs, as a NIC's DMA does (inline ones
+     * at the post) */
+    w = g_new0 (FakeSwr, 1);
+    w->wr = *wr;
+    w->wr.next = NULL;
+    if (wr->num_sge > 0)
+      memcpy (w->sge, wr->sg_list, sizeof (struct ibv_sge) * (gsize) wr->num_sge);
+    w->wr.sg_list = w->sge;
+    w->len = sge_len (w->sge, w->wr.num_sge);
+    if ((wr->send_flags & IBV_SEND_INLINE) && w->len > 0) {
+      w->inline_copy = g_malloc (w->len);
+      sg_io (w->sge, w->wr.num_sge, 0, w->inline_copy, w->len, TRUE);
+      w->sge[0] = (struct ibv_sge) { .addr = (guintptr) w->inline_copy,
+                                     .length = (guint32) w->len };
+      w->wr.num_sge = 1;
+    }
+    g_queue_push_tail (&qp->sq, w);
+    if (timing == FAKE_IMMEDIATE)
+      qp_settle (qp);
+    else if (timing == FAKE_DEFERRED)
+      link_steps (qp->id, TRUE);
   }
   if (rc != 0)
     *bad_wr = wr;
@@ -659,6 +922,7 @@ fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 
   g_mutex_lock (&lock);
   qp->id->stats.post_recv_calls++;
+  qp->id->calls++;
   for (; wr != NULL; wr = wr->next) {
     FakeRecv *r;
 
@@ -698,6 +962,10 @@ fake_poll_cq (struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
   int n = 0;
 
   g_mutex_lock (&lock);
+  if (cq->owner != NULL)
+    cq->owner->calls++;
+  if (timing == FAKE_DEFERRED && cq->owner != NULL)
+    link_steps (cq->owner, FALSE);
   while (n < num_entries) {
     FakeWc *w = g_queue_pop_head (&cq->wcs);
 
@@ -711,6 +979,12 @@ fake_poll_cq (struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
     w->qp->id->stats.completions++;
     g_free (w);
   }
+  /* An armed CQ found empty: its owner is about to block until the CQ's event.  The link
+   * goes on (a NIC does while nobody polls) until a completion for it arrives, or nothing is
+   * left on the way: a side that waits for its peer never waits for the provider. */
+  if (n == 0 && timing == FAKE_DEFERRED && cq->armed && cq->owner != NULL)
+    while (g_queue_is_empty (&cq->wcs) && link_step (cq->owner, cq->owner->rand))
+      ;
   g_mutex_unlock (&lock);
   return n;
 }
@@ -720,6 +994,8 @@ fake_req_notify_cq (struct ibv_cq *ibcq, int solicited_only)
 {
   g_mutex_lock (&lock);
   ((FakeCq *) ibcq)->armed = TRUE;
+  if (((FakeCq *) ibcq)->owner != NULL)
+    ((FakeCq *) ibcq)->owner->calls++;
   g_mutex_unlock (&lock);
   return 0;
 }
@@ -942,6 +1218,8 @@ fake_create_qp (struct rdma_cm_id *cm_id, struct ibv_pd *pd, struct ibv_qp_init_
   qp->cap = attr->cap;
   qp->sig_all = attr->sq_sig_all != 0;
   g_queue_init (&qp->rq);
+  g_queue_init (&qp->sq);
+  all_qps = g_list_prepend (all_qps, qp);
   qp->pd->users++;
   qp->scq->qps++;
   qp->rcq->qps++;
@@ -976,6 +1254,10 @@ fake_destroy_qp (struct rdma_cm_id *cm_id)
   if (qp == NULL)
     return;
   g_mutex_lock (&lock);
+  /* what it posted went out before (and what the peer posted to it arrived): so a deferred
+   * WR never touches memory freed after the QP */
+  link_settle (qp->id);
+  all_qps = g_list_remove (all_qps, qp);
   /* a destroyed QP's completions leave its CQs (as a provider cleans them) */
   drop_wcs_of (qp->scq, qp);
   drop_wcs_of (qp->rcq, qp);
@@ -1091,6 +1373,8 @@ fake_disconnect (struct rdma_cm_id *cm_id)
   g_mutex_lock (&lock);
   if (!id->disconnected) {
     id->disconnected = TRUE;
+    /* what both sides posted before reaches the other first, as it would have at once */
+    link_settle (id);
     /* the local QP fails at once (its receives are flushed); a vanished host says nothing */
     if (cm_id->qp != NULL)
       qp_fail ((FakeQp *) cm_id->qp);
@@ -1134,6 +1418,7 @@ fake_destroy_id (struct rdma_cm_id *cm_id)
     id->channel->ids--;
   }
   g_queue_clear_full (&id->faults, g_free);
+  g_rand_free (id->rand);
   live_ids--;
   g_mutex_unlock (&lock);
   g_free (id);
@@ -1181,14 +1466,16 @@ fake_verbs_install (void)
 void
 fake_verbs_uninstall (void)
 {
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
   rdma_verbs_set (NULL);
 }
 
 static FakeId *
-id_new (void)
+id_new (guint32 seed)
 {
   FakeId *id = g_new0 (FakeId, 1);
 
+  id->rand = g_rand_new_with_seed (seed);
   id->id.verbs = &context;
   id->id.ps = RDMA_PS_TCP;
   id->id.qp_type = IBV_QPT_RC;
@@ -1199,13 +1486,18 @@ id_new (void)
 void
 fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b)
 {
-  FakeId *x = id_new (), *y = id_new ();
+  FakeId *x, *y;
+  guint32 seed;
 
-  x->peer = y;
-  y->peer = x;
+  /* each side's steps from the seed and the link's number since the timing was set */
   g_mutex_lock (&lock);
+  seed = timing_seed * 2654435761u + 2 * links_made++;
   live_ids += 2;
   g_mutex_unlock (&lock);
+  x = id_new (seed);
+  y = id_new (seed + 1);
+  x->peer = y;
+  y->peer = x;
   *a = &x->id;
   *b = &y->id;
 }
@@ -1248,6 +1540,143 @@ fake_verbs_pending (struct rdma_cm_id *id)
   g_mutex_lock (&lock);
   if (id->qp != NULL)
     n = g_queue_get_length (&((FakeQp *) id->qp)->scq->wcs);
+  g_mutex_unlock (&lock);
+  return n;
+}
+
+/* A CQ of @side's link is armed: a side waits for its event (or is about to). */
+static gboolean
+link_armed (FakeId *side)
+{
+  FakeQp *q[2];
+  guint n = link_qps (side, q);
+
+  for (guint i = 0; i < n; i++)
+    if (q[i]->scq->armed || q[i]->rcq->armed)
+      return TRUE;
+  return FALSE;
+}
+
+/* FAKE_DEFERRED: a link whose sides made no call for FAKE_QUIET_US to 2 * FAKE_QUIET_US
+ * while one of them waits for a CQ event (the other posted and went away or slept after the
+ * first had blocked) runs what is on the way to its end, as a NIC goes on alone.  (A side
+ * that waits without an armed CQ polls, and its polls take steps.) */
+static gpointer
+watchdog_main (gpointer data)
+{
+  g_mutex_lock (&lock);
+  while (!watchdog_stop) {
+    gint64 until = g_get_monotonic_time () + FAKE_QUIET_US;
+
+    while (!watchdog_stop && g_cond_wait_until (&watchdog_cond, &lock, until))
+      ;
+    for (GList *l = all_qps; l != NULL && !watchdog_stop; l = l->next) {
+      FakeQp *qp = l->data;
+      FakeId *peer = qp->id->peer;
+      guint64 calls = qp->id->calls + (peer != NULL ? peer->calls : 0);
+
+      if (!g_queue_is_empty (&qp->sq) && calls == qp->watched && link_armed (qp->id))
+        link_settle (qp->id);
+      qp->watched = calls;
+    }
+  }
+  g_mutex_unlock (&lock);
+  return NULL;
+}
+
+void
+fake_verbs_set_timing (FakeTiming t, guint32 seed)
+{
+  GThread *stopped = NULL;
+
+  g_mutex_lock (&lock);
+  for (GList *l = all_qps; l != NULL; l = l->next)
+    qp_settle (l->data);
+  timing = t;
+  timing_seed = seed;
+  links_made = 0;
+  if (t != FAKE_DEFERRED && watchdog != NULL) {
+    watchdog_stop = TRUE;
+    g_cond_signal (&watchdog_cond);
+    stopped = watchdog;
+    watchdog = NULL;
+  } else if (t == FAKE_DEFERRED && watchdog == NULL) {
+    watchdog_stop = FALSE;
+    watchdog = g_thread_new ("fake_verbs watchdog", watchdog_main, NULL);
+  }
+  g_mutex_unlock (&lock);
+  if (stopped != NULL)
+    g_thread_join (stopped);
+}
+
+FakeTiming
+fake_verbs_get_timing (guint32 *seed)
+{
+  FakeTiming t;
+
+  g_mutex_lock (&lock);
+  t = timing;
+  if (seed != NULL)
+    *seed = timing_seed;
+  g_mutex_unlock (&lock);
+  return t;
+}
+
+void
+fake_verbs_settle (void)
+{
+  g_mutex_lock (&lock);
+  for (GList *l = all_qps; l != NULL; l = l->next)
+    qp_settle (l->data);
+  g_mutex_unlock (&lock);
+}
+
+guint
+fake_verbs_step (struct rdma_cm_id *id, guint n)
+{
+  guint done = 0;
+
+  g_mutex_lock (&lock);
+  while (done < n && link_step ((FakeId *) id, ((FakeId *) id)->rand))
+    done++;
+  g_mutex_unlock (&lock);
+  return done;
+}
+
+gboolean
+fake_verbs_execute (struct rdma_cm_id *id)
+{
+  FakeSwr *w = NULL;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL && (w = swr_next ((FakeQp *) id->qp)) != NULL)
+    swr_advance ((FakeQp *) id->qp, w, TRUE, NULL);
+  g_mutex_unlock (&lock);
+  return w != NULL;
+}
+
+gboolean
+fake_verbs_complete (struct rdma_cm_id *id)
+{
+  gboolean done = FALSE;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL && ((FakeQp *) id->qp)->executed > 0) {
+    swr_complete ((FakeQp *) id->qp);
+    done = TRUE;
+  }
+  g_mutex_unlock (&lock);
+  return done;
+}
+
+guint
+fake_verbs_queued (struct rdma_cm_id *id)
+{
+  guint n = 0;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL)
+    n = g_queue_get_length (&((FakeQp *) id->qp)->sq);
   g_mutex_unlock (&lock);
   return n;
 }

@@ -19,21 +19,22 @@
  * turns into a connected client and server in this process.
  *
  * It behaves as a reliable connected QP pair does, strictly where a real one is strict:
- *   - a WR executes when it is posted, in order: SEND takes the peer's oldest posted receive
- *     (none: the SEND fails with IBV_WC_RNR_RETRY_EXC_ERR, as after the retries run out;
- *     too small: IBV_WC_LOC_LEN_ERR there, IBV_WC_REM_INV_REQ_ERR here); WRITE lands in the
- *     peer's memory, WRITE_WITH_IMM too and takes a receive (IBV_WC_RECV_RDMA_WITH_IMM with
- *     the immediate); READ copies from the peer's memory.  Remote accesses need a key the
- *     peer registered in the PD of its QP, with the access flag, over the whole range (else
- *     IBV_WC_REM_ACCESS_ERR here, and the peer's QP fails too); local SGEs need a key of this
- *     PD over the range, and LOCAL_WRITE where data lands (else IBV_WC_LOC_PROT_ERR).  lkey
- *     and rkey of a region differ and no key is ever reused, so one mistaken for the other or
- *     a stale one fails.  A WRITE lands in address order and its last 8-byte word last, as
- *     the protocols that poll memory (Batched-Write's trailer, RFP's ack word) expect.
+ *   - a WR executes in order with the others of its QP: SEND takes the peer's oldest posted
+ *     receive (none: the SEND fails with IBV_WC_RNR_RETRY_EXC_ERR, as after the retries run
+ *     out; too small: IBV_WC_LOC_LEN_ERR there, IBV_WC_REM_INV_REQ_ERR here); WRITE lands in
+ *     the peer's memory, WRITE_WITH_IMM too and takes a receive (IBV_WC_RECV_RDMA_WITH_IMM
+ *     with the immediate); READ copies from the peer's memory.  Remote accesses need a key
+ *     the peer registered in the PD of its QP, with the access flag, over the whole range
+ *     (else IBV_WC_REM_ACCESS_ERR here, and the peer's QP fails too); local SGEs need a key
+ *     of this PD over the range, and LOCAL_WRITE where data lands (else IBV_WC_LOC_PROT_ERR).
+ *     lkey and rkey of a region differ and no key is ever reused, so one mistaken for the
+ *     other or a stale one fails.  A WRITE lands in address order and its last 8-byte word
+ *     last, as the protocols that poll memory (Batched-Write's trailer, RFP's ack word)
+ *     expect.
  *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
- *     error state, where every receive posted and every WR posted later completes with
- *     IBV_WC_WR_FLUSH_ERR; a WR to a peer whose QP is gone or failed ends with
- *     IBV_WC_RETRY_EXC_ERR (the peer does not answer).
+ *     error state, where every receive posted and every WR not yet executed or posted later
+ *     completes with IBV_WC_WR_FLUSH_ERR (after those that executed); a WR to a peer whose
+ *     QP is gone or failed ends with IBV_WC_RETRY_EXC_ERR (the peer does not answer).
  *   - send queue entries come back when the completion of a signalled WR (retiring the
  *     unsignalled ones before it) is polled, receive queue entries when theirs is: posting
  *     beyond the queue's depth fails with ENOMEM.  A CQ holds as many completions as it was
@@ -42,11 +43,45 @@
  *     already holds), through a completion channel fd that really becomes readable; so do
  *     the CM event channels (DISCONNECTED when the peer disconnects or destroys its id).
  * What a real provider refuses or hangs on (a full CQ, a WR over the queue's depth, a busy
- * PD, CQ or channel destroyed, a CQ destroyed with events not acknowledged, a bad lkey) is
- * counted as misuse, which the tests expect to stay at zero.
+ * PD, CQ or channel destroyed, a CQ destroyed with events not acknowledged, a bad lkey, a
+ * region deregistered under a WR of its own side in flight) is counted as misuse, which the
+ * tests expect to stay at zero.
  *
- * Thread-safe: one lock serialises every call, so each side of a pair may run in its own
- * thread.
+ * When WRs run (fake_verbs_set_timing):
+ *   - FAKE_IMMEDIATE (the default): a WR runs whole when it is posted: its bytes are in the
+ *     peer's memory and its completions in both CQs before ibv_post_send returns.
+ *   - FAKE_DEFERRED: as on a real RC QP, the sender goes on between the post and the
+ *     arrival.  Posted WRs are queued per QP and run later, each through three moments: it
+ *     starts (the checks above: keys, ranges, a receive to take; checked again before each
+ *     later piece, so a region deregistered or a peer gone meanwhile fails it), its bytes
+ *     move (a WRITE's or a READ's in one piece or several, cut on 8-byte boundaries of the
+ *     remote memory, the source read as each piece is placed: bytes changed after the post
+ *     may go, and a receiver polling memory sees a WRITE half landed, its last word still
+ *     last), and it executes (a SEND's or WRITE_WITH_IMM's receive completes at the peer,
+ *     after its data); its own completion comes later still (the ACK), so the peer may have
+ *     answered before it.  WRs of one QP start, move and complete in post order; the two
+ *     QPs of a link go independently.  Nothing of a WR is touched after its completion.
+ *     Steps are taken by the sides' own calls: a poll of a CQ takes a seeded random number
+ *     of steps of its link (often none, at most four; a post mostly none), each one of what
+ *     may happen next, chosen at random (a WR moves a piece or all of its bytes on, or an
+ *     executed one completes).  No wait deadlocks: a poll that finds an armed CQ empty (its
+ *     owner is about to block for the event: rdma_poll.c arms, polls again, then blocks)
+ *     takes steps until a completion for that CQ arrives or nothing is left on the way; and
+ *     a watchdog thread runs to its end whatever is on the way on a link whose two sides
+ *     made no call for 2 to 4 ms while one waits for a CQ event (the other posted and then
+ *     went away or slept, as a NIC goes on alone).  Disconnecting, destroying a QP and setting the timing also run the
+ *     link to its end first (what was posted before arrives, as in FAKE_IMMEDIATE).  The
+ *     seed and the link's number (counted from the last fake_verbs_set_timing) fix each
+ *     side's choices: the same calls take the same steps, so with both sides in one thread
+ *     (and no CQ armed) a run repeats exactly; with a thread per side, the threads'
+ *     interleaving (and the watchdog) varies the calls.
+ *   - FAKE_MANUAL: queued the same way, and run only by fake_verbs_execute,
+ *     fake_verbs_complete, fake_verbs_step and fake_verbs_settle (and, to their end, by
+ *     disconnecting, destroying a QP or setting the timing): for the provider's own tests.
+ * Faults (fake_verbs_inject) hit a WR when it starts.
+ *
+ * Thread-safe: one lock serialises every call and every step, so each side of a pair may
+ * run in its own thread.
  */
 #ifndef _FAKE_VERBS_H
 #define _FAKE_VERBS_H
@@ -102,6 +137,31 @@ void fake_verbs_vanish (struct rdma_cm_id *id, gboolean tell_peer);
 
 /* Completions waiting in @id's CQ (not yet polled). */
 guint fake_verbs_pending (struct rdma_cm_id *id);
+
+typedef enum
+{
+  FAKE_IMMEDIATE,   /* a WR runs when it is posted (the default) */
+  FAKE_DEFERRED,    /* WRs are queued per QP and run in seeded steps of the sides' calls */
+  FAKE_MANUAL       /* queued, and run only by the calls below */
+} FakeTiming;
+
+/* From now on WRs run by @timing, its steps chosen from @seed.  What is queued runs to its
+ * end first; links made from now on are numbered from 0 for their generators. */
+void fake_verbs_set_timing (FakeTiming timing, guint32 seed);
+FakeTiming fake_verbs_get_timing (guint32 *seed);
+/* Runs every queued WR to its end now: data placed, completions in the CQs. */
+void fake_verbs_settle (void);
+/* Up to @n steps of @id's link, chosen by its side's generator (as a poll takes them in
+ * FAKE_DEFERRED); returns how many were taken (fewer: nothing left on the way). */
+guint fake_verbs_step (struct rdma_cm_id *id, guint n);
+/* The oldest WR of @id's side not yet executed runs whole (data placed, the peer's receive
+ * completion); FALSE if there is none. */
+gboolean fake_verbs_execute (struct rdma_cm_id *id);
+/* The oldest executed WR of @id's side completes (its completion, if signalled, in its CQ);
+ * FALSE if there is none. */
+gboolean fake_verbs_complete (struct rdma_cm_id *id);
+/* WRs @id's side posted that are queued or executed and not yet completed. */
+guint fake_verbs_queued (struct rdma_cm_id *id);
 
 /* Live objects (PDs, MRs, CQs, channels, QPs, ids, events): 0 once everything made was
  * destroyed.  @what (nullable) gets a description of those alive. */
