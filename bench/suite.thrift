@@ -113,6 +113,12 @@ service BenchSuite {
   binary mix_tput_batched_write(1: binary data)
     [ hint: perf_goal = throughput, concurrency = 4, proto = batched_write; ]
 
+  // hybrid:// (issue 9): small latency-bound calls by RDMA, bulk calls by TCP
+  binary hy_small(1: binary data)
+    [ hint: transport = rdma, perf_goal = latency, concurrency = 1; ]
+  binary hy_bulk(1: binary data)
+    [ hint: transport = tcp, perf_goal = throughput, payload_size = 1M, concurrency = 1; ]
+
   // the server's CPU time so far, for CPU seconds per RPC
   ServerUsage usage()
 }

@@ -58,8 +58,11 @@ typedef struct
 SuiteConn *suite_conn_open (const gchar *uri, GError **error);
 /* Closes and frees @c (NULL is fine). */
 void suite_conn_free (SuiteConn *c);
-/* The ThriftRdma under @c, NULL for tcp://. */
+/* The ThriftRdma under @c (a hybrid:// connection's RDMA leg), NULL for tcp://. */
 ThriftRdma *suite_conn_rdma (SuiteConn *c);
+
+/* The leg the last call on @c took: "rdma" or "tcp" (hybrid://: thrift_hybrid_get_last_leg). */
+const gchar *suite_conn_leg (SuiteConn *c);
 
 /* One call of @f with @data on @c, as the generated client makes it (send, then receive),
  * with the protocol that carried the request and the one that carried the reply read

@@ -87,6 +87,8 @@ suite_handler_class_init (SuiteHandlerClass *klass)
   h->tput_small_over = echo;
   h->tput_large_under = echo;
   h->tput_large_over = echo;
+  h->hy_small = echo;
+  h->hy_bulk = echo;
   h->usage = usage;
 }
 

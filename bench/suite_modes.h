@@ -34,6 +34,9 @@ typedef struct
 {
   const gchar *rdma_uri;    /* the rdma:// server, or NULL */
   const gchar *tcp_uri;     /* the tcp:// baseline server, or NULL */
+  const gchar *hybrid_uri;  /* the hybrid:// server (hybrid mix), or NULL */
+  guint mix_small;          /* hybrid mix: small calls per unit */
+  guint mix_units;          /* hybrid mix: units per column */
   GArray *sizes;            /* guint64 payload sizes */
   GArray *clients;          /* guint64 client counts (throughput) */
   gchar **functions;        /* latency: the functions measured over rdma:// */
@@ -55,6 +58,7 @@ int suite_run_latency (const SuiteOptions *o);
 int suite_run_throughput (const SuiteOptions *o);
 int suite_run_mixed (const SuiteOptions *o);
 int suite_run_calls (const SuiteOptions *o);
+int suite_run_hybrid (const SuiteOptions *o);
 
 /* A short column label for a function ("echo_direct_write_imm" -> "dw_imm"). */
 const gchar *suite_short_label (const gchar *name);

@@ -13,7 +13,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..11"
+echo "1..13"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -26,7 +26,8 @@ check() {
 }
 check "run-all --quick exits 0" test $rc -eq 0
 for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
-               "Mixed (HatRPC Sec. 5.3): 512 B payload" "System calls per RPC"; do
+               "Mixed (HatRPC Sec. 5.3): 512 B payload" "Hybrid mix (issue 9)" \
+               "System calls per RPC"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
 check "latency.csv: 11 columns x 2 sizes" \
@@ -37,6 +38,8 @@ check "throughput.csv holds together" \
 check "mixed.csv holds together" "$srcdir/bench/check-suite-csv" mixed "$work/csv/mixed.csv"
 check "syscalls.csv holds together" "$srcdir/bench/check-suite-csv" syscalls \
   "$work/csv/syscalls.csv" "$work/csv/syscalls-detail.csv"
+check "hybrid.csv holds together (each call kind on its leg)" \
+  "$srcdir/bench/check-suite-csv" hybrid "$work/csv/hybrid.csv"
 check "mixed.csv: the plan, 8 protocols and tcp" \
   bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 10"
 if [ "$failures" -gt 0 ]; then

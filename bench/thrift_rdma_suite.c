@@ -20,6 +20,8 @@
  *   thrift-rdma-suite --run latency    --rdma URI --tcp URI      per function and size
  *   thrift-rdma-suite --run throughput --rdma URI --tcp URI      N client threads
  *   thrift-rdma-suite --run mixed      --rdma URI --tcp URI      HatRPC paper Sec. 5.3
+ *   thrift-rdma-suite --run hybrid     --hybrid URI --rdma URI --tcp URI   small by RDMA,
+ *                                                                  bulk by TCP (issue 9)
  *   thrift-rdma-suite --run calls      --client URI              calls only, for strace
  *
  * bench/run-all runs them all in one soft-RoCE guest boot.
@@ -62,6 +64,8 @@ int
 main (int argc, char **argv)
 {
   gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
+  gchar *hybrid = NULL;
+  gint mix_small = 20, mix_units = 40;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
   gchar *csv = NULL;
   gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10, mixed_clients = 4;
@@ -73,9 +77,14 @@ main (int argc, char **argv)
     { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
       "ThriftThreadedServer mode: pool (default) or per-connection", "MODE" },
     { "run", 'r', 0, G_OPTION_ARG_STRING, &run,
-      "measure: latency, throughput, mixed or calls", "WHAT" },
+      "measure: latency, throughput, mixed, hybrid or calls", "WHAT" },
     { "rdma", 0, 0, G_OPTION_ARG_STRING, &rdma, "the rdma:// server to measure", "URI" },
     { "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp, "the tcp:// baseline server", "URI" },
+    { "hybrid", 0, 0, G_OPTION_ARG_STRING, &hybrid, "hybrid: the hybrid:// server", "URI" },
+    { "mix-small", 0, 0, G_OPTION_ARG_INT, &mix_small,
+      "hybrid: small calls per bulk call (default 20)", "N" },
+    { "mix-units", 0, 0, G_OPTION_ARG_INT, &mix_units,
+      "hybrid: units (the small calls and one bulk call) per column (default 40)", "N" },
     { "client", 'c', 0, G_OPTION_ARG_STRING, &client, "calls: the server", "URI" },
     { "functions", 'f', 0, G_OPTION_ARG_STRING, &functions,
       "latency: the functions measured over rdma:// (default echo_plan,echo_plain and "
@@ -122,7 +131,10 @@ main (int argc, char **argv)
     "latency: one call at a time per function and size, with the protocol used and the verbs\n"
     "counters per RPC; throughput: N client threads, a connection each, for --duration per\n"
     "point; mixed: a latency and a throughput function called at random by --mixed-clients\n"
-    "threads (HatRPC Sec. 5.3); calls: --calls calls and one CSV row of counters (for strace).\n"
+    "threads (HatRPC Sec. 5.3); hybrid: units of --mix-small small calls hinted transport =\n"
+    "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
+    "--hybrid, --rdma and --tcp in turns; calls: --calls calls and one CSV row of counters\n"
+    "(for strace).\n"
     "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
     "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.");
   g_option_context_add_main_entries (context, entries, NULL);
@@ -151,7 +163,8 @@ main (int argc, char **argv)
   }
 
   if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0 || mixed_clients < 1
-      || rounds < 1 || load_rounds < 1 || ratio < 0 || ratio > 100
+      || rounds < 1 || load_rounds < 1 || ratio < 0 || ratio > 100 || mix_small < 0
+      || mix_units < 1
       || !(duration > 0 && duration <= 3600))
     return usage_error ("iterations, rounds, load-rounds and mixed-clients must be at least 1, "
                         "warmup and calls at least 0, ratio 0 to 100 and duration above 0 (at "
@@ -161,6 +174,9 @@ main (int argc, char **argv)
   o.warmup = (guint) warmup;
   o.rounds = (guint) rounds;
   o.load_rounds = (guint) load_rounds;
+  o.mix_small = (guint) mix_small;
+  o.mix_units = (guint) mix_units;
+  o.hybrid_uri = hybrid;
   o.calls = (guint) calls;
   o.mixed_clients = (guint) mixed_clients;
   o.ratio = (guint) ratio;
@@ -174,7 +190,8 @@ main (int argc, char **argv)
   o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
   if (sizes == NULL)
     sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
-                      : g_strcmp0 (run, "calls") == 0 ? "64" : "512,128K");
+                      : g_strcmp0 (run, "calls") == 0 ? "64"
+                      : g_strcmp0 (run, "hybrid") == 0 ? "64,1M" : "512,128K");
   if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
       || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error))
   {
@@ -200,8 +217,10 @@ main (int argc, char **argv)
 
   if (g_strcmp0 (run, "calls") == 0)
     status = client ? suite_run_calls (&o) : usage_error ("--run calls needs --client URI");
-  else if (rdma == NULL && tcp == NULL)
-    status = usage_error ("give --rdma URI, --tcp URI or both");
+  else if (rdma == NULL && tcp == NULL && hybrid == NULL)
+    status = usage_error ("give --rdma URI, --tcp URI or both (and --hybrid URI for hybrid)");
+  else if (g_strcmp0 (run, "hybrid") == 0)
+    status = suite_run_hybrid (&o);
   else if (g_strcmp0 (run, "latency") == 0)
     status = suite_run_latency (&o);
   else if (g_strcmp0 (run, "throughput") == 0)
@@ -209,7 +228,7 @@ main (int argc, char **argv)
   else if (g_strcmp0 (run, "mixed") == 0)
     status = suite_run_mixed (&o);
   else
-    status = usage_error ("--run takes latency, throughput, mixed or calls");
+    status = usage_error ("--run takes latency, throughput, mixed, hybrid or calls");
 
   if (o.csv != NULL && fclose (o.csv) != 0)
   {
