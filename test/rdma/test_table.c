@@ -277,11 +277,16 @@ explain_parse (const gchar *line, Explained *x)
   g_autoptr (GRegex) re = g_regex_new (
     "^(.+): small \\(<= 4096 B\\) ([a-z_]+)/([a-z]+), large ([a-z_]+)/([a-z]+)  "
     "\\[size: ([^;]*); proto: ([^;]*); polling: ([^;]*); subscription: ([^;]*); "
-    "peer: ([^\\]]*)\\]$", 0, 0, NULL);
+    "peer: ([^;\\]]*); numa: ([^\\]]*)\\]$", 0, 0, NULL);
   g_autoptr (GMatchInfo) m = NULL;
+  g_autofree gchar *numa = NULL;
 
   if (!g_regex_match (re, line, 0, &m))
     g_error ("explain line not in the documented format: '%s'", line);
+  /* the table's IDL binds nothing to a NUMA node */
+  numa = g_match_info_fetch (m, 11);
+  if (!g_str_has_prefix (numa, "none"))
+    g_error ("explain line binds a NUMA node the IDL does not name: '%s'", line);
   *x = (Explained) {
     g_match_info_fetch (m, 1), g_match_info_fetch (m, 2), g_match_info_fetch (m, 3),
     g_match_info_fetch (m, 4), g_match_info_fetch (m, 5), g_match_info_fetch (m, 6),

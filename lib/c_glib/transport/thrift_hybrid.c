@@ -75,6 +75,9 @@ typedef struct
   ThriftHybridLeg last_leg;
   gboolean tcp_first;            /* server: which leg to look at first when both have data */
   guint idle_n_rdma;             /* idle watch: how many of the descriptors are the RDMA leg's */
+  gboolean tcp_over, rdma_over;  /* server: a leg that ended (the other is served a while) */
+  gint64 half_gone_us;           /* when the first leg ended */
+  GError *over_error;            /* why it ended, if it failed */
 } ThriftHybridPrivate;
 
 static void thrift_hybrid_hint_receiver_init (ThriftHintReceiverInterface *iface);
@@ -119,6 +122,9 @@ drop_legs (ThriftHybridPrivate *priv)
   }
   g_clear_object (&priv->socket);
   priv->write_leg = priv->read_leg = priv->reply_leg = THRIFT_HYBRID_LEG_NONE;
+  priv->tcp_over = priv->rdma_over = FALSE;
+  priv->half_gone_us = 0;
+  g_clear_error (&priv->over_error);
 }
 
 /* A leg failed: the connection is over (say why on the error). */
@@ -382,49 +388,93 @@ typedef struct
   gint64 deadline_us;
 } Watch;
 
+/* How long a connection goes on with one leg after the other ended: a client that closes
+ * both may end one before what it sent last on the other has arrived. */
+#define HALF_GONE_GRACE_US (500 * 1000)
+
+/* Marks @tcp's leg ended (keeping the first error that says why). */
+static void
+leg_over (ThriftHybridPrivate *priv, gboolean tcp, GError *e)
+{
+  if (tcp)
+    priv->tcp_over = TRUE;
+  else
+    priv->rdma_over = TRUE;
+  if (e != NULL && priv->over_error == NULL)
+    priv->over_error = e;
+  else if (e != NULL)
+    g_error_free (e);
+}
+
 /* One look at both legs (after a poll when @after_poll): the leg with a request, NONE if
  * neither has one yet, or -1 when the connection is over (@error says why, if anything
- * failed). */
+ * failed).  Requests already sent are served before a leg's end ends the connection. */
 static gint
 look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
 {
-  ThriftIdleState sr = THRIFT_IDLE_WAIT, st;
-  guint max = THRIFT_IDLE_WATCH_MAX_FDS;
-  gint64 dr = 0, dt = 0;
-  guint nr = w->n_rdma, nt = w->n_tcp;
-  GPollFD tcp_fds[THRIFT_IDLE_WATCH_MAX_FDS];
+  ThriftIdleState state[2] = { THRIFT_IDLE_WAIT, THRIFT_IDLE_WAIT };   /* tcp, rdma */
+  GPollFD fds[2][THRIFT_IDLE_WATCH_MAX_FDS];
+  guint n[2] = { w->n_tcp, w->n_rdma };
+  gint64 due[2] = { 0, 0 }, now;
+  gboolean has_rdma = priv->rdma != NULL;
 
-  g_assert (nr <= max && nt <= max);
-  memcpy (tcp_fds, w->fds + nr, nt * sizeof *tcp_fds);
-  if (priv->rdma != NULL)
-    sr = (after_poll ? thrift_idle_watch_check : thrift_idle_watch_prepare) (
-           THRIFT_TRANSPORT (priv->rdma), w->fds, &nr, &dr);
-  else
-    nr = 0;
-  st = (after_poll ? thrift_idle_watch_check : thrift_idle_watch_prepare) (priv->tcp, tcp_fds,
-                                                                           &nt, &dt);
-  memcpy (w->fds + nr, tcp_fds, nt * sizeof *tcp_fds);
-  w->n_rdma = nr;
-  w->n_tcp = nt;
-  w->deadline_us = dr != 0 && (dt == 0 || dr < dt) ? dr : dt;
-  if (sr == THRIFT_IDLE_GONE || st == THRIFT_IDLE_GONE || sr == THRIFT_IDLE_UNSUPPORTED
-      || st == THRIFT_IDLE_UNSUPPORTED)
-    return -1;
+  g_assert (n[0] <= THRIFT_IDLE_WATCH_MAX_FDS && n[1] <= THRIFT_IDLE_WATCH_MAX_FDS);
+  memcpy (fds[1], w->fds, n[1] * sizeof (GPollFD));
+  memcpy (fds[0], w->fds + n[1], n[0] * sizeof (GPollFD));
+  for (guint k = 0; k < 2; k++) {
+    gboolean is_tcp = k == 0;
+    ThriftTransport *t = is_tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma);
+
+    if (is_tcp ? priv->tcp_over : (!has_rdma || priv->rdma_over)) {
+      n[k] = 0;
+      continue;
+    }
+    state[k] = (after_poll ? thrift_idle_watch_check : thrift_idle_watch_prepare) (
+                 t, fds[k], &n[k], &due[k]);
+    if (state[k] == THRIFT_IDLE_UNSUPPORTED)
+      return -1;
+  }
   for (guint i = 0; i < 2; i++) {
-    gboolean tcp = (i == 0) == priv->tcp_first;
+    gboolean is_tcp = (i == 0) == priv->tcp_first;
+    guint k = is_tcp ? 0 : 1;
     GError *e = NULL;
 
-    if ((tcp ? st : sr) != THRIFT_IDLE_READY)
+    if (state[k] == THRIFT_IDLE_GONE) {
+      leg_over (priv, is_tcp, NULL);
+      n[k] = 0;
+      continue;
+    }
+    if (state[k] != THRIFT_IDLE_READY)
       continue;
     /* readable may be the end of the stream: peek tells (and does not block now) */
-    if (thrift_transport_peek (tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma), &e)) {
-      priv->tcp_first = !tcp;
-      return tcp ? THRIFT_HYBRID_LEG_TCP : THRIFT_HYBRID_LEG_RDMA;
+    if (thrift_transport_peek (is_tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma), &e)) {
+      priv->tcp_first = !is_tcp;
+      return is_tcp ? THRIFT_HYBRID_LEG_TCP : THRIFT_HYBRID_LEG_RDMA;
     }
     if (e != NULL)
-      g_propagate_prefixed_error (error, e, "hybrid, %s leg: ", tcp ? "tcp" : "rdma");
-    return -1;
+      g_prefix_error (&e, "hybrid, %s leg: ", is_tcp ? "tcp" : "rdma");
+    leg_over (priv, is_tcp, e);
+    n[k] = 0;
   }
+  now = g_get_monotonic_time ();
+  if (priv->tcp_over || priv->rdma_over) {
+    if (priv->half_gone_us == 0)
+      priv->half_gone_us = now;
+    if ((priv->tcp_over && (!has_rdma || priv->rdma_over))
+        || now >= priv->half_gone_us + HALF_GONE_GRACE_US) {
+      if (priv->over_error != NULL)
+        g_propagate_error (error, g_steal_pointer (&priv->over_error));
+      return -1;
+    }
+  }
+  memcpy (w->fds, fds[1], n[1] * sizeof (GPollFD));
+  memcpy (w->fds + n[1], fds[0], n[0] * sizeof (GPollFD));
+  w->n_rdma = n[1];
+  w->n_tcp = n[0];
+  w->deadline_us = due[1] != 0 && (due[0] == 0 || due[1] < due[0]) ? due[1] : due[0];
+  if (priv->half_gone_us != 0
+      && (w->deadline_us == 0 || priv->half_gone_us + HALF_GONE_GRACE_US < w->deadline_us))
+    w->deadline_us = priv->half_gone_us + HALF_GONE_GRACE_US;
   return THRIFT_HYBRID_LEG_NONE;
 }
 
