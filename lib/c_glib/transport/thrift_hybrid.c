@@ -701,12 +701,56 @@ thrift_hybrid_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
   return idle_answer (priv, &w, TRUE, fds, max_fds, n_fds, deadline_us);
 }
 
+/* Slices of the RDMA leg's own linger between looks at the TCP socket. */
+#define LINGER_SLICE_US 100
+
+/* Waits up to @max_us for the next request, as the last request's leg would: after an RDMA
+ * request by the RDMA leg's own linger (a latency hint spins there, with no wake-up), in
+ * slices, looking at the TCP socket between them (one poll (2) each); after a TCP request
+ * by a poll on both legs. */
+static gboolean
+thrift_hybrid_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
+{
+  ThriftHybridPrivate *priv = PRIV (watch);
+  gint64 end = g_get_monotonic_time () + max_us;
+  Watch w = { .n_rdma = 0 };
+
+  if (priv->tcp == NULL || priv->read_leg != THRIFT_HYBRID_LEG_NONE)
+    return TRUE;
+  if (priv->rdma != NULL && priv->reply_leg == THRIFT_HYBRID_LEG_RDMA) {
+    ThriftIdleWatch *rdma = THRIFT_IDLE_WATCH (priv->rdma);
+
+    for (;;) {
+      gint64 left = end - g_get_monotonic_time ();
+      struct pollfd tcp = { .fd = priv->socket->sd, .events = POLLIN };
+
+      if (THRIFT_IDLE_WATCH_GET_INTERFACE (rdma)->linger (rdma, MIN (left, LINGER_SLICE_US)))
+        return TRUE;
+      if (poll (&tcp, 1, 0) != 0)
+        return TRUE;
+      if (left <= LINGER_SLICE_US)
+        return FALSE;
+    }
+  }
+  for (gboolean after_poll = FALSE;; after_poll = TRUE) {
+    gint got = look (priv, &w, after_poll, NULL);
+    gint64 left = end - g_get_monotonic_time ();
+
+    if (got != THRIFT_HYBRID_LEG_NONE)
+      return TRUE;   /* a request, or the end, which the next look tells */
+    if (left <= 0)
+      return FALSE;
+    if (g_poll (w.fds, w.n_rdma + w.n_tcp, (gint) ((left + 999) / 1000)) == 0)
+      return FALSE;
+  }
+}
+
 static void
 thrift_hybrid_idle_watch_init (ThriftIdleWatchInterface *iface)
 {
   iface->prepare = thrift_hybrid_idle_prepare;
   iface->check = thrift_hybrid_idle_check;
-  /* no linger: the threaded server hands the connection to its poller at once */
+  iface->linger = thrift_hybrid_idle_linger;
 }
 
 /* ---- GObject ---- */
