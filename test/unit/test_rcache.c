@@ -22,9 +22,13 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include <glib.h>
 
@@ -33,6 +37,9 @@
 #include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "fake_verbs.h"
 
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
@@ -187,6 +194,23 @@ test_hit_miss (Fixture *f, gconstpointer data)
   rdma_rcache_free (c);
 }
 
+/* Whether a userfaultfd of the test's own may watch the page at @p: not while the cache's
+ * still does (EBUSY). */
+static gboolean
+other_may_watch (guint8 *p)
+{
+  int fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+  struct uffdio_api api = { .api = UFFD_API };
+  struct uffdio_register reg = { .range = { (guintptr) p, ps }, .mode = UFFDIO_REGISTER_MODE_WP };
+  gboolean ok;
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (ioctl (fd, UFFDIO_API, &api), ==, 0);
+  ok = ioctl (fd, UFFDIO_REGISTER, &reg) == 0;
+  close (fd);
+  return ok;
+}
+
 /* A, B, C released in turn; A used again; then D and B: the least recently used go. */
 static void
 test_lru_entries (Fixture *f, gconstpointer data)
@@ -206,7 +230,10 @@ test_lru_entries (Fixture *f, gconstpointer data)
   e = get (c, A, 64, 0); g_assert_cmpuint (e->lkey, ==, key_a); rdma_rcache_release (c, e);
   g_assert_cmpuint (stats (c).evictions, ==, 0);
 
+  g_assert_false (other_may_watch (B));
   e = get (c, D, 64, 0); rdma_rcache_release (c, e);          /* evicts B */
+  g_assert_true (other_may_watch (B));                        /* B's pages let go */
+  g_assert_false (other_may_watch (A));
   s = stats (c);
   g_assert_cmpuint (s.evictions, ==, 1);
   g_assert_cmpuint (s.entries, ==, 3);
@@ -472,6 +499,126 @@ test_threads (Fixture *f, gconstpointer data)
   g_assert_cmpuint (live_mrs (), ==, 0);
 }
 
+/* Memory userfaultfd cannot watch (a private mapping of a regular file): registered for the
+ * one use, never cached. */
+static void
+test_uncached (Fixture *f, gconstpointer data)
+{
+  RdmaRcache *c = rdma_rcache_new (f->pd, 4, 1 << 20);
+  int fd = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  guint8 *file;
+  RdmaRcacheEntry *a, *b;
+  RdmaRcacheStats s;
+
+  (void) data;
+  g_assert_cmpint (fd, >=, 0);
+  file = mmap (NULL, ps, PROT_READ, MAP_PRIVATE, fd, 0);
+  g_assert_true (file != MAP_FAILED);
+  close (fd);
+  a = get (c, file, 64, 0);
+  b = get (c, file, 64, 0);
+  g_assert_true (a != b);
+  g_assert_cmpuint (a->lkey, !=, b->lkey);
+  s = stats (c);
+  g_assert_cmpuint (s.misses, ==, 2);
+  g_assert_cmpuint (s.uncached, ==, 2);
+  g_assert_cmpuint (s.hits, ==, 0);
+  g_assert_cmpuint (s.entries, ==, 2);
+  rdma_rcache_release (c, a);
+  g_assert_cmpuint (live_mrs (), ==, 1);        /* gone at its release */
+  rdma_rcache_release (c, b);
+  assert_empty (c);
+  rdma_rcache_free (c);
+  munmap (file, ps);
+}
+
+/* Threads acquiring slots while another maps new memory over them (mmap MAP_FIXED): never a
+ * registration older than a replacement that ended before the acquire began.  The provider's
+ * keys only grow, so a key taken before a replacement starts bounds the keys of the
+ * registrations it makes stale. */
+#define SLOTS 8
+
+typedef struct
+{
+  RdmaRcache *cache;
+  struct ibv_pd *pd;
+  guint8 *mem;
+  gint stop;
+  guint32 min_key[SLOTS];     /* a registration of the slot with a lower lkey is stale */
+  guint replaced, checked;   /* slots replaced, acquires checked */
+} Churn;
+
+static gpointer
+churn_mapper (gpointer data)
+{
+  Churn *ch = data;
+  guint i;
+
+  for (i = 0; i < 400; i++) {
+    guint slot = i % SLOTS;
+    struct ibv_mr *probe = rdma_verbs->reg_mr (ch->pd, ch->mem, 1, 0);
+    guint32 key = probe->lkey;
+    void *p;
+
+    rdma_verbs->dereg_mr (probe);
+    p = mmap (ch->mem + slot * ps, ps, PROT_READ | PROT_WRITE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    g_assert_true (p == ch->mem + slot * ps);
+    g_atomic_int_set ((gint *) &ch->min_key[slot], (gint) key);
+    ch->replaced++;
+    g_usleep (100);
+  }
+  g_atomic_int_set (&ch->stop, 1);
+  return NULL;
+}
+
+static gpointer
+churn_user (gpointer data)
+{
+  Churn *ch = data;
+  while (!g_atomic_int_get (&ch->stop)) {
+    guint slot = g_random_int_range (0, SLOTS);
+    guint32 min = (guint32) g_atomic_int_get ((gint *) &ch->min_key[slot]);
+    RdmaRcacheEntry *e = get (ch->cache, ch->mem + slot * ps + 8, 256, 0);
+
+    g_assert_cmpuint (e->lkey, >, min);
+    rdma_rcache_release (ch->cache, e);
+    g_atomic_int_inc ((gint *) &ch->checked);
+  }
+  return NULL;
+}
+
+static void
+test_churn (Fixture *f, gconstpointer data)
+{
+  Churn ch = { rdma_rcache_new (f->pd, SLOTS, 1 << 20), f->pd, f->mem, 0, { 0 }, 0, 0 };
+  GThread *mapper, *users[3];
+  RdmaRcacheStats s;
+  guint i;
+
+  (void) data;
+  if (skip_unless_watching (ch.cache))
+    return;
+  mapper = g_thread_new ("rcache-mapper", churn_mapper, &ch);
+  for (i = 0; i < 3; i++)
+    users[i] = g_thread_new ("rcache-user", churn_user, &ch);
+  g_thread_join (mapper);
+  for (i = 0; i < 3; i++)
+    g_thread_join (users[i]);
+  s = stats (ch.cache);
+  g_test_message ("%u replacements, %u acquires: %" G_GUINT64_FORMAT " hits, %"
+                  G_GUINT64_FORMAT " invalidations", ch.replaced, ch.checked, s.hits,
+                  s.invalidations);
+  g_assert_cmpuint (ch.replaced, ==, 400);
+  g_assert_cmpuint (s.hits + s.misses, ==, ch.checked);
+  g_assert_cmpuint (s.invalidations, >, 0);
+  g_assert_cmpuint (s.hits, >, 0);
+  g_assert_cmpuint (s.held, ==, 0);
+  g_assert_cmpuint (s.entries, ==, live_mrs ());
+  rdma_rcache_free (ch.cache);
+  g_assert_cmpuint (live_mrs (), ==, 0);
+}
+
 /* Freeing a cache with an entry held: a warning, counted, and nothing left registered. */
 static void
 test_free_held (Fixture *f, gconstpointer data)
@@ -503,6 +650,8 @@ main (int argc, char **argv)
   ADD ("/rcache/held", test_held);
   ADD ("/rcache/stale", test_stale);
   ADD ("/rcache/threads", test_threads);
+  ADD ("/rcache/uncached", test_uncached);
+  ADD ("/rcache/churn", test_churn);
   ADD ("/rcache/free_held", test_free_held);
   return g_test_run ();
 }

@@ -213,6 +213,31 @@ rdma_rcache_watching (RdmaRcache *cache)
   return cache->uffd >= 0;
 }
 
+/* Detaches the userfaultfd from the pages of a cached region that goes, unless a region still
+ * cached shares one of them: so a range no longer cached neither waits for the watcher when
+ * it is unmapped nor keeps another userfaultfd (EBUSY) off it.  Under lock. */
+static void
+unwatch (RdmaRcache *cache, Entry *gone)
+{
+  struct uffdio_range range;
+  guintptr start, end;
+  GList *l;
+
+  page_span (gone->pub.addr, gone->pub.length, &start, &end);
+  for (l = cache->lru.head; l != NULL; l = l->next) {
+    Entry *e = l->data;
+    guintptr s, t;
+
+    page_span (e->pub.addr, e->pub.length, &s, &t);
+    if (s < end && start < t)
+      return;
+  }
+  range.start = start;
+  range.len = end - start;
+  /* Fails harmlessly where the pages are gone already (an invalidation). */
+  (void) ioctl (cache->uffd, UFFDIO_UNREGISTER, &range);
+}
+
 /* Deregisters an entry nobody holds and is out of the list.  Under lock. */
 static void
 entry_destroy (RdmaRcache *cache, Entry *e)
@@ -235,6 +260,7 @@ entry_drop (RdmaRcache *cache, Entry *e)
   g_assert (e->cached);
   g_queue_unlink (&cache->lru, &e->link);
   e->cached = FALSE;
+  unwatch (cache, e);
   if (e->refs == 0)
     entry_destroy (cache, e);
   else
@@ -375,6 +401,11 @@ rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int acces
   if (mr == NULL) {
     int err = errno;
 
+    if (e->cached) {
+      e->pub.addr = (guint8 *) addr;
+      e->pub.length = len;
+      unwatch (cache, e);
+    }
     g_free (e);
     g_mutex_unlock (&cache->lock);
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_reg_mr", err, -1,
