@@ -103,6 +103,8 @@ test_unit_test_numa_loopback_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.
 rdma_tests =
+# The registration cache on the guest's kernel (Debian's 6.1) too: its userfaultfd.
+rdma_tests += test/unit/test_rcache
 TESTS += test/rdma/rdma.sh
 AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS;
 
