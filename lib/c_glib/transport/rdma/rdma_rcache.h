@@ -18,7 +18,8 @@
  * entries and a number of pinned bytes; when a new registration would pass either bound, the
  * least recently used entries that nobody holds are deregistered first, and if those are not
  * enough (everything is held) the acquire fails.  Thread-safe: one cache is meant to be
- * shared by every user of its PD.  Every registration goes through rdma_verbs (reg_mr,
+ * shared by every user of its PD (whoever owns the PD creates it and hands it out; there is no
+ * registry of caches yet).  Every registration goes through rdma_verbs (reg_mr,
  * dereg_mr), so the host tests run it over the in-memory provider.
  *
  * Never stale.  A registration pins the pages mapped at the time; if the buffer is unmapped
@@ -38,6 +39,8 @@
  *     touches (counted as invalidations) before it looks anything up.  That thread never
  *     takes the cache's lock and never allocates, so an unmap made by a thread that holds
  *     the lock (a free inside reg_mr trimming the heap) cannot deadlock.
+ *   - a region that leaves the cache detaches its pages again (unless a cached region shares
+ *     one), so memory no longer cached is not slowed down nor kept from other userfaultfds.
  * Why this and not on-demand paging: soft-RoCE (rxe) on the guest's 6.1 kernel reports no ODP
  * capability (ibv_devinfo -v: rc_odp_caps NO SUPPORT).  Interposing free() is no option
  * (glibc has no malloc hooks; munmap and brk from elsewhere would be missed).  userfaultfd
