@@ -78,6 +78,17 @@ test_unit_test_pairing_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_pairing_LDADD = $(test_unit_test_loopback_LDADD)
 test_unit_test_pairing_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 
+# The registration cache (rdma_rcache) over the in-memory provider: bounds, LRU, held entries,
+# threads, and a region unmapped and mapped again (userfaultfd).  ASan/UBSan as test_loopback.
+check_PROGRAMS += test/unit/test_rcache
+TESTS += test/unit/test_rcache
+test_unit_test_rcache_SOURCES = test/unit/test_rcache.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_rcache_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_rcache_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_rcache_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_rcache_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # NUMA binding through the engine's allocation paths and the shells' threads, over the same
 # in-memory provider, under ASan/UBSan.
 check_PROGRAMS += test/unit/test_numa_loopback
@@ -92,6 +103,8 @@ test_unit_test_numa_loopback_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 # --- RDMA tests (soft-RoCE guest) ---
 # Programs listed in rdma_tests (test/rdma/local.mk and others add to it) run in one guest boot.
 rdma_tests =
+# The registration cache on the guest's kernel (Debian's 6.1) too: its userfaultfd.
+rdma_tests += test/unit/test_rcache
 TESTS += test/rdma/rdma.sh
 AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS;
 

@@ -42,6 +42,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_numa.h \
 	lib/c_glib/transport/rdma/rdma_pool.c \
 	lib/c_glib/transport/rdma/rdma_pool.h \
+	lib/c_glib/transport/rdma/rdma_rcache.c \
+	lib/c_glib/transport/rdma/rdma_rcache.h \
 	lib/c_glib/transport/rdma/rdma_proto.c \
 	lib/c_glib/transport/rdma/rdma_proto.h \
 	lib/c_glib/transport/rdma/rdma_op.h \
