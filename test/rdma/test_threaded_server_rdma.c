@@ -59,6 +59,24 @@ threads_settled (guint expected)
   return n;
 }
 
+/* The thread count to compare with later, once the previous test's threads are gone: the
+ * same count twice, 100 ms apart (2 s at most).  A count taken while one still exits would
+ * wait for a thread that is not coming back. */
+static guint
+threads_baseline (void)
+{
+  gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  guint before = count_threads (), n;
+
+  for (;;) {
+    g_usleep (100 * 1000);
+    n = count_threads ();
+    if (n == before || g_get_monotonic_time () >= until)
+      return n;
+    before = n;
+  }
+}
+
 typedef struct
 {
   ThriftServer *server;
@@ -208,7 +226,7 @@ test_concurrent (void)
   guint64 accepted = 0;
   guint port, i;
   gint baseline = rt_live_resources ();
-  guint threads0 = count_threads ();
+  guint threads0 = threads_baseline ();
 
   fixture_make (&f, 16);
   port = fixture_start (&f);
@@ -259,7 +277,7 @@ test_stop_connected (gconstpointer data)
   guint n_clients = pool ? 12 : 4;
   Fixture f;
   Client c[12] = { { 0 } };
-  guint threads0 = count_threads (), active = 0, port, i, expected;
+  guint threads0 = threads_baseline (), active = 0, port, i, expected;
   gint baseline = rt_live_resources (), with_clients;
   GError *error = NULL;
   gint32 r = 0;
@@ -312,7 +330,7 @@ static void
 test_stop_idle (void)
 {
   Fixture f;
-  guint threads0 = count_threads ();
+  guint threads0 = threads_baseline ();
   gint baseline = rt_live_resources ();
   gint round;
 
