@@ -178,6 +178,22 @@ test_wire_token (void)
 
 /* ---- URIs ---- */
 
+/* @uri makes a ThriftHybrid with these properties. */
+static void
+assert_hybrid_from_uri (const gchar *uri, gboolean by_hints, gboolean fallback)
+{
+  GError *error = NULL;
+  ThriftTransport *t = thrift_transport_new_for_uri (uri, &error);
+  gboolean got_by_hints, got_fallback;
+
+  g_assert_no_error (error);
+  g_assert_true (THRIFT_IS_HYBRID (t));
+  g_object_get (t, "use-transport-hints", &got_by_hints, "fallback", &got_fallback, NULL);
+  g_assert_cmpint (got_by_hints, ==, by_hints);
+  g_assert_cmpint (got_fallback, ==, fallback);
+  g_object_unref (t);
+}
+
 static void
 test_uri (void)
 {
@@ -185,7 +201,6 @@ test_uri (void)
   ThriftTransportUri *u = thrift_transport_uri_parse ("hybrid://10.77.0.1:9095?fallback=tcp&"
                                                       "polling=busy", FALSE, &error);
   g_autofree gchar *text = NULL;
-  ThriftTransport *t;
 
   g_assert_no_error (error);
   g_assert_cmpint (u->scheme, ==, THRIFT_TRANSPORT_URI_HYBRID);
@@ -213,24 +228,8 @@ test_uri (void)
 
   /* hybrid://, and rdma:// with fallback, are ThriftHybrid; the latter ignores transport
    * hints (every call by RDMA while it has an RDMA leg) */
-  t = thrift_transport_new_for_uri ("hybrid://h:1", &error);
-  g_assert_true (THRIFT_IS_HYBRID (t));
-  {
-    gboolean by_hints, fallback;
-    g_object_get (t, "use-transport-hints", &by_hints, "fallback", &fallback, NULL);
-    g_assert_true (by_hints);
-    g_assert_false (fallback);
-  }
-  g_object_unref (t);
-  t = thrift_transport_new_for_uri ("rdma://h:1?fallback=tcp", &error);
-  g_assert_true (THRIFT_IS_HYBRID (t));
-  {
-    gboolean by_hints, fallback;
-    g_object_get (t, "use-transport-hints", &by_hints, "fallback", &fallback, NULL);
-    g_assert_false (by_hints);
-    g_assert_true (fallback);
-  }
-  g_object_unref (t);
+  assert_hybrid_from_uri ("hybrid://h:1", TRUE, FALSE);
+  assert_hybrid_from_uri ("rdma://h:1?fallback=tcp", FALSE, TRUE);
 }
 
 /* ---- TCP alone ---- */

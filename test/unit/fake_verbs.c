@@ -1712,3 +1712,16 @@ fake_verbs_take_misuse (gchar **what)
   g_mutex_unlock (&lock);
   return n;
 }
+
+void
+fake_verbs_assert_clean (void)
+{
+  gchar *what = NULL;
+
+  if (fake_verbs_live (&what) != 0)
+    g_error ("verbs objects left: %s", what);
+  g_free (what);
+  if (fake_verbs_take_misuse (&what) != 0)
+    g_error ("the verbs were misused: %s", what);
+  g_free (what);
+}

@@ -168,6 +168,9 @@ guint fake_verbs_queued (struct rdma_cm_id *id);
 guint fake_verbs_live (gchar **what);
 /* Misuse since the last call (see above), the first one described in @what (nullable). */
 guint fake_verbs_take_misuse (gchar **what);
+/* Fails the test (g_error, saying what) if a provider object is alive or the verbs were
+ * misused since the last look. */
+void fake_verbs_assert_clean (void);
 
 G_END_DECLS
 

@@ -134,7 +134,6 @@ static void
 assert_clean (void)
 {
   RdmaResCounts r;
-  gchar *what = NULL;
 
   rdma_res_counts (&r);
   g_assert_cmpint (r.qps, ==, 0);
@@ -145,12 +144,7 @@ assert_clean (void)
   g_assert_cmpint (r.cm_ids, ==, 0);
   g_assert_cmpint (r.cm_channels, ==, 0);
   g_assert_cmpint (r.pinned_bytes, ==, 0);
-  if (fake_verbs_live (&what) != 0)
-    g_error ("verbs objects left: %s", what);
-  g_free (what);
-  if (fake_verbs_take_misuse (&what) != 0)
-    g_error ("the verbs were misused: %s", what);
-  g_free (what);
+  fake_verbs_assert_clean ();
 }
 
 /* ---- a pair, and a server that answers ---- */

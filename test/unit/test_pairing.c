@@ -244,16 +244,10 @@ static void
 assert_clean (void)
 {
   RdmaResCounts r;
-  gchar *what = NULL;
 
   rdma_res_counts (&r);
   g_assert_cmpint (r.qps + r.cqs + r.mrs + r.pds + r.cm_ids + r.cm_channels, ==, 0);
-  if (fake_verbs_live (&what) != 0)
-    g_error ("verbs objects left: %s", what);
-  g_free (what);
-  if (fake_verbs_take_misuse (&what) != 0)
-    g_error ("the verbs were misused: %s", what);
-  g_free (what);
+  fake_verbs_assert_clean ();
 }
 
 static void

@@ -480,37 +480,47 @@ look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
   return THRIFT_HYBRID_LEG_NONE;
 }
 
+/* Waits until a request is on a leg, or until @end_us (0: no end): the leg, NONE at @end_us,
+ * or -1 when the connection is over (@error says why, if something failed). */
+static gint
+wait_leg (ThriftHybridPrivate *priv, gint64 end_us, GError **error)
+{
+  Watch w = { .n_rdma = 0 };
+
+  for (gboolean after_poll = FALSE;; after_poll = TRUE) {
+    gint got = look (priv, &w, after_poll, error);
+    gint64 now, until = w.deadline_us;
+    int timeout;
+
+    if (got != THRIFT_HYBRID_LEG_NONE)
+      return got;
+    now = g_get_monotonic_time ();
+    if (end_us != 0 && now >= end_us)
+      return THRIFT_HYBRID_LEG_NONE;
+    if (end_us != 0 && (until == 0 || end_us < until))
+      until = end_us;
+    timeout = until == 0 ? -1 : (int) CLAMP ((until - now + 999) / 1000, 0, G_MAXINT);
+    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0 && errno != EINTR) {
+      int err = errno;
+      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
+                   "hybrid: poll: %s", g_strerror (err));
+      return -1;
+    }
+  }
+}
+
 /* Waits until a request is on a leg: its leg, or NONE when the connection is over (both
  * legs dropped; @error set if something failed rather than ended). */
 static ThriftHybridLeg
 wait_request (ThriftHybridPrivate *priv, GError **error)
 {
-  Watch w = { .n_rdma = 0 };
-  gboolean after_poll = FALSE;
+  gint got = wait_leg (priv, 0, error);
 
-  for (;;) {
-    gint got = look (priv, &w, after_poll, error);
-    gint64 now;
-    int timeout;
-
-    if (got < 0) {
-      drop_legs (priv);
-      return THRIFT_HYBRID_LEG_NONE;
-    }
-    if (got != THRIFT_HYBRID_LEG_NONE)
-      return (ThriftHybridLeg) got;
-    now = g_get_monotonic_time ();
-    timeout = w.deadline_us == 0 ? -1
-              : (int) CLAMP ((w.deadline_us - now + 999) / 1000, 0, G_MAXINT);
-    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0 && errno != EINTR) {
-      int err = errno;
-      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
-                   "hybrid: poll: %s", g_strerror (err));
-      drop_legs (priv);
-      return THRIFT_HYBRID_LEG_NONE;
-    }
-    after_poll = TRUE;
+  if (got < 0) {
+    drop_legs (priv);
+    return THRIFT_HYBRID_LEG_NONE;
   }
+  return (ThriftHybridLeg) got;
 }
 
 /* The leg to read from now; NONE with @error (or none: the peer is gone) when there is no
@@ -551,8 +561,11 @@ thrift_hybrid_peek (ThriftTransport *transport, GError **error)
   return priv->read_leg != THRIFT_HYBRID_LEG_NONE;
 }
 
+/* A read of the leg the message is on, by @read_fn (its read or read_all). */
 static gint32
-thrift_hybrid_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+read_from_leg (ThriftTransport *transport, gint32 (*read_fn) (ThriftTransport *, gpointer,
+                                                              guint32, GError **),
+               gpointer buf, guint32 len, GError **error)
 {
   ThriftHybridPrivate *priv = PRIV (transport);
   ThriftHybridLeg which = read_leg (priv, error);
@@ -560,25 +573,22 @@ thrift_hybrid_read (ThriftTransport *transport, gpointer buf, guint32 len, GErro
 
   if (which == THRIFT_HYBRID_LEG_NONE)
     return -1;
-  n = thrift_transport_read (leg (priv, which), buf, len, error);
+  n = read_fn (leg (priv, which), buf, len, error);
   if (n < 0)
     leg_failed (priv, which, error);
   return n;
 }
 
 static gint32
+thrift_hybrid_read (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
+{
+  return read_from_leg (transport, thrift_transport_read, buf, len, error);
+}
+
+static gint32
 thrift_hybrid_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GError **error)
 {
-  ThriftHybridPrivate *priv = PRIV (transport);
-  ThriftHybridLeg which = read_leg (priv, error);
-  gint32 n;
-
-  if (which == THRIFT_HYBRID_LEG_NONE)
-    return -1;
-  n = thrift_transport_read_all (leg (priv, which), buf, len, error);
-  if (n < 0)
-    leg_failed (priv, which, error);
-  return n;
+  return read_from_leg (transport, thrift_transport_read_all, buf, len, error);
 }
 
 static gboolean
@@ -715,7 +725,6 @@ thrift_hybrid_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
 {
   ThriftHybridPrivate *priv = PRIV (watch);
   gint64 end = g_get_monotonic_time () + max_us;
-  Watch w = { .n_rdma = 0 };
 
   if (priv->tcp == NULL || priv->read_leg != THRIFT_HYBRID_LEG_NONE)
     return TRUE;
@@ -734,17 +743,8 @@ thrift_hybrid_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
         return FALSE;
     }
   }
-  for (gboolean after_poll = FALSE;; after_poll = TRUE) {
-    gint got = look (priv, &w, after_poll, NULL);
-    gint64 left = end - g_get_monotonic_time ();
-
-    if (got != THRIFT_HYBRID_LEG_NONE)
-      return TRUE;   /* a request, or the end, which the next look tells */
-    if (left <= 0)
-      return FALSE;
-    if (g_poll (w.fds, w.n_rdma + w.n_tcp, (gint) ((left + 999) / 1000)) == 0)
-      return FALSE;
-  }
+  /* a request, or the end, which the next look tells */
+  return wait_leg (priv, end, NULL) != THRIFT_HYBRID_LEG_NONE;
 }
 
 static void
