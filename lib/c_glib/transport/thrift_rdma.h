@@ -212,6 +212,16 @@ typedef struct _ThriftRdmaStats
   guint64 recvs;              /* receive work requests posted */
   guint64 control_messages;   /* control channel messages sent (ring requests and adverts,
                                  rendezvous) */
+  /* bulk transfer of large fields (README, Bulk transfer) */
+  guint64 bulk_sent;          /* field bytes the peer pulled from this side's own buffers */
+  guint64 bulk_received;      /* field bytes pulled by RDMA READ straight into the reader's
+                                 buffers */
+  guint64 window_binds;       /* memory windows bound (one per field lent) */
+  guint64 rcache_hits;        /* registrations served by the registration cache */
+  guint64 rcache_misses;      /* registrations made (ibv_reg_mr) */
+  guint64 rcache_evictions;   /* cached registrations dropped to stay in the cache's bounds */
+  guint64 rcache_invalidations;  /* cached registrations dropped because their memory was
+                                    unmapped or changed */
 } ThriftRdmaStats;
 
 /* Six type macros. */

@@ -48,6 +48,18 @@ real_reg_mr (struct ibv_pd *pd, void *addr, size_t length, int access)
   return ibv_reg_mr (pd, addr, length, access);
 }
 
+static struct ibv_mw *
+real_alloc_mw (struct ibv_pd *pd, enum ibv_mw_type type)
+{
+  return ibv_alloc_mw (pd, type);
+}
+
+static int
+real_dealloc_mw (struct ibv_mw *mw)
+{
+  return ibv_dealloc_mw (mw);
+}
+
 const RdmaVerbs rdma_verbs_real = {
   .post_send = real_post_send,
   .post_recv = real_post_recv,
@@ -57,6 +69,8 @@ const RdmaVerbs rdma_verbs_real = {
   .ack_cq_events = ibv_ack_cq_events,
   .reg_mr = real_reg_mr,
   .dereg_mr = ibv_dereg_mr,
+  .alloc_mw = real_alloc_mw,
+  .dealloc_mw = real_dealloc_mw,
   .alloc_pd = ibv_alloc_pd,
   .dealloc_pd = ibv_dealloc_pd,
   .create_comp_channel = ibv_create_comp_channel,

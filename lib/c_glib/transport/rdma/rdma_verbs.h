@@ -49,6 +49,10 @@ typedef struct
   /* memory */
   struct ibv_mr *(*reg_mr) (struct ibv_pd *pd, void *addr, size_t length, int access);
   int (*dereg_mr) (struct ibv_mr *mr);
+  /* memory windows (bulk transfer, rdma_bulk.h): bound and invalidated by post_send
+   * (IBV_WR_BIND_MW, IBV_WR_LOCAL_INV) */
+  struct ibv_mw *(*alloc_mw) (struct ibv_pd *pd, enum ibv_mw_type type);
+  int (*dealloc_mw) (struct ibv_mw *mw);
 
   /* a connection's resources */
   struct ibv_pd *(*alloc_pd) (struct ibv_context *context);
