@@ -33,6 +33,13 @@ test_unit_test_rdma_engine_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_unit_test_rdma_engine_LDFLAGS = $(test_link)
 
 # The RDMA protocols, each forced by a proto hint: sizes, verbs footprint, switching.
+rdma_tests += test/rdma/test_bulk
+check_PROGRAMS += test/rdma/test_bulk
+test_rdma_test_bulk_SOURCES = test/rdma/test_bulk.c $(rdma_test_util)
+test_rdma_test_bulk_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_bulk_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_bulk_LDFLAGS = $(test_link)
+
 rdma_tests += test/rdma/test_protocols
 check_PROGRAMS += test/rdma/test_protocols
 test_rdma_test_protocols_SOURCES = test/rdma/test_protocols.c $(rdma_test_util)

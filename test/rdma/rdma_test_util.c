@@ -67,6 +67,8 @@ struct _RtEchoServer
   volatile gint stop;
   volatile guint served;
   volatile guint failed;
+  GMutex lock;
+  ThriftRdmaStats last;   /* of the last connection served (lock) */
 };
 
 static gboolean
@@ -105,6 +107,9 @@ echo_thread (gpointer data)
       g_atomic_int_inc ((gint *) &srv->failed);
     }
     g_clear_error (&error);
+    g_mutex_lock (&srv->lock);
+    thrift_rdma_get_stats (THRIFT_RDMA (t), &srv->last);
+    g_mutex_unlock (&srv->lock);
     thrift_transport_close (t, NULL);
     g_object_unref (t);
     g_atomic_int_inc ((gint *) &srv->served);
@@ -151,6 +156,20 @@ rt_echo_server_port (RtEchoServer *srv)
   return thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (srv->server));
 }
 
+ThriftServerTransport *
+rt_echo_server_transport (RtEchoServer *srv)
+{
+  return srv->server;
+}
+
+void
+rt_echo_server_last_stats (RtEchoServer *srv, ThriftRdmaStats *out)
+{
+  g_mutex_lock (&srv->lock);
+  *out = srv->last;
+  g_mutex_unlock (&srv->lock);
+}
+
 guint
 rt_echo_server_served (RtEchoServer *srv)
 {
@@ -171,6 +190,7 @@ rt_echo_server_stop (RtEchoServer *srv)
   g_thread_join (srv->thread);
   thrift_server_transport_close (srv->server, NULL);
   g_object_unref (srv->server);
+  g_mutex_clear (&srv->lock);
   g_free (srv);
 }
 
@@ -184,12 +204,13 @@ rt_client_new (guint port, ThriftRdmaPolling polling)
 guint8 *
 rt_binary_new (gsize len, guint seed)
 {
-  guint8 *buf = g_malloc (4 + len);
+  guint8 *buf = g_malloc (RT_RAW_HEADER + len);
   guint32 be = GUINT32_TO_BE ((guint32) len);
 
-  memcpy (buf, &be, 4);
+  buf[0] = 0;   /* RDMA_BULK_PLAIN */
+  memcpy (buf + 1, &be, 4);
   for (gsize i = 0; i < len; i++)
-    buf[4 + i] = rt_pattern (seed, i);
+    buf[RT_RAW_HEADER + i] = rt_pattern (seed, i);
   return buf;
 }
 

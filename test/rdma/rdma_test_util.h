@@ -31,8 +31,12 @@ rt_pattern (guint seed, gsize i)
   return (guint8) ((i * 131u + seed * 17u + (i >> 8) + (i >> 16)) & 0xff);
 }
 
-/* What rt_echo sends for @len payload bytes of seed @seed, for raw connections: a Thrift
- * binary (4-byte big-endian length, then the payload) in one buffer of 4 + @len bytes. */
+/* What ThriftRdma puts before a message (its envelope byte: a plain message, nothing lent)
+ * and a binary field's length: the bytes of a raw message before the payload. */
+#define RT_RAW_HEADER 5
+/* What rt_echo sends for @len payload bytes of seed @seed, for raw connections: ThriftRdma's
+ * envelope byte and a Thrift binary (4-byte big-endian length, then the payload) in one
+ * buffer of RT_RAW_HEADER + @len bytes. */
 guint8 *rt_binary_new (gsize len, guint seed);
 
 /* An echo server in a thread: every message is a binary field that is sent back.  Serves
@@ -45,6 +49,10 @@ RtEchoServer *rt_echo_server_start (ThriftRdmaPolling polling, guint max_message
 RtEchoServer *rt_echo_server_start_hinted (ThriftRdmaPolling polling, guint max_message,
                                            const ThriftHintSet *hints);
 guint rt_echo_server_port (RtEchoServer *srv);
+/* Its ThriftServerRdma (properties set before a client connects apply to that client). */
+ThriftServerTransport *rt_echo_server_transport (RtEchoServer *srv);
+/* The counters of the last connection it served, as they were when it ended. */
+void rt_echo_server_last_stats (RtEchoServer *srv, ThriftRdmaStats *out);
 /* Connections served so far, and how many ended with an error. */
 guint rt_echo_server_served (RtEchoServer *srv);
 guint rt_echo_server_failed (RtEchoServer *srv);

@@ -221,14 +221,15 @@ test_empty (gconstpointer data)
   RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE,
                                                    &f->server);
   gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-  guint8 req[4 + 100] = { 0, 0, 0, 100 };    /* a binary field of 100 bytes */
+  /* the envelope byte of a plain message, then a binary field of 100 bytes */
+  guint8 req[RT_RAW_HEADER + 100] = { 0, 0, 0, 0, 100 };
   RdmaConnSettings settings;
   GError *error = NULL;
   RdmaMessage *msg;
   RdmaConn *c;
 
   for (guint i = 0; i < 100; i++)
-    req[4 + i] = rt_pattern (7, i);
+    req[RT_RAW_HEADER + i] = rt_pattern (7, i);
   rdma_conn_settings_init (&settings, MAX_MESSAGE, THRIFT_RDMA_POLLING_BUSY);
   c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &settings,
                          deadline, &error);
@@ -447,7 +448,7 @@ raw_send (RdmaConn *c, const RdmaProtoOps *ops, gsize len, guint seed)
   GError *error = NULL;
 
   c->tx_proto = ops;
-  if (!rdma_conn_send (c, buf, 4 + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error))
+  if (!rdma_conn_send (c, buf, RT_RAW_HEADER + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error))
     g_error ("send by %s: %s", ops->name, error->message);
   g_free (buf);
 }
@@ -487,9 +488,9 @@ test_rfp_pipelined (void)
       if (msg == NULL)
         g_error ("round %u, reply %u: %s", round, k, error->message);
       g_assert_cmpstr (msg->proto->name, ==, "rfp");
-      g_assert_cmpuint (msg->len, ==, 4 + len);
+      g_assert_cmpuint (msg->len, ==, RT_RAW_HEADER + len);
       for (gsize i = 0; i < len; i++)
-        if (msg->data[4 + i] != rt_pattern (want, i))
+        if (msg->data[RT_RAW_HEADER + i] != rt_pattern (want, i))
           g_error ("round %u, reply %u of %" G_GSIZE_FORMAT " bytes: byte %" G_GSIZE_FORMAT
                    " differs (a reply out of order?)", round, k, len, i);
       g_assert_true (rdma_conn_release_message (c, &error));

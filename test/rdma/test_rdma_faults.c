@@ -464,7 +464,8 @@ typedef enum
 static void
 test_bad_batched (gconstpointer data)
 {
-  static const guint8 hi[] = { 0, 0, 0, 2, 'h', 'i' };   /* a binary field: echoed */
+  /* ThriftRdma's envelope byte (plain), then a binary field: echoed */
+  static const guint8 hi[] = { 0, 0, 0, 0, 2, 'h', 'i' };
   BadBatched kind = GPOINTER_TO_INT (data);
   guint failed = rt_echo_server_failed (server);
   gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
@@ -563,7 +564,7 @@ raw_send_binary (RdmaConn *c, gsize len, guint seed)
   guint8 *buf = rt_binary_new (len, seed);
   GError *error = NULL;
 
-  g_assert_true (rdma_conn_send (c, buf, 4 + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
+  g_assert_true (rdma_conn_send (c, buf, RT_RAW_HEADER + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
                                  &error));
   g_assert_no_error (error);
   g_free (buf);
@@ -581,9 +582,9 @@ raw_echo (RdmaConn *c, gsize len, guint seed)
   g_assert_no_error (error);
   g_assert_nonnull (msg);
   g_assert_cmpstr (msg->proto->name, ==, "rfp");
-  g_assert_cmpuint (msg->len, ==, 4 + len);
+  g_assert_cmpuint (msg->len, ==, RT_RAW_HEADER + len);
   for (gsize i = 0; i < len; i++)
-    g_assert_cmpuint (msg->data[4 + i], ==, rt_pattern (seed, i));
+    g_assert_cmpuint (msg->data[RT_RAW_HEADER + i], ==, rt_pattern (seed, i));
   g_assert_true (rdma_conn_release_message (c, &error));
   g_assert_no_error (error);
 }

@@ -44,6 +44,12 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_pool.h \
 	lib/c_glib/transport/rdma/rdma_rcache.c \
 	lib/c_glib/transport/rdma/rdma_rcache.h \
+	lib/c_glib/transport/rdma/rdma_bulk.c \
+	lib/c_glib/transport/rdma/rdma_bulk.h \
+	lib/c_glib/transport/rdma/rdma_bulk_msg.c \
+	lib/c_glib/transport/rdma/rdma_bulk_msg.h \
+	lib/c_glib/transport/rdma/rdma_bulk_wire.c \
+	lib/c_glib/transport/rdma/rdma_bulk_wire.h \
 	lib/c_glib/transport/rdma/rdma_proto.c \
 	lib/c_glib/transport/rdma/rdma_proto.h \
 	lib/c_glib/transport/rdma/rdma_op.h \

@@ -28,6 +28,7 @@
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
+#include "rdma/rdma_bulk_msg.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
@@ -55,7 +56,10 @@ enum
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
   PROP_PAIR_TOKEN,
-  PROP_NUMA_NODE
+  PROP_NUMA_NODE,
+  PROP_BULK_THRESHOLD,
+  PROP_BULK_CHUNK,
+  PROP_BULK_DEPTH
 };
 
 typedef struct
@@ -71,11 +75,15 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;                     /* the numa-node property (-1: none) */
+  guint bulk_threshold;               /* fields this large are lent (0: never) */
+  guint bulk_chunk;                   /* bytes per READ of a lent field */
+  guint bulk_depth;                   /* READs of a field in flight (1: unpipelined) */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;
   gsize wlen;                         /* bytes of the message being written (0: none yet) */
-  gsize rpos;                         /* read position in the head received message */
+  RdmaBulkWriter writer;              /* the message being written: its lent fields */
+  RdmaBulkReader reader;              /* the head received message, being read */
   gboolean reading;                   /* the head message is being read */
   const ThriftHintSet *msg_hints;     /* set_hints of the message being written */
   const ThriftHintSet *wait_hints;    /* hints of the last message sent (its reply's wait) */
@@ -230,7 +238,10 @@ void
 thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,
                           RdmaConnSettings *out)
 {
-  rdma_conn_settings_init (out, max_message_of (configuration), polling);
+  /* the engine carries the framing too (rdma_bulk_msg.h); the reader checks the message
+   * Thrift wrote against the configuration's size */
+  rdma_conn_settings_init (out, max_message_of (configuration) + RDMA_BULK_FRAMING_MAX,
+                           polling);
 }
 
 static void
@@ -267,6 +278,20 @@ follow_numa (ThriftRdmaPrivate *priv)
     g_warning ("ThriftRdma: %s; the thread runs where it did", e->message);
     g_error_free (e);
   }
+}
+
+/* The size from which a field of the message being written is lent: the function's
+ * payload_size hint, else the "bulk-threshold" property; 0: never. */
+static inline gsize
+bulk_threshold (ThriftRdmaPrivate *priv)
+{
+  const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
+
+  if (priv->bulk_threshold == 0)
+    return 0;
+  if (h != NULL && (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE))
+    return (gsize) MIN (h->payload_size, (guint64) G_MAXSIZE);
+  return priv->bulk_threshold;
 }
 
 static void
@@ -312,28 +337,24 @@ attach_wake (ThriftRdmaPrivate *priv, RdmaConn *conn)
   rdma_conn_set_wake (conn, priv->wake_fd, &priv->interrupted);
 }
 
-/* The message being read, if bytes of it are left to read (NULL otherwise). */
-static inline RdmaMessage *
+/* Whether bytes of the message being read are left to read. */
+static inline gboolean
 unread_rest (ThriftRdmaPrivate *priv)
 {
-  RdmaMessage *msg;
-
-  if (!priv->reading || priv->conn == NULL)
-    return NULL;
-  msg = rdma_conn_head_message (priv->conn);
-  return msg != NULL && priv->rpos < rdma_message_len (msg) ? msg : NULL;
+  return priv->reading && priv->conn != NULL && priv->reader.left > 0;
 }
 
-/* Gives the message being read back (its slot to the peer). */
+/* Gives the message being read back (its slot to the peer, its lent fields to the lender). */
 static gboolean
 release_current (ThriftRdmaPrivate *priv, GError **error)
 {
   gboolean ok = TRUE;
 
-  if (priv->conn != NULL && priv->reading)
-    ok = rdma_conn_release_message (priv->conn, error);
+  if (priv->conn != NULL && priv->reading) {
+    ok = rdma_bulk_reader_finish (&priv->reader, priv->conn, error);
+    ok = rdma_conn_release_message (priv->conn, ok ? error : NULL) && ok;
+  }
   priv->reading = FALSE;
-  priv->rpos = 0;
   return ok;
 }
 
@@ -407,6 +428,8 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
   settings.keepalive_ms = priv->keepalive_ms;
+  settings.bulk_chunk = priv->bulk_chunk;
+  settings.bulk_depth = priv->bulk_depth;
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
   if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftRdma", &e))
@@ -429,7 +452,6 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   priv->poll_node = settings.numa_node;
   if (thrift_rdma_explain_enabled ())
     plan_for (priv, priv->hints);
-  priv->rpos = 0;
   priv->reading = FALSE;
   priv->wlen = 0;
   return TRUE;
@@ -442,13 +464,13 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   ThriftRdmaPrivate *priv = PRIV (transport);
 
   if (priv->conn != NULL) {
+    rdma_bulk_update_stats (priv->conn);
     priv->saved = *rdma_conn_stats (priv->conn);
     priv->saved.pinned_bytes = 0;
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
   plans_reset (priv);
-  priv->rpos = 0;
   priv->reading = FALSE;
   priv->wlen = 0;
   /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
@@ -477,7 +499,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   }
   if (interrupted (priv, &e))
     return peek_ended (priv, e);
-  if (unread_rest (priv) != NULL)
+  if (unread_rest (priv))
     return TRUE;
   if (priv->reading) {
     /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
@@ -497,15 +519,47 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   return fail (priv, e, error);
 }
 
-/* Copies up to @len bytes of @msg, the message being read, from where the reader is. */
-static inline gint32
-copy_out (ThriftRdmaPrivate *priv, RdmaMessage *msg, gpointer buf, guint32 len)
+/* Takes the head message for reading: a malformed one (its framing or its lent fields) is the
+ * peer's protocol error and ends the connection. */
+static gboolean
+start_reading (ThriftRdmaPrivate *priv, ThriftTransport *transport, RdmaMessage *msg,
+               GError **error)
 {
-  guint32 n = (guint32) MIN ((gsize) len, rdma_message_len (msg) - priv->rpos);
+  GError *e = NULL;
 
-  memcpy (buf, rdma_message_data (msg) + priv->rpos, n);
-  priv->rpos += n;
-  rdma_conn_stats (priv->conn)->bytes_copied += n;
+  if (!rdma_bulk_reader_start (&priv->reader, rdma_message_data (msg), rdma_message_len (msg),
+                               max_message_of (transport->configuration), &e)) {
+    rdma_conn_fail (priv->conn, e);
+    return fail (priv, e, error);
+  }
+  priv->reading = TRUE;
+  priv->proto_name = rdma_message_proto (msg)->name;
+  return TRUE;
+}
+
+/* Reads up to @len bytes of the message being read, from where the reader is: inline bytes
+ * are copied, a lent field is pulled straight into @buf. */
+static gint32
+take (ThriftRdmaPrivate *priv, gpointer buf, guint32 len, GError **error)
+{
+  GError *e = NULL;
+  gsize n;
+
+  if (G_LIKELY (rdma_bulk_reader_inline (&priv->reader) > 0)) {
+    n = rdma_bulk_reader_copy (&priv->reader, buf, len);
+    rdma_conn_stats (priv->conn)->bytes_copied += n;
+    return (gint32) n;
+  }
+  if (priv->reader.left == 0)
+    return 0;
+  follow_numa (priv);
+  n = rdma_bulk_reader_pull (&priv->reader, priv->conn, buf, len,
+                             deadline_after (priv->call_timeout_ms), &e);
+  if (n == 0) {
+    fail_call (priv, e);
+    fail (priv, e, error);
+    return -1;
+  }
   return (gint32) n;
 }
 
@@ -519,8 +573,8 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
 
   /* Thrift reads a message field by field: the rest of the message being read is copied
    * without a wait, a deadline or a clock read */
-  if (G_LIKELY ((msg = unread_rest (priv)) != NULL && !g_atomic_int_get (&priv->interrupted)))
-    return copy_out (priv, msg, buf, len);
+  if (G_LIKELY (unread_rest (priv) && !g_atomic_int_get (&priv->interrupted)))
+    return take (priv, buf, len, error);
   if (priv->conn == NULL) {
     not_open (&e);
     fail (priv, e, error);
@@ -532,27 +586,22 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     fail (priv, e, error);
     return -1;
   }
-  msg = rdma_conn_head_message (priv->conn);
-  if (priv->reading && msg != NULL && priv->rpos >= rdma_message_len (msg)
-      && !release_current (priv, &e)) {
+  if (priv->reading && !release_current (priv, &e)) {
     fail (priv, e, error);
     return -1;
   }
   rdma_conn_set_polling (priv->conn, priv->effective);
   priv->last_wait = priv->effective;
   follow_numa (priv);
-  msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, !priv->reading), &e);
+  msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg == NULL) {
     fail_call (priv, e);
     fail (priv, e, error);
     return -1;
   }
-  if (!priv->reading) {
-    priv->reading = TRUE;
-    priv->rpos = 0;
-    priv->proto_name = rdma_message_proto (msg)->name;
-  }
-  return copy_out (priv, msg, buf, len);
+  if (!start_reading (priv, transport, msg, error))
+    return -1;
+  return take (priv, buf, len, error);
 }
 
 /* implements thrift_transport_read_all */
@@ -581,12 +630,12 @@ thrift_rdma_check_read_bytes_available (ThriftTransport *transport, glong n, GEr
 
   if (priv->conn != NULL && priv->reading
       && (msg = rdma_conn_head_message (priv->conn)) != NULL) {
-    gsize left = rdma_message_len (msg) - priv->rpos;
+    gsize left = priv->reader.left;
     if (n < 0 || (gsize) n > left) {
       GError *e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
                                "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in "
                                "the %" G_GSIZE_FORMAT "-byte message", n, left,
-                               rdma_message_len (msg));
+                               priv->reader.tab.total);
       return fail (priv, e, error);
     }
     return TRUE;
@@ -626,15 +675,19 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
                      max_message_of (transport->configuration));
     return fail (priv, e, error);
   }
-  if (priv->wlen == 0)
+  if (priv->wlen == 0) {
     follow_numa (priv);
-  /* straight into registered memory: the only copy on the way out */
-  if (priv->wlen == 0
-      && rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
-    fail_call (priv, e);
-    return fail (priv, e, error);
+    if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
+      fail_call (priv, e);
+      return fail (priv, e, error);
+    }
+    if (!rdma_bulk_writer_begin (&priv->writer, priv->conn, &e))
+      return fail (priv, e, error);
   }
-  if (!rdma_conn_tx_append (priv->conn, buf, len, &e))
+  /* straight into registered memory, the only copy on the way out; a large field is not
+   * copied at all but lent (rdma_bulk_msg.h) */
+  if (!rdma_bulk_writer_write (&priv->writer, priv->conn, buf, len, bulk_threshold (priv),
+                               &e))
     return fail (priv, e, error);
   priv->wlen += len;
   return TRUE;
@@ -654,7 +707,8 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   ThriftRdmaPrivate *priv = PRIV (transport);
   const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
   GError *e = NULL;
-  gboolean ok;
+  gint64 deadline;
+  gboolean ok, sent;
 
   if (priv->conn == NULL) {
     not_open (&e);
@@ -674,7 +728,13 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
     rdma_conn_set_tx_proto (priv->conn,
                             (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
   }
-  ok = rdma_conn_tx_send (priv->conn, deadline_after (priv->call_timeout_ms), &e);
+  deadline = deadline_after (priv->call_timeout_ms);
+  /* a message that lends fields returns when the reader has them: then no key of ours
+   * reaches the caller's memory any more, and the caller may change or free it */
+  ok = rdma_bulk_writer_seal (&priv->writer, priv->conn, deadline, &e);
+  sent = ok && rdma_conn_tx_send (priv->conn, deadline, &e);
+  ok = rdma_bulk_writer_finish (&priv->writer, priv->conn, sent, deadline,
+                                sent ? &e : NULL) && sent;
   if (ok)
     priv->proto_name = rdma_conn_last_tx_proto (priv->conn)->name;
   if (!ok) {
@@ -757,7 +817,7 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
-  if (unread_rest (priv) != NULL)
+  if (unread_rest (priv))
     return THRIFT_IDLE_READY;
   if (priv->reading && !release_current (priv, &e))
     return idle_answer (priv, RDMA_IDLE_GONE, e, fds, max_fds, n_fds, deadline_us);
@@ -793,7 +853,7 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
 
   if (priv->conn == NULL)
     return TRUE;
-  if (unread_rest (priv) != NULL)
+  if (unread_rest (priv))
     return TRUE;   /* the rest of the message is the next request */
   if (priv->reading && !release_current (priv, &e)) {
     g_message ("ThriftRdma: a connection ended: %s", e->message);
@@ -857,6 +917,15 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_BULK_THRESHOLD:
+    g_value_set_uint (value, priv->bulk_threshold);
+    break;
+  case PROP_BULK_CHUNK:
+    g_value_set_uint (value, priv->bulk_chunk);
+    break;
+  case PROP_BULK_DEPTH:
+    g_value_set_uint (value, priv->bulk_depth);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value))
@@ -915,6 +984,19 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     /* checked at open, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
     plans_reset (priv);   /* they were made with the old one */
+    break;
+  case PROP_BULK_THRESHOLD:
+    priv->bulk_threshold = g_value_get_uint (value);
+    break;
+  case PROP_BULK_CHUNK:
+    priv->bulk_chunk = g_value_get_uint (value);
+    if (priv->conn != NULL)
+      rdma_conn_set_bulk (priv->conn, priv->bulk_chunk, priv->bulk_depth);
+    break;
+  case PROP_BULK_DEPTH:
+    priv->bulk_depth = g_value_get_uint (value);
+    if (priv->conn != NULL)
+      rdma_conn_set_bulk (priv->conn, priv->bulk_chunk, priv->bulk_depth);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -997,6 +1079,21 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                       "NUMA node of the connection's buffers and polling thread (-1: none); "
                       "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_THRESHOLD,
+    g_param_spec_uint ("bulk-threshold", "bulk-threshold",
+                       "Binary and string fields of at least this many bytes are lent to the "
+                       "peer, which reads them by RDMA READ, instead of copied (0: never; "
+                       "under 4096 counts as 4096); a payload_size hint beats it",
+                       0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_CHUNK,
+    g_param_spec_uint ("bulk-chunk", "bulk-chunk",
+                       "Bytes per RDMA READ of a lent field (at least 4096)",
+                       4096, G_MAXINT32, RDMA_BULK_DEFAULT_CHUNK, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_DEPTH,
+    g_param_spec_uint ("bulk-depth", "bulk-depth",
+                       "RDMA READs of a lent field in flight, bounded by the connection's "
+                       "(1: unpipelined, the whole field registered before the first READ)",
+                       1, 128, RDMA_BULK_DEFAULT_DEPTH, rw | G_PARAM_CONSTRUCT));
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;
@@ -1063,6 +1160,8 @@ thrift_rdma_get_stats (ThriftRdma *self, ThriftRdmaStats *out)
 
   g_return_if_fail (THRIFT_IS_RDMA (self) && out != NULL);
   priv = PRIV (self);
+  if (priv->conn != NULL)
+    rdma_bulk_update_stats (priv->conn);
   *out = priv->conn != NULL ? *rdma_conn_stats (priv->conn) : priv->saved;
 }
 
@@ -1075,6 +1174,8 @@ thrift_rdma_reset_stats (ThriftRdma *self)
 
   g_return_if_fail (THRIFT_IS_RDMA (self));
   priv = PRIV (self);
+  if (priv->conn != NULL)
+    rdma_bulk_update_stats (priv->conn);   /* what the cache counted so far is reset too */
   s = priv->conn != NULL ? rdma_conn_stats (priv->conn) : &priv->saved;
   pinned = s->pinned_bytes;
   memset (s, 0, sizeof *s);

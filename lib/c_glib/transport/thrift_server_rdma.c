@@ -29,6 +29,7 @@
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 #include "rdma/rdma_admit.h"
+#include "rdma/rdma_bulk_msg.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
@@ -53,7 +54,10 @@ enum
   PROP_CALL_TIMEOUT,
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
-  PROP_NUMA_NODE
+  PROP_NUMA_NODE,
+  PROP_BULK_THRESHOLD,
+  PROP_BULK_CHUNK,
+  PROP_BULK_DEPTH
 };
 
 /* How long a connection request may take to complete its handshake. */
@@ -77,6 +81,9 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;        /* of accepted connections (-1: none); checked at listen */
+  guint bulk_threshold;  /* of accepted connections (thrift_rdma.h) */
+  guint bulk_chunk;
+  guint bulk_depth;
 
   struct rdma_event_channel *channel;
   struct rdma_cm_id *listener;
@@ -280,6 +287,8 @@ settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
   settings->keepalive_ms = priv->keepalive_ms;
+  settings->bulk_chunk = priv->bulk_chunk;
+  settings->bulk_depth = priv->bulk_depth;
   /* the service's set (the "hints" property), else the property, places the buffers that
    * accept maps; the accepted ThriftRdma binds the threads that serve it */
   rdma_numa_machine_get (&numa);
@@ -460,6 +469,7 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   struct rdma_cm_event *ev = NULL;
   RdmaConn *conn;
+  ThriftRdma *t;
 
   *next_us = 0;
   if (priv->listener == NULL) {
@@ -490,11 +500,12 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   if (conn == NULL)
     return NULL;
   *next_us = 0;
-  return THRIFT_TRANSPORT (thrift_rdma_new_accepted (conn, transport->configuration,
-                                                     priv->hints, priv->polling,
-                                                     priv->call_timeout_ms,
-                                                     priv->idle_timeout_ms,
-                                                     priv->keepalive_ms));
+  t = thrift_rdma_new_accepted (conn, transport->configuration, priv->hints, priv->polling,
+                                priv->call_timeout_ms, priv->idle_timeout_ms,
+                                priv->keepalive_ms);
+  g_object_set (t, "bulk-threshold", priv->bulk_threshold, "bulk-chunk", priv->bulk_chunk,
+                "bulk-depth", priv->bulk_depth, NULL);
+  return THRIFT_TRANSPORT (t);
 }
 
 /* Waits for the next established connection: accept_step, and a wait on the epoll fd until
@@ -650,6 +661,15 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_BULK_THRESHOLD:
+    g_value_set_uint (value, priv->bulk_threshold);
+    break;
+  case PROP_BULK_CHUNK:
+    g_value_set_uint (value, priv->bulk_chunk);
+    break;
+  case PROP_BULK_DEPTH:
+    g_value_set_uint (value, priv->bulk_depth);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value))
@@ -694,6 +714,15 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
   case PROP_NUMA_NODE:
     /* checked at listen, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
+    break;
+  case PROP_BULK_THRESHOLD:
+    priv->bulk_threshold = g_value_get_uint (value);
+    break;
+  case PROP_BULK_CHUNK:
+    priv->bulk_chunk = g_value_get_uint (value);
+    break;
+  case PROP_BULK_DEPTH:
+    priv->bulk_depth = g_value_get_uint (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -764,6 +793,20 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                       "NUMA node of accepted connections' buffers and serving threads (-1: "
                       "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_THRESHOLD,
+    g_param_spec_uint ("bulk-threshold", "bulk-threshold",
+                       "Accepted connections lend fields of at least this many bytes (0: "
+                       "never); as ThriftRdma's", 0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD,
+                       rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_CHUNK,
+    g_param_spec_uint ("bulk-chunk", "bulk-chunk",
+                       "Bytes per RDMA READ of a lent field, on accepted connections",
+                       4096, G_MAXINT32, RDMA_BULK_DEFAULT_CHUNK, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (gobject_class, PROP_BULK_DEPTH,
+    g_param_spec_uint ("bulk-depth", "bulk-depth",
+                       "RDMA READs of a lent field in flight, on accepted connections (1: "
+                       "unpipelined)", 1, 128, RDMA_BULK_DEFAULT_DEPTH,
+                       rw | G_PARAM_CONSTRUCT));
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;

@@ -211,12 +211,30 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->numa_node = (gint) n;
   }
+  else if (strcmp (name, "bulk") == 0 || strcmp (name, "bulk_chunk") == 0
+           || strcmp (name, "bulk_depth") == 0)
+  {
+    gboolean chunk = strcmp (name, "bulk_chunk") == 0, depth = strcmp (name, "bulk_depth") == 0;
+    gint64 lo = chunk ? 4096 : depth ? 1 : 0, hi = chunk ? G_MAXINT32 : depth ? 128 : G_MAXUINT;
+
+    if (u->scheme != THRIFT_TRANSPORT_URI_RDMA)
+      goto wrong_scheme;
+    if (!parse_number (value, lo, hi, &n))
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: %" G_GINT64_FORMAT
+                 " to %" G_GINT64_FORMAT "%s", uri, value, name, lo, hi,
+                 chunk ? " bytes per READ" : depth ? " READs in flight (1: unpipelined)"
+                       : " bytes (0: never lend)");
+      return FALSE;
+    }
+    *(chunk ? &u->bulk_chunk : depth ? &u->bulk_depth : &u->bulk_threshold) = n;
+  }
   else
   {
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
                "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), numa (rdma, "
-               "hybrid), backlog (servers)", uri, name);
+               "hybrid), bulk, bulk_chunk, bulk_depth (rdma), backlog (servers)", uri, name);
     return FALSE;
   }
   return TRUE;
@@ -248,6 +266,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
   u->idle_timeout_ms = u->keepalive_ms = -1;
   u->numa_node = -1;
+  u->bulk_threshold = u->bulk_chunk = u->bulk_depth = -1;
 
   sep = strstr (uri, "://");
   if (sep == NULL)
@@ -349,6 +368,12 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
         return NULL;
     }
   }
+  if (u->fallback && (u->bulk_threshold >= 0 || u->bulk_chunk >= 0 || u->bulk_depth >= 0))
+  {
+    /* the hybrid transports that fall back do not pass them to their RDMA leg yet */
+    URI_ERROR (error, OPTION, "%s: the bulk options do not apply with fallback=tcp (yet)", uri);
+    return NULL;
+  }
   return g_steal_pointer (&u);
 }
 
@@ -422,6 +447,18 @@ drop_inner (gpointer inner, GObject *wrapper_gone)
   g_object_unref (inner);
 }
 
+/* The bulk options onto a ThriftRdma or ThriftServerRdma (the parser allows them only there). */
+static void
+set_bulk (GObject *t, const ThriftTransportUri *u)
+{
+  if (u->bulk_threshold >= 0)
+    g_object_set (t, "bulk-threshold", (guint) u->bulk_threshold, NULL);
+  if (u->bulk_chunk >= 0)
+    g_object_set (t, "bulk-chunk", (guint) u->bulk_chunk, NULL);
+  if (u->bulk_depth >= 0)
+    g_object_set (t, "bulk-depth", (guint) u->bulk_depth, NULL);
+}
+
 ThriftTransport *
 thrift_transport_new_for_uri (const gchar *uri, GError **error)
 {
@@ -453,6 +490,7 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
                     u->scheme == THRIFT_TRANSPORT_URI_HYBRID, NULL);
     if (u->numa_node >= 0)
       g_object_set (t, "numa-node", u->numa_node, NULL);
+    set_bulk (G_OBJECT (t), u);
     return t;
   }
 
@@ -523,6 +561,7 @@ thrift_server_transport_new_for_uri (const gchar *uri,
       g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
     if (u->numa_node >= 0)
       g_object_set (st, "numa-node", u->numa_node, NULL);
+    set_bulk (G_OBJECT (st), u);
   }
   if (input_factory != NULL)
     *input_factory = g_object_new (factory_type, NULL);

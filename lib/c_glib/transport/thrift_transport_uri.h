@@ -102,6 +102,9 @@ typedef struct
   gint backlog;                       /* servers */
   gboolean fallback;                  /* rdma, hybrid: fallback=tcp */
   gint numa_node;                     /* rdma */
+  gint64 bulk_threshold;              /* rdma (no fallback); -1: unset */
+  gint64 bulk_chunk;
+  gint64 bulk_depth;
 } ThriftTransportUri;
 
 typedef enum

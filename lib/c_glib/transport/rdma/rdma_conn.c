@@ -24,6 +24,7 @@
 
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
+#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
 #include "rdma_numa.h"
@@ -114,6 +115,10 @@ rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPol
   s->rx_protocols = rdma_proto_implemented ();
   s->ring_size = RDMA_DEFAULT_RING_SIZE;
   s->numa_node = RDMA_NUMA_NONE;
+  s->bulk_chunk = RDMA_BULK_DEFAULT_CHUNK;
+  s->bulk_depth = RDMA_BULK_DEFAULT_DEPTH;
+  s->rcache_entries = RDMA_BULK_DEFAULT_RCACHE_ENTRIES;
+  s->rcache_bytes = RDMA_BULK_DEFAULT_RCACHE_BYTES;
 }
 
 void
@@ -540,6 +545,8 @@ op_kind_name (const RdmaOp *op)
     return "RDMA read";
   case RDMA_OP_PROBE:
     return "keepalive probe";
+  case RDMA_OP_WINDOW:
+    return "memory window bind or invalidation";
   default:
     return "unsignalled work request";
   }
@@ -608,7 +615,9 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
     memcpy (payload, buf + RDMA_WIRE_HEADER_SIZE, hdr.frag_len);
     if (!rdma_conn_repost (conn, slot, FALSE, error))
       return FALSE;
-    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
+    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE && hdr.flags == RDMA_BULK_DONE) {
+      ok = rdma_bulk_control (conn, hdr.flags, payload, hdr.frag_len, &e);
+    } else if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
       ok = rdma_ring_control (conn, hdr.flags, payload, hdr.frag_len, &e);
     } else {
       ops = rdma_proto_by_id (hdr.proto);
@@ -952,6 +961,21 @@ resolve (const gchar *host, guint port, gboolean passive, GError **error)
   return res;
 }
 
+/* READs one side may have outstanding at the other (pipelined rendezvous and bulk READs):
+ * RDMA_RD_ATOMIC_DEPTH, or less if the device takes fewer.  Both sides ask the same of
+ * their devices, so the numbers agree whenever the devices allow it. */
+#define RDMA_RD_ATOMIC_DEPTH 4u
+static guint
+rd_atomic_depth (struct ibv_context *verbs)
+{
+  struct ibv_device_attr attr;
+
+  if (verbs == NULL || ibv_query_device (verbs, &attr) != 0)
+    return 1;
+  return MAX (1u, MIN (RDMA_RD_ATOMIC_DEPTH,
+                       (guint) MIN (attr.max_qp_rd_atom, attr.max_qp_init_rd_atom)));
+}
+
 RdmaConn *
 rdma_conn_connect (const gchar *host, guint port, const gchar *source,
                    const RdmaConnSettings *settings, gint64 deadline_us, GError **error)
@@ -1005,8 +1029,9 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   set_state (conn, RDMA_CONN_CONNECTING);
   param.private_data = &request;
   param.private_data_len = request_finish (conn, &request);
-  param.responder_resources = 1;
-  param.initiator_depth = 1;
+  conn->max_rd_atomic = rd_atomic_depth (conn->id->verbs);
+  param.responder_resources = (guint8) conn->max_rd_atomic;
+  param.initiator_depth = (guint8) conn->max_rd_atomic;
   param.retry_count = 7;
   param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
   rc = rdma_connect (conn->id, &param);
@@ -1062,8 +1087,9 @@ rdma_conn_accept_start (struct rdma_cm_id *id, const void *private_data, gsize l
   set_ack_timeout (conn);
   param.private_data = &hello;
   param.private_data_len = sizeof hello;
-  param.responder_resources = 1;
-  param.initiator_depth = 1;
+  conn->max_rd_atomic = rd_atomic_depth (conn->id->verbs);
+  param.responder_resources = (guint8) conn->max_rd_atomic;
+  param.initiator_depth = (guint8) conn->max_rd_atomic;
   param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
   if (rdma_accept (id, &param) != 0) {
     int err = errno;
@@ -1185,6 +1211,7 @@ rdma_conn_free (RdmaConn *conn)
       ops->teardown (conn);
   }
   rdma_ring_free (conn);
+  rdma_bulk_free (conn);
   rdma_tx_clear (&conn->tx[0], &conn->stats.pinned_bytes);
   rdma_tx_clear (&conn->tx[1], &conn->stats.pinned_bytes);
   g_queue_clear_full (&conn->control_out, g_free);
@@ -1226,7 +1253,7 @@ rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error)
 }
 
 gboolean
-rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error)
+rdma_conn_tx_frame (RdmaConn *conn, const void *buf, gsize len, GError **error)
 {
   RdmaTx *tx = &conn->tx[conn->tx_cur];
 
@@ -1238,8 +1265,29 @@ rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **erro
     return FALSE;
   memcpy (tx->base + tx->len, buf, len);
   tx->len += len;
+  return TRUE;
+}
+
+gboolean
+rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error)
+{
+  if (!rdma_conn_tx_frame (conn, buf, len, error))
+    return FALSE;
   conn->stats.bytes_copied += len;
   return TRUE;
+}
+
+void
+rdma_conn_set_bulk (RdmaConn *conn, guint32 chunk, guint depth)
+{
+  conn->settings.bulk_chunk = chunk;
+  conn->settings.bulk_depth = depth;
+}
+
+guint8 *
+rdma_conn_tx_data (RdmaConn *conn)
+{
+  return conn->tx[conn->tx_cur].base;
 }
 
 gboolean

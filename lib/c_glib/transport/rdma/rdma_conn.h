@@ -80,6 +80,10 @@ typedef struct
                                                      after the hello (all zero: none) */
   gint numa_node;           /* NUMA node of every buffer the connection maps, now or later
                                (rdma_numa.h); RDMA_NUMA_NONE (-1, the default): none */
+  guint32 bulk_chunk;       /* bytes per READ of a lent field (rdma_bulk.h) */
+  guint bulk_depth;         /* READs of a field in flight; 1: unpipelined */
+  guint rcache_entries;     /* bounds of the registration cache (rdma_rcache.h) */
+  guint64 rcache_bytes;
 } RdmaConnSettings;
 
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
@@ -111,6 +115,10 @@ void rdma_conn_free (RdmaConn *conn);
 RdmaTx *rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Appends to the current transmit buffer (rdma_conn_tx_begin first). */
 gboolean rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error);
+/* Appends framing (not payload: not counted as copied) to the current transmit buffer. */
+gboolean rdma_conn_tx_frame (RdmaConn *conn, const void *buf, gsize len, GError **error);
+/* The bytes of the current transmit buffer written so far (to patch framing). */
+guint8 *rdma_conn_tx_data (RdmaConn *conn);
 /* Sends what the current transmit buffer holds as one message by rdma_conn_set_tx_proto's (or
  * Eager-SendRecv when the peer does not accept it); the next message goes to the other
  * buffer. */
@@ -150,6 +158,8 @@ RdmaConnState rdma_conn_get_state (const RdmaConn *conn);
 gboolean rdma_conn_is_client (const RdmaConn *conn);
 /* The oldest received message, whole or still arriving (NULL: none). */
 RdmaMessage *rdma_conn_head_message (RdmaConn *conn);
+/* Bytes per READ and READs in flight of the fields pulled from now on (rdma_bulk.h). */
+void rdma_conn_set_bulk (RdmaConn *conn, guint32 chunk, guint depth);
 /* The polling mode of the next waits. */
 void rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling);
 /* The owner's wake-up: waits watch @wake_fd (-1: none) and fail with RDMA_ERR_INTERRUPTED

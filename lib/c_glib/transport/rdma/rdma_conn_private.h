@@ -58,6 +58,7 @@ struct _RdmaMessage
 };
 
 typedef struct _RdmaRing RdmaRing;
+typedef struct _RdmaBulk RdmaBulk;
 
 struct _RdmaConn
 {
@@ -108,6 +109,9 @@ struct _RdmaConn
 
   /* the direct ring (rdma_ring.h), made on first use */
   RdmaRing *ring;
+
+  /* bulk transfer (rdma_bulk.h): windows, loans, the registration cache; made on first use */
+  RdmaBulk *bulk;
 
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */

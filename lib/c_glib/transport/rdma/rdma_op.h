@@ -41,6 +41,7 @@ typedef enum
   RDMA_OP_WRITE,       /* RDMA WRITE (with or without immediate) */
   RDMA_OP_READ,        /* RDMA READ */
   RDMA_OP_PROBE,       /* the keepalive's zero-byte WRITE */
+  RDMA_OP_WINDOW,      /* a memory window bound or invalidated (bulk transfer) */
   RDMA_OP_QUIET        /* an unsignalled WR: only a failure completes it */
 } RdmaOpKind;
 

@@ -1,0 +1,423 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_bulk.c: lending and pulling large fields (see rdma_bulk.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "rdma_bulk.h"
+#include "rdma_conn_private.h"
+#include "rdma_rcache.h"
+#include "rdma_status.h"
+#include "rdma_verbs.h"
+
+#define RDMA_BULK_PAGE 4096u
+
+struct _RdmaBulk
+{
+  RdmaRcache *cache;
+  RdmaRcacheStats seen;                        /* its counters already in conn->stats */
+  gint can_lend;                               /* -1: not asked yet */
+
+  /* lending: the message being written or waiting for its DONE */
+  struct ibv_mw *mw[RDMA_BULK_MAX_FIELDS];     /* (owned), made on first use, rebound */
+  RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* held while lent */
+  guint n_lent;
+  guint32 tx_seq;
+  gboolean returned;                           /* its DONE arrived */
+  guint window_ops;                            /* binds and invalidations in flight */
+
+  /* pulling */
+  guint reads;                                 /* READs in flight */
+  GPtrArray *reading;                          /* the entries they hold */
+};
+
+static RdmaBulk *
+bulk_get (RdmaConn *conn)
+{
+  if (conn->bulk == NULL) {
+    RdmaBulk *b = g_new0 (RdmaBulk, 1);
+    b->can_lend = -1;
+    b->reading = g_ptr_array_new ();
+    b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
+                                conn->settings.rcache_bytes);
+    conn->bulk = b;
+  }
+  return conn->bulk;
+}
+
+gboolean
+rdma_bulk_can_lend (RdmaConn *conn)
+{
+  RdmaBulk *b = bulk_get (conn);
+
+  if (b->can_lend < 0) {
+    b->mw[0] = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
+    b->can_lend = b->mw[0] != NULL;
+  }
+  return b->can_lend;
+}
+
+guint32
+rdma_bulk_seq (RdmaConn *conn)
+{
+  return bulk_get (conn)->tx_seq;
+}
+
+static gboolean
+window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
+{
+  conn->bulk->window_ops--;
+  return TRUE;
+}
+
+/* Posts one signalled bind or invalidation. */
+static gboolean
+post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
+                GError **error)
+{
+  RdmaOp *op;
+
+  if (!rdma_conn_sq_reserve (conn, 1, deadline_us, error))
+    return FALSE;
+  op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
+  op->done = window_done;
+  wr->wr_id = rdma_op_wr_id (op);
+  wr->send_flags = IBV_SEND_SIGNALED;
+  if (!rdma_conn_post_wr (conn, wr, what, error))
+    return FALSE;
+  conn->bulk->window_ops++;
+  return TRUE;
+}
+
+gboolean
+rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc,
+                gint64 deadline_us, GError **error)
+{
+  RdmaBulk *b = bulk_get (conn);
+  guint i = b->n_lent;
+  RdmaRcacheEntry *entry;
+  struct ibv_send_wr wr;
+  guint32 rkey;
+
+  g_return_val_if_fail (i < RDMA_BULK_MAX_FIELDS && len > 0 && len <= G_MAXUINT32, FALSE);
+  if (!rdma_bulk_can_lend (conn)) {
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_alloc_mw", 0, -1,
+                           "the device has no type-2 memory windows to lend fields with");
+    return FALSE;
+  }
+  if (b->mw[i] == NULL) {
+    errno = 0;
+    b->mw[i] = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
+    if (b->mw[i] == NULL) {
+      int err = errno ? errno : ENOMEM;
+      rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_mw", err, -1,
+                             NULL);
+      return FALSE;
+    }
+  }
+  /* local access only: the window below is the one way in from the wire */
+  entry = rdma_rcache_acquire (b->cache, ptr, len, IBV_ACCESS_MW_BIND, error);
+  if (entry == NULL)
+    return FALSE;
+  b->lent[i] = entry;
+  b->n_lent++;
+  /* a new key for every loan: one the peer kept from an earlier loan reaches nothing */
+  rkey = ibv_inc_rkey (b->mw[i]->rkey);
+  wr = (struct ibv_send_wr) {
+    .opcode = IBV_WR_BIND_MW,
+    .bind_mw = {
+      .mw = b->mw[i],
+      .rkey = rkey,
+      .bind_info = {
+        .mr = entry->mr,
+        .addr = (uintptr_t) ptr,
+        .length = len,
+        .mw_access_flags = IBV_ACCESS_REMOTE_READ,
+      },
+    },
+  };
+  if (!post_window_op (conn, &wr, "BIND_MW (a field lent)", deadline_us, error))
+    return FALSE;
+  /* for type-2 windows the consumer keeps the key (libibverbs does not update it) */
+  b->mw[i]->rkey = rkey;
+  conn->stats.window_binds++;
+  *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
+                           .rkey = rkey };
+  return TRUE;
+}
+
+static gboolean
+returned (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->returned && conn->bulk->window_ops == 0;
+}
+
+static gboolean
+windows_idle (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->window_ops == 0;
+}
+
+static void
+release_lent (RdmaConn *conn)
+{
+  RdmaBulk *b = conn->bulk;
+
+  for (guint i = 0; i < b->n_lent; i++) {
+    conn->stats.bulk_sent += b->lent[i]->length;
+    rdma_rcache_release (b->cache, b->lent[i]);
+    b->lent[i] = NULL;
+  }
+  b->n_lent = 0;
+  b->returned = FALSE;
+  b->tx_seq++;
+}
+
+gboolean
+rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaBulk *b = conn->bulk;
+
+  if (b == NULL || b->n_lent == 0)
+    return TRUE;
+  if (!rdma_conn_wait_for (conn, returned, NULL, deadline_us, error))
+    goto failed;
+  for (guint i = 0; i < b->n_lent; i++) {
+    struct ibv_send_wr wr = {
+      .opcode = IBV_WR_LOCAL_INV,
+      .invalidate_rkey = b->mw[i]->rkey,
+    };
+    if (!post_window_op (conn, &wr, "LOCAL_INV (a field returned)", deadline_us, error))
+      goto failed;
+  }
+  /* the registrations go back only once no key reaches them */
+  if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
+    goto failed;
+  release_lent (conn);
+  return TRUE;
+
+failed:
+  rdma_bulk_abandon (conn);
+  return FALSE;
+}
+
+void
+rdma_bulk_abandon (RdmaConn *conn)
+{
+  RdmaBulk *b = conn->bulk;
+
+  if (b == NULL || b->n_lent == 0)
+    return;
+  /* deallocating a window revokes it at once, bound or not, whatever is in flight */
+  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++) {
+    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
+      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
+    b->mw[i] = NULL;
+  }
+  b->window_ops = 0;
+  b->can_lend = -1;
+  release_lent (conn);
+}
+
+/* ---- pulling ---- */
+
+static gboolean
+read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
+{
+  RdmaBulk *b = conn->bulk;
+  RdmaRcacheEntry *entry = op->data;
+
+  b->reads--;
+  conn->stats.bulk_received += op->arg;
+  if (entry != NULL) {
+    g_ptr_array_remove_fast (b->reading, entry);
+    rdma_rcache_release (b->cache, entry);
+  }
+  return TRUE;
+}
+
+typedef struct
+{
+  guint depth;
+} ReadRoom;
+
+static gboolean
+read_room (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->reads < ((ReadRoom *) data)->depth && conn->sq_used < conn->sq_depth;
+}
+
+static gboolean
+reads_idle (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->reads == 0;
+}
+
+/* After a failure with READs in flight: the QP goes to the error state, so the device places
+ * no more bytes in the reader's buffer once the call has returned (the buffer is then freed). */
+static void
+stop_reads (RdmaConn *conn)
+{
+  RdmaBulk *b = conn->bulk;
+
+  if (b->reads == 0 || conn->id == NULL)
+    return;
+  rdma_verbs->disconnect (conn->id);
+}
+
+gboolean
+rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst, gsize n,
+                gint64 deadline_us, GError **error)
+{
+  RdmaBulk *b = bulk_get (conn);
+  gsize chunk = MAX (conn->settings.bulk_chunk, 4096u);
+  ReadRoom room = { MIN (MAX (conn->settings.bulk_depth, 1u), MAX (conn->max_rd_atomic, 1u)) };
+  RdmaRcacheEntry *whole = NULL;
+  gsize posted = 0;
+
+  g_return_val_if_fail (off <= desc->len && n <= desc->len - off, FALSE);
+  if (room.depth == 1 && n > chunk) {
+    /* unpipelined: all of it registered before the first byte moves */
+    whole = rdma_rcache_acquire (b->cache, dst, n, IBV_ACCESS_LOCAL_WRITE, error);
+    if (whole == NULL)
+      return FALSE;
+  }
+  while (posted < n) {
+    /* chunks end on page boundaries: two cached chunks never share a page, which the
+     * cache's watch of each would not allow (rdma_rcache.h) */
+    gsize k = MIN (chunk - ((guintptr) (dst + posted) & (RDMA_BULK_PAGE - 1)), n - posted);
+    RdmaRcacheEntry *entry = NULL;
+    struct ibv_sge sge;
+    struct ibv_send_wr wr;
+    RdmaOp *op;
+
+    if (!rdma_conn_wait_for (conn, read_room, &room, deadline_us, error))
+      goto failed;
+    /* registering this chunk overlaps the READs of the ones before */
+    if (whole == NULL) {
+      entry = rdma_rcache_acquire (b->cache, dst + posted, k, IBV_ACCESS_LOCAL_WRITE, error);
+      if (entry == NULL)
+        goto failed;
+    }
+    op = rdma_conn_op_get (conn, RDMA_OP_READ, RDMA_WIRE_PROTO_ENGINE);
+    op->done = read_done;
+    op->data = entry;
+    op->arg = k;
+    sge = (struct ibv_sge) {
+      .addr = (uintptr_t) (dst + posted),
+      .length = (guint32) k,
+      .lkey = whole != NULL ? whole->lkey : entry->lkey,
+    };
+    wr = (struct ibv_send_wr) {
+      .wr_id = rdma_op_wr_id (op),
+      .sg_list = &sge,
+      .num_sge = 1,
+      .opcode = IBV_WR_RDMA_READ,
+      .send_flags = IBV_SEND_SIGNALED,
+      .wr.rdma = { .remote_addr = desc->addr + off + posted, .rkey = desc->rkey },
+    };
+    if (entry != NULL)
+      g_ptr_array_add (b->reading, entry);
+    if (!rdma_conn_post_wr (conn, &wr, "READ (a lent field)", error))
+      goto failed;
+    b->reads++;
+    posted += k;
+  }
+  if (!rdma_conn_wait_for (conn, reads_idle, NULL, deadline_us, error))
+    goto failed;
+  if (whole != NULL)
+    rdma_rcache_release (b->cache, whole);
+  return TRUE;
+
+failed:
+  stop_reads (conn);
+  /* entries of READs still in flight stay held until the connection is freed */
+  if (whole != NULL && b->reads == 0)
+    rdma_rcache_release (b->cache, whole);
+  else if (whole != NULL)
+    g_ptr_array_add (b->reading, whole);
+  return FALSE;
+}
+
+gboolean
+rdma_bulk_done (RdmaConn *conn, guint32 seq, GError **error)
+{
+  guint32 le = GUINT32_TO_LE (seq);
+
+  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_BULK_DONE, &le, sizeof le,
+                                 error);
+}
+
+gboolean
+rdma_bulk_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
+                   GError **error)
+{
+  RdmaBulk *b = conn->bulk;
+  guint32 seq;
+
+  if (kind != RDMA_BULK_DONE || len != sizeof seq) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: engine control of kind %u, %u bytes", kind, len);
+    return FALSE;
+  }
+  memcpy (&seq, payload, sizeof seq);
+  seq = GUINT32_FROM_LE (seq);
+  if (b == NULL || b->n_lent == 0 || b->returned || seq != b->tx_seq) {
+    rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
+                           "garbage framing: the peer returns fields of message %u, which "
+                           "it was not lent", seq);
+    return FALSE;
+  }
+  b->returned = TRUE;
+  return TRUE;
+}
+
+void
+rdma_bulk_update_stats (RdmaConn *conn)
+{
+  RdmaRcacheStats s;
+
+  if (conn->bulk == NULL)
+    return;
+  /* added as deltas, so that a reset of the connection's stats works as for the others */
+  rdma_rcache_get_stats (conn->bulk->cache, &s);
+  conn->stats.rcache_hits += s.hits - conn->bulk->seen.hits;
+  conn->stats.rcache_misses += s.misses - conn->bulk->seen.misses;
+  conn->stats.rcache_evictions += s.evictions - conn->bulk->seen.evictions;
+  conn->stats.rcache_invalidations += s.invalidations - conn->bulk->seen.invalidations;
+  conn->bulk->seen = s;
+}
+
+void
+rdma_bulk_free (RdmaConn *conn)
+{
+  RdmaBulk *b = conn->bulk;
+
+  if (b == NULL)
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++)
+    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
+      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
+  for (guint i = 0; i < b->n_lent; i++)
+    rdma_rcache_release (b->cache, b->lent[i]);
+  for (guint i = 0; i < b->reading->len; i++)
+    rdma_rcache_release (b->cache, g_ptr_array_index (b->reading, i));
+  g_ptr_array_unref (b->reading);
+  rdma_rcache_free (b->cache);
+  g_free (b);
+  conn->bulk = NULL;
+}

@@ -1,0 +1,96 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_bulk.h: bulk transfer of large fields (Mercury, seed 002 Sec. III-D): a field is not
+ * copied into the message; its owner lends it and the reader pulls it with RDMA READ straight
+ * into its own buffer.
+ *
+ *   lender                                        reader
+ *   registers the field (registration cache,
+ *   local access only), binds a memory window
+ *   over exactly its bytes (remote READ only)
+ *   the message: inline bytes + descriptors  ->   (rdma_bulk_wire.h)
+ *                                                 registers its buffer (cache), READs the
+ *                                      (READ) <-  field in chunks, pipelined
+ *                                             <-  DONE (engine control: the message's number)
+ *   invalidates the windows (LOCAL_INV), then
+ *   releases the registrations; the call returns
+ *
+ * So a key is valid from the bind to the DONE, never after the call that lent it returns
+ * (rdma_bulk_settle), and it reaches only the bytes lent: a window is the only remote access
+ * to the registration, and a type-2 window answers only on the QP it was bound on.  A call
+ * that fails before the DONE deallocates its windows (rdma_bulk_abandon), which revokes them
+ * at once.  The registration cache (rdma_rcache.h) is the connection's, made on first use.
+ */
+#ifndef _RDMA_BULK_H
+#define _RDMA_BULK_H
+
+#include "rdma_bulk_wire.h"
+#include "rdma_conn.h"
+
+G_BEGIN_DECLS
+
+/* Engine control kinds (RDMA_WIRE_PROTO_ENGINE) of bulk transfer (after the ring's). */
+enum
+{
+  RDMA_BULK_DONE = 3       /* reader -> lender: le32 seq, the message's fields were read */
+};
+
+/* Defaults of the settings (RdmaConnSettings). */
+#define RDMA_BULK_DEFAULT_CHUNK (256u << 10)
+#define RDMA_BULK_DEFAULT_DEPTH 4u
+#define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
+#define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
+
+typedef struct _RdmaBulk RdmaBulk;
+
+/* Lender, for the message being written: lends the @len bytes at @ptr (they must stay as they
+ * are until rdma_bulk_settle or rdma_bulk_abandon); @desc gets address, length and key (its
+ * `at` is the caller's).  The bind is posted before the message, so the device makes the
+ * window before the message can reach the reader; its completion is awaited by
+ * rdma_bulk_settle.  FALSE with RDMA_ERR_SYSTEM when the device has no type-2 memory windows:
+ * copy the field instead (rdma_bulk_can_lend says so before). */
+gboolean rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc,
+                         gint64 deadline_us, GError **error);
+/* Whether this connection's device can lend (type-2 memory windows); asks it once. */
+gboolean rdma_bulk_can_lend (RdmaConn *conn);
+/* The number the table of the message being written carries. */
+guint32 rdma_bulk_seq (RdmaConn *conn);
+/* Lender, once the message went out: waits for the reader's DONE, invalidates the windows and
+ * releases the registrations.  On failure the windows are abandoned. */
+gboolean rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* Lender: revokes every window of the message being written and releases its registrations
+ * (the message was not sent, or its call failed).  Idempotent. */
+void rdma_bulk_abandon (RdmaConn *conn);
+
+/* Reader: pulls @n bytes from offset @off of the peer's field @desc into @dst, in chunks of
+ * settings.bulk_chunk bytes with settings.bulk_depth READs in flight (1: the whole of @dst is
+ * registered first and the chunks read one after another).  Returns when they are there. */
+gboolean rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst,
+                         gsize n, gint64 deadline_us, GError **error);
+/* Reader: the peer's message @seq is read; its fields may go. */
+gboolean rdma_bulk_done (RdmaConn *conn, guint32 seq, GError **error);
+
+/* The engine: a control message of bulk transfer (RDMA_WIRE_PROTO_ENGINE). */
+gboolean rdma_bulk_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
+                            GError **error);
+/* The registration cache's counters into the connection's stats. */
+void rdma_bulk_update_stats (RdmaConn *conn);
+/* Frees windows, registrations and the cache; after the QP is gone.  Idempotent. */
+void rdma_bulk_free (RdmaConn *conn);
+
+G_END_DECLS
+
+#endif

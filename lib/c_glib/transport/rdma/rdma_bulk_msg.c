@@ -1,0 +1,140 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_bulk_msg.c: writing and reading messages with lent fields (see rdma_bulk_msg.h). */
+#include "config.h"
+
+#include "rdma_bulk_msg.h"
+
+gboolean
+rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **error)
+{
+  static const guint8 plain = RDMA_BULK_PLAIN;
+
+  w->n = 0;
+  w->inline_len = 0;
+  return rdma_conn_tx_frame (conn, &plain, 1, error);
+}
+
+gboolean
+rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len,
+                        gsize threshold, GError **error)
+{
+  if (threshold > 0 && len >= MAX (threshold, RDMA_BULK_MIN_THRESHOLD) && len <= G_MAXUINT32
+      && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32
+      && rdma_bulk_can_lend (conn)) {
+    w->ptr[w->n] = buf;
+    w->desc[w->n] = (RdmaBulkDesc) { .at = (guint32) w->inline_len, .len = (guint32) len };
+    w->n++;
+    return TRUE;
+  }
+  if (!rdma_conn_tx_append (conn, buf, len, error))
+    return FALSE;
+  w->inline_len += len;
+  return TRUE;
+}
+
+gboolean
+rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  guint8 table[RDMA_BULK_FRAMING_MAX];
+
+  if (w->n == 0)
+    return TRUE;
+  for (guint i = 0; i < w->n; i++) {
+    guint32 at = w->desc[i].at;
+    if (!rdma_bulk_lend (conn, w->ptr[i], w->desc[i].len, &w->desc[i], deadline_us, error))
+      return FALSE;
+    w->desc[i].at = at;
+  }
+  rdma_bulk_wire_write_table (table, w->desc, w->n, rdma_bulk_seq (conn));
+  if (!rdma_conn_tx_frame (conn, table, rdma_bulk_wire_table_size (w->n), error))
+    return FALSE;
+  rdma_conn_tx_data (conn)[0] = RDMA_BULK_TABLE;
+  return TRUE;
+}
+
+gboolean
+rdma_bulk_writer_finish (RdmaBulkWriter *w, RdmaConn *conn, gboolean sent, gint64 deadline_us,
+                         GError **error)
+{
+  gboolean ok = TRUE;
+
+  if (w->n > 0) {
+    if (sent)
+      ok = rdma_bulk_settle (conn, deadline_us, error);
+    else
+      rdma_bulk_abandon (conn);
+  }
+  w->n = 0;
+  w->inline_len = 0;
+  return ok;
+}
+
+static void
+next_field (RdmaBulkReader *r)
+{
+  r->foff = 0;
+  r->ilimit = r->field < r->tab.n ? r->tab.desc[r->field].at : r->tab.inline_len;
+}
+
+gboolean
+rdma_bulk_reader_start (RdmaBulkReader *r, const guint8 *msg, gsize len, gsize max_total,
+                        GError **error)
+{
+  if (!rdma_bulk_wire_parse (msg, len, max_total, &r->tab, error)) {
+    /* nothing to read, nothing to give back */
+    memset (r, 0, sizeof *r);
+    r->returned = TRUE;
+    return FALSE;
+  }
+  r->ipos = 0;
+  r->field = 0;
+  r->left = r->tab.total;
+  r->returned = r->tab.n == 0;
+  next_field (r);
+  return TRUE;
+}
+
+gsize
+rdma_bulk_reader_pull (RdmaBulkReader *r, RdmaConn *conn, guint8 *buf, gsize len,
+                       gint64 deadline_us, GError **error)
+{
+  const RdmaBulkDesc *d = &r->tab.desc[r->field];
+  gsize n;
+
+  g_return_val_if_fail (r->field < r->tab.n && r->ipos == r->ilimit, 0);
+  n = MIN (len, d->len - r->foff);
+  if (!rdma_bulk_pull (conn, d, r->foff, buf, n, deadline_us, error))
+    return 0;
+  r->foff += n;
+  r->left -= n;
+  if (r->foff == d->len) {
+    r->field++;
+    next_field (r);
+    /* the last field is here: the lender need not wait for the rest to be read */
+    if (r->field == r->tab.n && !rdma_bulk_reader_finish (r, conn, error))
+      return 0;
+  }
+  return n;
+}
+
+gboolean
+rdma_bulk_reader_finish (RdmaBulkReader *r, RdmaConn *conn, GError **error)
+{
+  if (r->returned)
+    return TRUE;
+  r->returned = TRUE;
+  return rdma_bulk_done (conn, r->tab.seq, error);
+}
