@@ -66,6 +66,16 @@ test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBV
 	$(NUMA_LIBS)
 test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 
+# Bulk transfer's framing: tables of lent fields written and taken apart, malformed ones
+# refused (every cut, every field), and the reader's view of a message.  ASan/UBSan.
+check_PROGRAMS += test/unit/test_bulk_wire
+TESTS += test/unit/test_bulk_wire
+test_unit_test_bulk_wire_SOURCES = test/unit/test_bulk_wire.c $(rdma_engine_sources)
+test_unit_test_bulk_wire_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_bulk_wire_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_bulk_wire_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_bulk_wire_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # Pairing (hybrid://) on the RDMA side: the token and refusal codes on the wire, the
 # admission decision, the token through a handshake over the in-memory provider, the client's
 # property.  ASan/UBSan as test_loopback.
