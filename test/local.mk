@@ -99,6 +99,18 @@ test_unit_test_rcache_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_rcache_LDADD = $(test_unit_test_loopback_LDADD)
 test_unit_test_rcache_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 
+# Type 2 memory windows in the in-memory provider, driven directly: binds, invalidations and
+# READs through windows as a device checks them, in order and in pieces.  ASan/UBSan as
+# test_loopback.
+check_PROGRAMS += test/unit/test_fake_mw
+TESTS += test/unit/test_fake_mw
+test_unit_test_fake_mw_SOURCES = test/unit/test_fake_mw.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_fake_mw_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_fake_mw_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_fake_mw_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_fake_mw_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # NUMA binding through the engine's allocation paths and the shells' threads, over the same
 # in-memory provider, under ASan/UBSan.
 check_PROGRAMS += test/unit/test_numa_loopback

@@ -28,6 +28,11 @@
 /* keys start here and only grow: a small number is a key no region has */
 #define FAKE_FIRST_KEY 0x1000u
 #define FAKE_BAD_KEY 0x7u
+/* A memory window's rkey is its index (the upper 24 bits, fixed for its life) and a tag (the
+ * low 8 bits, which ibv_inc_rkey changes), as on rxe and mlx5.  Window indexes start here,
+ * above every region's key, and only grow. */
+#define FAKE_MW_INDEX_BASE 0x800000u
+#define FAKE_MW_TAG 0xffu
 
 typedef struct _FakeId FakeId;
 typedef struct _FakeQp FakeQp;
@@ -43,7 +48,7 @@ typedef struct
 typedef struct
 {
   struct ibv_pd pd;
-  guint users;              /* MRs and QPs */
+  guint users;              /* MRs, MWs and QPs */
 } FakePd;
 
 typedef struct
@@ -51,7 +56,23 @@ typedef struct
   struct ibv_mr mr;
   FakePd *pd;
   int access;
+  guint windows;            /* memory windows bound to it */
 } FakeMr;
+
+/* A type 2 memory window: free, or bound by an IBV_WR_BIND_MW on a QP; then it lends
+ * [addr, addr + length) of its region, with its access, to the peer of that QP through its
+ * key, until an IBV_WR_LOCAL_INV of the key or ibv_dealloc_mw. */
+typedef struct
+{
+  struct ibv_mw mw;
+  FakePd *pd;
+  guint32 key;              /* its rkey as the device knows it (mw.rkey is the app's copy,
+                               which the device never writes: see fake_verbs.h) */
+  FakeMr *mr;               /* NULL: free */
+  FakeQp *qp;               /* the QP it was bound on (NULL once that QP is destroyed) */
+  guint64 addr, length;
+  int access;
+} FakeMw;
 
 typedef struct
 {
@@ -97,6 +118,9 @@ typedef struct
   guint64 len;
   gboolean started;                 /* its checks passed: its bytes are moving */
   guint64 moved;                    /* bytes of a WRITE or READ placed so far */
+  guint32 mw_rkey, mr_lkey;         /* IBV_WR_BIND_MW: the keys of its window and region, read
+                                       at the post as a provider does (the device never reads
+                                       the app's ibv_mw or ibv_mr again) */
   FakeQp *peer;                     /* the responder, once started */
 } FakeSwr;
 
@@ -157,10 +181,13 @@ struct _FakeId
 static GMutex lock;
 static struct ibv_context context;
 static GHashTable *keys;    /* lkey and rkey -> FakeMr */
+static GHashTable *windows; /* a window's index (rkey >> 8) -> FakeMw */
 static guint32 next_key = FAKE_FIRST_KEY;
+static guint32 next_mw_index = FAKE_MW_INDEX_BASE;
+static guint32 next_mw_tag = 0xfe;   /* near the wrap: ibv_inc_rkey's 0xff -> 0 comes early */
 static guint32 next_qpn = 0x100;
-static guint live_pds, live_mrs, live_channels, live_cqs, live_qps, live_ids, live_ev_channels,
-  live_events;
+static guint live_pds, live_mrs, live_mws, live_channels, live_cqs, live_qps, live_ids,
+  live_ev_channels, live_events;
 static guint misuse;
 static gchar *first_misuse;
 static FakeTiming timing = FAKE_IMMEDIATE;
@@ -251,12 +278,46 @@ mr_by_key (guint32 key, gboolean remote)
   return m;
 }
 
+/* [@addr, @addr + @len) lies inside [@base, @base + @length). */
+static gboolean
+span_covers (guint64 base, guint64 length, guint64 addr, guint64 len)
+{
+  return addr >= base && len <= length && addr - base <= length - len;
+}
+
 static gboolean
 covers (const FakeMr *m, guint64 addr, guint64 len)
 {
-  guint64 base = (guintptr) m->mr.addr;
+  return span_covers ((guintptr) m->mr.addr, m->mr.length, addr, len);
+}
 
-  return addr >= base && len <= m->mr.length && addr - base <= m->mr.length - len;
+static gboolean
+is_window_key (guint32 key)
+{
+  return key >> 8 >= FAKE_MW_INDEX_BASE;
+}
+
+/* The window whose key is @key now (NULL: none has it: deallocated, or a stale tag). */
+static FakeMw *
+mw_by_key (guint32 key)
+{
+  FakeMw *w;
+
+  if (!is_window_key (key))
+    return NULL;
+  w = g_hash_table_lookup (windows, GUINT_TO_POINTER (key >> 8));
+  return w != NULL && w->key == key ? w : NULL;
+}
+
+/* The window lets its range go: free again (its key stays, and fails remote accesses). */
+static void
+mw_unbind (FakeMw *w)
+{
+  w->mr->windows--;
+  w->mr = NULL;
+  w->qp = NULL;
+  w->addr = w->length = 0;
+  w->access = 0;
 }
 
 static guint64
@@ -403,6 +464,10 @@ wc_opcode (enum ibv_wr_opcode op)
     return IBV_WC_RDMA_WRITE;
   case IBV_WR_RDMA_READ:
     return IBV_WC_RDMA_READ;
+  case IBV_WR_BIND_MW:
+    return IBV_WC_BIND_MW;
+  case IBV_WR_LOCAL_INV:
+    return IBV_WC_LOCAL_INV;
   default:
     return IBV_WC_SEND;
   }
@@ -572,6 +637,7 @@ apply_fault (FakeQp *qp, struct ibv_send_wr *wr, guint64 len)
   for (GList *l = self->faults.head; l != NULL; l = l->next) {
     Injected *f = l->data;
     FakeMr *m;
+    FakeMw *mw;
 
     if (f->opcode != wr->opcode
         || ((f->fault == FAKE_FAULT_BAD_RKEY || f->fault == FAKE_FAULT_OUT_OF_RANGE) && len == 0))
@@ -585,8 +651,12 @@ apply_fault (FakeQp *qp, struct ibv_send_wr *wr, guint64 len)
       wr->wr.rdma.rkey = FAKE_BAD_KEY;
       break;
     case FAKE_FAULT_OUT_OF_RANGE:
+      /* past the end of the window the key names, or of its region */
+      mw = mw_by_key (wr->wr.rdma.rkey);
       m = g_hash_table_lookup (keys, GUINT_TO_POINTER (wr->wr.rdma.rkey));
-      if (m != NULL)
+      if (mw != NULL && mw->mr != NULL)
+        wr->wr.rdma.remote_addr = mw->addr + mw->length - len + 1;
+      else if (m != NULL)
         wr->wr.rdma.remote_addr = (guintptr) m->mr.addr + m->mr.length - len + 1;
       break;
     case FAKE_FAULT_PEER_VANISHES:
@@ -612,26 +682,114 @@ moves_bytes (enum ibv_wr_opcode op)
   return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ;
 }
 
+/* A local operation: it reaches no peer, and takes effect in its turn in the send queue. */
+static gboolean
+is_local_op (enum ibv_wr_opcode op)
+{
+  return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
 static gboolean
 takes_receive (enum ibv_wr_opcode op)
 {
-  return op != IBV_WR_RDMA_WRITE && op != IBV_WR_RDMA_READ;
+  return op != IBV_WR_RDMA_WRITE && op != IBV_WR_RDMA_READ && !is_local_op (op);
 }
 
 /* The responder lets @w's remote range be accessed: a key of @peer's PD over all of it, with
- * the access flag. */
+ * the access flag.  A window's key (checked again before each piece, so an invalidation or a
+ * dealloc between pieces fails the rest, as rxe's read replies recheck it per packet) must be
+ * the window's key now (not a tag of an earlier bind), the window bound, of @peer's PD and
+ * bound on @peer itself (a type 2 window serves the QP it was bound on, no other), with the
+ * access, over the whole range: the window's range, not its region's. */
 static gboolean
 remote_ok (FakeQp *peer, const FakeSwr *w)
 {
   const struct ibv_send_wr *wr = &w->wr;
+  int need = wr->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_REMOTE_READ : IBV_ACCESS_REMOTE_WRITE;
   FakeMr *m;
+  FakeMw *mw;
 
   if (!moves_bytes (wr->opcode) || w->len == 0)
     return TRUE;
+  if (is_window_key (wr->wr.rdma.rkey)) {
+    mw = mw_by_key (wr->wr.rdma.rkey);
+    return mw != NULL && mw->mr != NULL && mw->pd == peer->pd && mw->qp == peer
+           && (mw->access & need)
+           && span_covers (mw->addr, mw->length, wr->wr.rdma.remote_addr, w->len);
+  }
   m = mr_by_key (wr->wr.rdma.rkey, TRUE);
   return m != NULL && m->pd == peer->pd && covers (m, wr->wr.rdma.remote_addr, w->len)
-         && (m->access & (wr->opcode == IBV_WR_RDMA_READ ? IBV_ACCESS_REMOTE_READ
-                                                         : IBV_ACCESS_REMOTE_WRITE));
+         && (m->access & need);
+}
+
+/* IBV_WR_BIND_MW in its turn on @qp: a type 2 window, free, is bound to a range of a region
+ * through a new key.  The checks are a device's (the IBA rules rxe_mw.c names); the first one
+ * that fails is returned (NULL: bound). */
+static const gchar *
+bind_mw (FakeQp *qp, const FakeSwr *w)
+{
+  const struct ibv_mw_bind_info *b = &w->wr.bind_mw.bind_info;
+  FakeMw *mw = mw_by_key (w->mw_rkey);
+  FakeMr *m = mr_by_key (w->mr_lkey, FALSE);
+  int access = (int) b->mw_access_flags;
+
+  /* the device finds the window by the key mw->rkey held at the post: the app keeps mw->rkey
+   * at the key of the window's last bind (rxe: the WR's mw_rkey must match) */
+  if (mw == NULL)
+    return "no window has the key mw->rkey held (deallocated, or mw->rkey not set to the key "
+           "of its last bind)";
+  /* o10-37.2.30: a type 2 window is bound from the free state only (invalidate it first) */
+  if (mw->mr != NULL)
+    return "the window is bound already";
+  /* C10-72: the window and the QP are of one PD; so is the region */
+  if (mw->pd != qp->pd)
+    return "the window is not of the QP's PD";
+  if (m == NULL)
+    return "no region has the lkey bind_info.mr held (deregistered)";
+  if (m->pd != qp->pd)
+    return "the region is not of the QP's PD";
+  /* C10-73 */
+  if (!(m->access & IBV_ACCESS_MW_BIND))
+    return "the region was registered without IBV_ACCESS_MW_BIND";
+  if (access & ~(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC))
+    return "access flags a window cannot have here (zero-based windows are not modelled)";
+  /* C10-74 */
+  if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC))
+      && !(m->access & IBV_ACCESS_LOCAL_WRITE))
+    return "a writable window over a region without IBV_ACCESS_LOCAL_WRITE";
+  /* o10-37.2.40 (no empty type 2 bind), C10-75 (inside the region) */
+  if (b->length == 0 || !covers (m, b->addr, b->length))
+    return "the range is empty or not inside the region";
+  /* only the tag is the app's to choose (rxe keeps its own index bits; the fake refuses
+   * another index, which would be a key the peer could not use) */
+  if ((w->wr.bind_mw.rkey ^ mw->key) & ~FAKE_MW_TAG)
+    return "the new rkey differs from the window's in more than its low 8 bits";
+  mw->key = w->wr.bind_mw.rkey;
+  mw->mr = m;
+  m->windows++;
+  mw->qp = qp;
+  mw->addr = b->addr;
+  mw->length = b->length;
+  mw->access = access;
+  return NULL;
+}
+
+/* IBV_WR_LOCAL_INV in its turn on @qp: the window with the key is free again.  Only a bound
+ * window of the QP's PD (regions from reg_mr cannot be invalidated; rxe checks no PD, a
+ * device of the spec does). */
+static const gchar *
+local_inv (FakeQp *qp, guint32 rkey)
+{
+  FakeMw *mw = mw_by_key (rkey);
+
+  if (mw == NULL)
+    return "no window has the key";
+  if (mw->pd != qp->pd)
+    return "the window is not of the QP's PD";
+  if (mw->mr == NULL)
+    return "the window is not bound";
+  mw_unbind (mw);
+  return NULL;
 }
 
 /* The requester's and the responder's checks of @w, the oldest WR of @qp not yet executed:
@@ -670,12 +828,14 @@ swr_check (FakeQp *qp, FakeSwr *w)
   return TRUE;
 }
 
-/* Moves @w, the oldest WR of @qp not yet executed, on: all of it (@whole, or @r NULL) or,
- * for a WRITE or a READ, a piece of its bytes chosen by @r.  Once its bytes are all placed
- * it is executed: a SEND or WRITE_WITH_IMM takes the peer's oldest receive, which completes
- * then (after the data); its own completion comes with swr_complete. */
+/* Moves @w, the oldest WR of @qp not yet executed, on: all of it (@whole, or @r NULL and @cap
+ * 0) or, for a WRITE or a READ, a piece of its bytes: of at most @cap bytes, or (@cap 0) of a
+ * length chosen by @r.  Once its bytes are all placed it is executed: a SEND or
+ * WRITE_WITH_IMM takes the peer's oldest receive, which completes then (after the data); its
+ * own completion comes with swr_complete.  A local operation (bind, invalidate) executes
+ * whole, or fails its QP. */
 static void
-swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r)
+swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
 {
   const struct ibv_send_wr *wr = &w->wr;
   gboolean with_imm = wr->opcode == IBV_WR_SEND_WITH_IMM
@@ -688,6 +848,23 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r)
     if (qp->failed)
       return;   /* its host went down before it: flushed with the rest */
   }
+  if (is_local_op (wr->opcode)) {
+    const gchar *refused = wr->opcode == IBV_WR_BIND_MW ? bind_mw (qp, w)
+                                                        : local_inv (qp, wr->invalidate_rkey);
+
+    if (refused != NULL) {
+      /* as rxe completes them: a bind with IBV_WC_MW_BIND_ERR, an invalidation with
+       * IBV_WC_LOC_QP_OP_ERR; the QP fails */
+      g_debug ("fake_verbs: %s refused: %s",
+               wr->opcode == IBV_WR_BIND_MW ? "IBV_WR_BIND_MW" : "IBV_WR_LOCAL_INV", refused);
+      swr_fails (qp, w, wr->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR
+                                                     : IBV_WC_LOC_QP_OP_ERR);
+      return;
+    }
+    w->started = TRUE;
+    qp->executed++;
+    return;
+  }
   if (!swr_check (qp, w))
     return;
   w->started = TRUE;
@@ -696,14 +873,18 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r)
     guint8 *remote = (guint8 *) (guintptr) wr->wr.rdma.remote_addr;
     guint64 to = w->len;
 
-    if (!whole && r != NULL) {
+    if (!whole && (r != NULL || cap > 0)) {
       /* a piece ends on an 8-byte boundary of the remote memory (DMA does not tear an
-       * aligned word), and a WRITE's last word lands with its last piece */
-      guint64 end = w->moved + 1
-                    + (guint64) g_rand_int_range (r, 0, (gint32) MIN (w->len - w->moved,
-                                                                      G_MAXINT32));
-      guint64 aligned = (((guintptr) remote + end) & ~(guintptr) 7) - (guintptr) remote;
+       * aligned word; a piece that would reach none is the rest), and a WRITE's last word
+       * lands with its last piece */
+      guint64 rest = w->len - w->moved, end, aligned;
 
+      if (cap > 0)
+        end = w->moved + MIN (cap, rest);
+      else
+        end = w->moved + 1
+              + (guint64) g_rand_int_range (r, 0, (gint32) MIN (rest, G_MAXINT32));
+      aligned = (((guintptr) remote + end) & ~(guintptr) 7) - (guintptr) remote;
       to = aligned > w->moved ? aligned : w->len;
       if (wr->opcode != IBV_WR_RDMA_READ && to > last_word_at (remote, w->len))
         to = w->len;
@@ -768,7 +949,7 @@ qp_settle (FakeQp *qp)
     if (qp->executed > 0)
       swr_complete (qp);
     else
-      swr_advance (qp, g_queue_peek_head (&qp->sq), TRUE, NULL);
+      swr_advance (qp, g_queue_peek_head (&qp->sq), TRUE, NULL, 0);
   }
 }
 
@@ -823,7 +1004,7 @@ link_step (FakeId *side, GRand *r)
   if (c[pick].complete)
     swr_complete (c[pick].qp);
   else
-    swr_advance (c[pick].qp, swr_next (c[pick].qp), g_rand_boolean (r), r);
+    swr_advance (c[pick].qp, swr_next (c[pick].qp), g_rand_boolean (r), r, 0);
   return TRUE;
 }
 
@@ -866,6 +1047,15 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
     case IBV_WR_RDMA_READ:
       s->reads++;
       break;
+    case IBV_WR_BIND_MW:
+      s->binds++;
+      /* no SGE (rxe refuses one); the window and the region are read now */
+      if (wr->num_sge != 0 || wr->bind_mw.mw == NULL || wr->bind_mw.bind_info.mr == NULL)
+        rc = EINVAL;
+      break;
+    case IBV_WR_LOCAL_INV:
+      s->local_invs++;
+      break;
     default:
       rc = EINVAL;
       break;
@@ -894,7 +1084,15 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
     if (wr->num_sge > 0)
       memcpy (w->sge, wr->sg_list, sizeof (struct ibv_sge) * (gsize) wr->num_sge);
     w->wr.sg_list = w->sge;
-    w->len = sge_len (w->sge, w->wr.num_sge);
+    w->len = is_local_op (wr->opcode) ? 0 : sge_len (w->sge, w->wr.num_sge);
+    if (wr->opcode == IBV_WR_BIND_MW) {
+      /* the keys of the window and the region as they are now (a provider reads them at the
+       * post: rxe's mw_rkey and mr_lkey, mlx5's too); mw->rkey is not written back */
+      w->mw_rkey = wr->bind_mw.mw->rkey;
+      w->mr_lkey = wr->bind_mw.bind_info.mr->lkey;
+      w->wr.bind_mw.mw = NULL;
+      w->wr.bind_mw.bind_info.mr = NULL;
+    }
     if ((wr->send_flags & IBV_SEND_INLINE) && w->len > 0) {
       w->inline_copy = g_malloc (w->len);
       sg_io (w->sge, w->wr.num_sge, 0, w->inline_copy, w->len, TRUE);
@@ -1055,7 +1253,7 @@ fake_dealloc_pd (struct ibv_pd *ibpd)
 
   g_mutex_lock (&lock);
   if (pd->users > 0) {
-    misused ("a PD deallocated while %u MRs or QPs use it", pd->users);
+    misused ("a PD deallocated while %u MRs, MWs or QPs use it", pd->users);
     g_mutex_unlock (&lock);
     return EBUSY;
   }
@@ -1084,6 +1282,7 @@ fake_reg_mr (struct ibv_pd *ibpd, void *addr, size_t length, int access)
   m->mr.length = length;
   m->mr.lkey = next_key++;
   m->mr.rkey = next_key++;
+  g_assert (!is_window_key (next_key));
   m->pd->users++;
   g_hash_table_insert (keys, GUINT_TO_POINTER (m->mr.lkey), m);
   g_hash_table_insert (keys, GUINT_TO_POINTER (m->mr.rkey), m);
@@ -1098,12 +1297,62 @@ fake_dereg_mr (struct ibv_mr *mr)
   FakeMr *m = (FakeMr *) mr;
 
   g_mutex_lock (&lock);
+  if (m->windows > 0) {
+    /* IBA 10.6.7.2.6: a region with windows bound stays (rxe: EINVAL); invalidate or
+     * deallocate them first */
+    misused ("an MR deregistered while %u memory windows are bound to it", m->windows);
+    g_mutex_unlock (&lock);
+    return EINVAL;
+  }
   g_hash_table_remove (keys, GUINT_TO_POINTER (mr->lkey));
   g_hash_table_remove (keys, GUINT_TO_POINTER (mr->rkey));
   m->pd->users--;
   live_mrs--;
   g_mutex_unlock (&lock);
   g_free (m);
+  return 0;
+}
+
+static struct ibv_mw *
+fake_alloc_mw (struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+  FakeMw *mw;
+
+  /* type 2 windows only, the engine's (rxe and mlx5 have type 1 as well: a device without
+   * them refuses so) */
+  if (type != IBV_MW_TYPE_2) {
+    errno = type == IBV_MW_TYPE_1 ? EOPNOTSUPP : EINVAL;
+    return NULL;
+  }
+  mw = g_new0 (FakeMw, 1);
+  g_mutex_lock (&lock);
+  mw->pd = (FakePd *) ibpd;
+  mw->mw.context = ibpd->context;
+  mw->mw.pd = ibpd;
+  mw->mw.type = type;
+  mw->key = (next_mw_index++ << 8) | (next_mw_tag++ & FAKE_MW_TAG);
+  mw->mw.rkey = mw->key;
+  mw->pd->users++;
+  g_hash_table_insert (windows, GUINT_TO_POINTER (mw->key >> 8), mw);
+  live_mws++;
+  g_mutex_unlock (&lock);
+  return &mw->mw;
+}
+
+static int
+fake_dealloc_mw (struct ibv_mw *ibmw)
+{
+  FakeMw *mw = (FakeMw *) ibmw;
+
+  g_mutex_lock (&lock);
+  /* a bound window is unbound first (ibv_dealloc_mw(3)): its region may go then */
+  if (mw->mr != NULL)
+    mw_unbind (mw);
+  g_hash_table_remove (windows, GUINT_TO_POINTER (mw->key >> 8));
+  mw->pd->users--;
+  live_mws--;
+  g_mutex_unlock (&lock);
+  g_free (mw);
   return 0;
 }
 
@@ -1246,6 +1495,20 @@ drop_wcs_of (FakeCq *cq, FakeQp *qp)
   }
 }
 
+/* Windows bound on @qp stay bound to their regions (deregistering those is refused until they
+ * are deallocated) but no QP serves them any more. */
+static void
+forget_windows_of (FakeQp *qp)
+{
+  GHashTableIter it;
+  gpointer mw;
+
+  g_hash_table_iter_init (&it, windows);
+  while (g_hash_table_iter_next (&it, NULL, &mw))
+    if (((FakeMw *) mw)->qp == qp)
+      ((FakeMw *) mw)->qp = NULL;
+}
+
 static void
 fake_destroy_qp (struct rdma_cm_id *cm_id)
 {
@@ -1258,6 +1521,7 @@ fake_destroy_qp (struct rdma_cm_id *cm_id)
    * WR never touches memory freed after the QP */
   link_settle (qp->id);
   all_qps = g_list_remove (all_qps, qp);
+  forget_windows_of (qp);
   /* a destroyed QP's completions leave its CQs (as a provider cleans them) */
   drop_wcs_of (qp->scq, qp);
   drop_wcs_of (qp->rcq, qp);
@@ -1434,6 +1698,8 @@ static const RdmaVerbs fake_table = {
   .ack_cq_events = fake_ack_cq_events,
   .reg_mr = fake_reg_mr,
   .dereg_mr = fake_dereg_mr,
+  .alloc_mw = fake_alloc_mw,
+  .dealloc_mw = fake_dealloc_mw,
   .alloc_pd = fake_alloc_pd,
   .dealloc_pd = fake_dealloc_pd,
   .create_comp_channel = fake_create_comp_channel,
@@ -1459,6 +1725,8 @@ fake_verbs_install (void)
   g_mutex_lock (&lock);
   if (keys == NULL)
     keys = g_hash_table_new (NULL, NULL);
+  if (windows == NULL)
+    windows = g_hash_table_new (NULL, NULL);
   g_mutex_unlock (&lock);
   rdma_verbs_set (&fake_table);
 }
@@ -1650,7 +1918,20 @@ fake_verbs_execute (struct rdma_cm_id *id)
 
   g_mutex_lock (&lock);
   if (id->qp != NULL && (w = swr_next ((FakeQp *) id->qp)) != NULL)
-    swr_advance ((FakeQp *) id->qp, w, TRUE, NULL);
+    swr_advance ((FakeQp *) id->qp, w, TRUE, NULL, 0);
+  g_mutex_unlock (&lock);
+  return w != NULL;
+}
+
+gboolean
+fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes)
+{
+  FakeSwr *w = NULL;
+
+  g_return_val_if_fail (bytes > 0, FALSE);
+  g_mutex_lock (&lock);
+  if (id->qp != NULL && (w = swr_next ((FakeQp *) id->qp)) != NULL)
+    swr_advance ((FakeQp *) id->qp, w, FALSE, NULL, bytes);
   g_mutex_unlock (&lock);
   return w != NULL;
 }
@@ -1687,12 +1968,12 @@ fake_verbs_live (gchar **what)
   guint n;
 
   g_mutex_lock (&lock);
-  n = live_pds + live_mrs + live_channels + live_cqs + live_qps + live_ids + live_ev_channels
-      + live_events;
+  n = live_pds + live_mrs + live_mws + live_channels + live_cqs + live_qps + live_ids
+      + live_ev_channels + live_events;
   if (what != NULL)
-    *what = g_strdup_printf ("%u PDs, %u MRs, %u completion channels, %u CQs, %u QPs, "
-                             "%u CM ids, %u CM event channels, %u CM events", live_pds,
-                             live_mrs, live_channels, live_cqs, live_qps, live_ids,
+    *what = g_strdup_printf ("%u PDs, %u MRs, %u MWs, %u completion channels, %u CQs, "
+                             "%u QPs, %u CM ids, %u CM event channels, %u CM events", live_pds,
+                             live_mrs, live_mws, live_channels, live_cqs, live_qps, live_ids,
                              live_ev_channels, live_events);
   g_mutex_unlock (&lock);
   return n;

@@ -31,6 +31,24 @@
  *     other or a stale one fails.  A WRITE lands in address order and its last 8-byte word
  *     last, as the protocols that poll memory (Batched-Write's trailer, RFP's ack word)
  *     expect.
+ *   - memory windows, type 2 only (alloc_mw of type 1 fails with EOPNOTSUPP): an
+ *     IBV_WR_BIND_MW executes in its turn in the send queue (a SEND posted after it goes after
+ *     it) and completes as IBV_WC_BIND_MW.  It is refused, with IBV_WC_MW_BIND_ERR and the QP
+ *     failing, as a device refuses it: the window not free (a type 2 window is invalidated
+ *     before it is bound again), window, region and QP not of one PD, a region without
+ *     IBV_ACCESS_MW_BIND (or without LOCAL_WRITE for a writable window), a range empty or
+ *     not inside the region, a new key that differs from the window's in more than its low 8
+ *     bits (ibv_inc_rkey of it is right), or a window the device does not find by the key
+ *     mw->rkey held at the post.  The device never writes mw->rkey (neither do rxe's and
+ *     mlx5's providers for type 2): after a bind the app sets mw->rkey to the key it bound
+ *     with, or the window's next bind fails.  The window then lends its range to the peer of
+ *     that QP only: a remote access through its key needs the key of its last bind, the
+ *     access flag and the range inside the window, and the responder QP the window was bound
+ *     on (else IBV_WC_REM_ACCESS_ERR, as for a region).  IBV_WR_LOCAL_INV of the key, in its
+ *     turn, frees the window (IBV_WC_LOCAL_INV); a key that is not a bound window of the QP's
+ *     PD fails it with IBV_WC_LOC_QP_OP_ERR (rxe's status).  A region with a window bound is
+ *     not deregistered (EINVAL, as rxe: misuse); ibv_dealloc_mw unbinds a bound window
+ *     first.  A window bound on a QP that is destroyed stays bound to its region.
  *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
  *     error state, where every receive posted and every WR not yet executed or posted later
  *     completes with IBV_WC_WR_FLUSH_ERR (after those that executed); a WR to a peer whose
@@ -44,8 +62,8 @@
  *     the CM event channels (DISCONNECTED when the peer disconnects or destroys its id).
  * What a real provider refuses or hangs on (a full CQ, a WR over the queue's depth, a busy
  * PD, CQ or channel destroyed, a CQ destroyed with events not acknowledged, a bad lkey, a
- * region deregistered under a WR of its own side in flight) is counted as misuse, which the
- * tests expect to stay at zero.
+ * region deregistered under a WR of its own side in flight or with a window bound) is
+ * counted as misuse, which the tests expect to stay at zero.
  *
  * When WRs run (fake_verbs_set_timing):
  *   - FAKE_IMMEDIATE (the default): a WR runs whole when it is posted: its bytes are in the
@@ -53,11 +71,12 @@
  *   - FAKE_DEFERRED: as on a real RC QP, the sender goes on between the post and the
  *     arrival.  Posted WRs are queued per QP and run later, each through three moments: it
  *     starts (the checks above: keys, ranges, a receive to take; checked again before each
- *     later piece, so a region deregistered or a peer gone meanwhile fails it), its bytes
- *     move (a WRITE's or a READ's in one piece or several, cut on 8-byte boundaries of the
- *     remote memory, the source read as each piece is placed: bytes changed after the post
- *     may go, and a receiver polling memory sees a WRITE half landed, its last word still
- *     last), and it executes (a SEND's or WRITE_WITH_IMM's receive completes at the peer,
+ *     later piece, so a region deregistered, a window invalidated or a peer gone meanwhile
+ *     fails it, with the bytes of the pieces before it placed), its bytes move (a WRITE's
+ *     or a READ's in one piece or several, cut on 8-byte boundaries of the remote memory,
+ *     the source read as each piece is placed: bytes changed after the post may go, and a
+ *     receiver polling memory sees a WRITE half landed, its last word still last), and it
+ *     executes (a SEND's or WRITE_WITH_IMM's receive completes at the peer,
  *     after its data); its own completion comes later still (the ACK), so the peer may have
  *     answered before it.  WRs of one QP start, move and complete in post order; the two
  *     QPs of a link go independently.  Nothing of a WR is touched after its completion.
@@ -75,7 +94,7 @@
  *     side's choices: the same calls take the same steps, so with both sides in one thread
  *     (and no CQ armed) a run repeats exactly; with a thread per side, the threads'
  *     interleaving (and the watchdog) varies the calls.
- *   - FAKE_MANUAL: queued the same way, and run only by fake_verbs_execute,
+ *   - FAKE_MANUAL: queued the same way, and run only by fake_verbs_execute, fake_verbs_piece,
  *     fake_verbs_complete, fake_verbs_step and fake_verbs_settle (and, to their end, by
  *     disconnecting, destroying a QP or setting the timing): for the provider's own tests.
  * Faults (fake_verbs_inject) hit a WR when it starts.
@@ -104,6 +123,7 @@ typedef struct
 {
   guint64 post_send_calls;    /* doorbells */
   guint64 sends, writes, write_imms, reads;
+  guint64 binds, local_invs;  /* IBV_WR_BIND_MW, IBV_WR_LOCAL_INV */
   guint64 post_recv_calls;
   guint64 recvs;              /* receives posted */
   guint64 completions;        /* work completions polled from its CQ */
@@ -157,13 +177,18 @@ guint fake_verbs_step (struct rdma_cm_id *id, guint n);
 /* The oldest WR of @id's side not yet executed runs whole (data placed, the peer's receive
  * completion); FALSE if there is none. */
 gboolean fake_verbs_execute (struct rdma_cm_id *id);
+/* The oldest WR of @id's side not yet executed moves on by a piece of at most @bytes bytes (a
+ * WRITE's or a READ's, cut down to an 8-byte boundary of the remote memory; one that reaches
+ * none moves the rest, and other WRs run whole), checked first as every piece is; FALSE if
+ * there is none. */
+gboolean fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes);
 /* The oldest executed WR of @id's side completes (its completion, if signalled, in its CQ);
  * FALSE if there is none. */
 gboolean fake_verbs_complete (struct rdma_cm_id *id);
 /* WRs @id's side posted that are queued or executed and not yet completed. */
 guint fake_verbs_queued (struct rdma_cm_id *id);
 
-/* Live objects (PDs, MRs, CQs, channels, QPs, ids, events): 0 once everything made was
+/* Live objects (PDs, MRs, MWs, CQs, channels, QPs, ids, events): 0 once everything made was
  * destroyed.  @what (nullable) gets a description of those alive. */
 guint fake_verbs_live (gchar **what);
 /* Misuse since the last call (see above), the first one described in @what (nullable). */
