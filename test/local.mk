@@ -76,6 +76,17 @@ test_unit_test_bulk_wire_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_bulk_wire_LDADD = $(test_unit_test_loopback_LDADD)
 test_unit_test_bulk_wire_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 
+# Bulk transfer over the in-memory provider: fields lent and pulled through every protocol,
+# windows invalidated, faults (wrong key, past the window, a lender that vanishes mid-pull).
+check_PROGRAMS += test/unit/test_bulk_loopback
+TESTS += test/unit/test_bulk_loopback
+test_unit_test_bulk_loopback_SOURCES = test/unit/test_bulk_loopback.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_bulk_loopback_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_bulk_loopback_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_bulk_loopback_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_bulk_loopback_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # Pairing (hybrid://) on the RDMA side: the token and refusal codes on the wire, the
 # admission decision, the token through a handshake over the in-memory provider, the client's
 # property.  ASan/UBSan as test_loopback.
