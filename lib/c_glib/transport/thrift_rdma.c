@@ -729,6 +729,21 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
                             (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
   }
   deadline = deadline_after (priv->call_timeout_ms);
+  {
+    /* the peer's hello counts its framing in: compare what Thrift wrote with the rest */
+    guint32 peer_max = rdma_conn_peer_max_message (priv->conn);
+    peer_max -= MIN (peer_max, RDMA_BULK_FRAMING_MAX);
+    if (priv->wlen > peer_max) {
+      e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
+                       "ThriftRdma: a %" G_GSIZE_FORMAT "-byte message; the peer accepts at "
+                       "most %u", priv->wlen, peer_max);
+      rdma_bulk_writer_finish (&priv->writer, priv->conn, FALSE, 0, NULL);
+      priv->wlen = 0;
+      priv->wait_hints = priv->msg_hints;
+      priv->msg_hints = NULL;
+      return fail (priv, e, error);
+    }
+  }
   /* a message that lends fields returns when the reader has them: then no key of ours
    * reaches the caller's memory any more, and the caller may change or free it */
   ok = rdma_bulk_writer_seal (&priv->writer, priv->conn, deadline, &e);

@@ -243,6 +243,7 @@ put8 (GByteArray *b, uint8_t v)
 static void
 call_begin (GByteArray *b, const char *name, uint32_t seqid)
 {
+  put8 (b, 0);                      /* ThriftRdma's envelope byte: a plain message */
   put32 (b, 0x80010001u);           /* VERSION_1 | CALL */
   put32 (b, (uint32_t) strlen (name));
   g_byte_array_append (b, (const guint8 *) name, (guint) strlen (name));

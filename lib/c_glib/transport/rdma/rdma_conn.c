@@ -1497,6 +1497,12 @@ rdma_conn_last_tx_proto (const RdmaConn *conn)
 }
 
 guint32
+rdma_conn_peer_max_message (const RdmaConn *conn)
+{
+  return conn->peer.max_message;
+}
+
+guint32
 rdma_conn_peer_protocols (const RdmaConn *conn)
 {
   return conn->peer.protocols;

@@ -173,6 +173,8 @@ ThriftRdmaStats *rdma_conn_stats (RdmaConn *conn);
  * last message sent. */
 void rdma_conn_set_tx_proto (RdmaConn *conn, const RdmaProtoOps *proto);
 const RdmaProtoOps *rdma_conn_last_tx_proto (const RdmaConn *conn);
+/* The largest message the peer accepts (its hello), framing included. */
+guint32 rdma_conn_peer_max_message (const RdmaConn *conn);
 /* The protocols the peer accepts (bits 1 << RdmaProtoId, from its hello). */
 guint32 rdma_conn_peer_protocols (const RdmaConn *conn);
 /* The CM id (a server tells its handshakes apart by it). */
