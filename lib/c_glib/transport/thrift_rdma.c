@@ -57,9 +57,7 @@ enum
   PROP_KEEPALIVE,
   PROP_PAIR_TOKEN,
   PROP_NUMA_NODE,
-  PROP_BULK_THRESHOLD,
-  PROP_BULK_CHUNK,
-  PROP_BULK_DEPTH
+  PROP_BULK_THRESHOLD            /* these three consecutive: rdma_bulk_props_* */
 };
 
 typedef struct
@@ -75,9 +73,7 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;                     /* the numa-node property (-1: none) */
-  guint bulk_threshold;               /* fields this large are lent (0: never) */
-  guint bulk_chunk;                   /* bytes per READ of a lent field */
-  guint bulk_depth;                   /* READs of a field in flight (1: unpipelined) */
+  RdmaBulkProps bulk;                 /* the bulk-* properties */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;
@@ -287,11 +283,11 @@ bulk_threshold (ThriftRdmaPrivate *priv)
 {
   const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
 
-  if (priv->bulk_threshold == 0)
+  if (priv->bulk.threshold == 0)
     return 0;
   if (h != NULL && (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE))
     return (gsize) MIN (h->payload_size, (guint64) G_MAXSIZE);
-  return priv->bulk_threshold;
+  return priv->bulk.threshold;
 }
 
 static void
@@ -428,8 +424,8 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   use_hints (priv, NULL);
   thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
   settings.keepalive_ms = priv->keepalive_ms;
-  settings.bulk_chunk = priv->bulk_chunk;
-  settings.bulk_depth = priv->bulk_depth;
+  settings.bulk_chunk = priv->bulk.chunk;
+  settings.bulk_depth = priv->bulk.depth;
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
   if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftRdma", &e))
@@ -700,6 +696,23 @@ thrift_rdma_write_end (ThriftTransport *transport, GError **error)
   return TRUE;
 }
 
+/* Whether the message written fits the peer's max message size.  The engine's own check
+ * cannot tell: the peer's hello counts its framing in (thrift_rdma_settings_for), so compare
+ * what Thrift wrote with the rest, before anything is sent (the connection stays usable). */
+static gboolean
+fits_peer (ThriftRdmaPrivate *priv, GError **error)
+{
+  guint32 peer_max = rdma_conn_peer_max_message (priv->conn);
+
+  peer_max -= MIN (peer_max, RDMA_BULK_FRAMING_MAX);
+  if (priv->wlen <= peer_max)
+    return TRUE;
+  g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
+               "ThriftRdma: a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u",
+               priv->wlen, peer_max);
+  return FALSE;
+}
+
 /* implements thrift_transport_flush */
 static gboolean
 thrift_rdma_flush (ThriftTransport *transport, GError **error)
@@ -729,24 +742,9 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
                             (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
   }
   deadline = deadline_after (priv->call_timeout_ms);
-  {
-    /* the peer's hello counts its framing in: compare what Thrift wrote with the rest */
-    guint32 peer_max = rdma_conn_peer_max_message (priv->conn);
-    peer_max -= MIN (peer_max, RDMA_BULK_FRAMING_MAX);
-    if (priv->wlen > peer_max) {
-      e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
-                       "ThriftRdma: a %" G_GSIZE_FORMAT "-byte message; the peer accepts at "
-                       "most %u", priv->wlen, peer_max);
-      rdma_bulk_writer_finish (&priv->writer, priv->conn, FALSE, 0, NULL);
-      priv->wlen = 0;
-      priv->wait_hints = priv->msg_hints;
-      priv->msg_hints = NULL;
-      return fail (priv, e, error);
-    }
-  }
   /* a message that lends fields returns when the reader has them: then no key of ours
    * reaches the caller's memory any more, and the caller may change or free it */
-  ok = rdma_bulk_writer_seal (&priv->writer, priv->conn, deadline, &e);
+  ok = fits_peer (priv, &e) && rdma_bulk_writer_seal (&priv->writer, priv->conn, deadline, &e);
   sent = ok && rdma_conn_tx_send (priv->conn, deadline, &e);
   ok = rdma_bulk_writer_finish (&priv->writer, priv->conn, sent, deadline,
                                 sent ? &e : NULL) && sent;
@@ -932,18 +930,10 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
-  case PROP_BULK_THRESHOLD:
-    g_value_set_uint (value, priv->bulk_threshold);
-    break;
-  case PROP_BULK_CHUNK:
-    g_value_set_uint (value, priv->bulk_chunk);
-    break;
-  case PROP_BULK_DEPTH:
-    g_value_set_uint (value, priv->bulk_depth);
-    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
-                              tt->remainingMessageSize_, tt->knowMessageSize_, value))
+                              tt->remainingMessageSize_, tt->knowMessageSize_, value)
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     break;
   }
@@ -1000,23 +990,15 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     priv->numa_node = g_value_get_int (value);
     plans_reset (priv);   /* they were made with the old one */
     break;
-  case PROP_BULK_THRESHOLD:
-    priv->bulk_threshold = g_value_get_uint (value);
-    break;
-  case PROP_BULK_CHUNK:
-    priv->bulk_chunk = g_value_get_uint (value);
-    if (priv->conn != NULL)
-      rdma_conn_set_bulk (priv->conn, priv->bulk_chunk, priv->bulk_depth);
-    break;
-  case PROP_BULK_DEPTH:
-    priv->bulk_depth = g_value_get_uint (value);
-    if (priv->conn != NULL)
-      rdma_conn_set_bulk (priv->conn, priv->bulk_chunk, priv->bulk_depth);
-    break;
   default:
-    if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
-                              &tt->remainingMessageSize_, &tt->knowMessageSize_, value))
+    if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value)) {
+      if (priv->conn != NULL)
+        rdma_conn_set_bulk (priv->conn, priv->bulk.chunk, priv->bulk.depth);
+    } else if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
+                                     &tt->remainingMessageSize_, &tt->knowMessageSize_,
+                                     value)) {
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
+    }
     break;
   }
 }
@@ -1094,21 +1076,7 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                       "NUMA node of the connection's buffers and polling thread (-1: none); "
                       "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_THRESHOLD,
-    g_param_spec_uint ("bulk-threshold", "bulk-threshold",
-                       "Binary and string fields of at least this many bytes are lent to the "
-                       "peer, which reads them by RDMA READ, instead of copied (0: never; "
-                       "under 4096 counts as 4096); a payload_size hint beats it",
-                       0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_CHUNK,
-    g_param_spec_uint ("bulk-chunk", "bulk-chunk",
-                       "Bytes per RDMA READ of a lent field (at least 4096)",
-                       4096, G_MAXINT32, RDMA_BULK_DEFAULT_CHUNK, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_DEPTH,
-    g_param_spec_uint ("bulk-depth", "bulk-depth",
-                       "RDMA READs of a lent field in flight, bounded by the connection's "
-                       "(1: unpipelined, the whole field registered before the first READ)",
-                       1, 128, RDMA_BULK_DEFAULT_DEPTH, rw | G_PARAM_CONSTRUCT));
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;

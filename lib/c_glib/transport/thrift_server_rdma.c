@@ -29,7 +29,6 @@
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 #include "rdma/rdma_admit.h"
-#include "rdma/rdma_bulk_msg.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
@@ -55,9 +54,7 @@ enum
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
-  PROP_BULK_THRESHOLD,
-  PROP_BULK_CHUNK,
-  PROP_BULK_DEPTH
+  PROP_BULK_THRESHOLD    /* these three consecutive: rdma_bulk_props_* */
 };
 
 /* How long a connection request may take to complete its handshake. */
@@ -81,9 +78,7 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;        /* of accepted connections (-1: none); checked at listen */
-  guint bulk_threshold;  /* of accepted connections (thrift_rdma.h) */
-  guint bulk_chunk;
-  guint bulk_depth;
+  RdmaBulkProps bulk;    /* of accepted connections (thrift_rdma.h) */
 
   struct rdma_event_channel *channel;
   struct rdma_cm_id *listener;
@@ -287,8 +282,8 @@ settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
   settings->keepalive_ms = priv->keepalive_ms;
-  settings->bulk_chunk = priv->bulk_chunk;
-  settings->bulk_depth = priv->bulk_depth;
+  settings->bulk_chunk = priv->bulk.chunk;
+  settings->bulk_depth = priv->bulk.depth;
   /* the service's set (the "hints" property), else the property, places the buffers that
    * accept maps; the accepted ThriftRdma binds the threads that serve it */
   rdma_numa_machine_get (&numa);
@@ -503,8 +498,8 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   t = thrift_rdma_new_accepted (conn, transport->configuration, priv->hints, priv->polling,
                                 priv->call_timeout_ms, priv->idle_timeout_ms,
                                 priv->keepalive_ms);
-  g_object_set (t, "bulk-threshold", priv->bulk_threshold, "bulk-chunk", priv->bulk_chunk,
-                "bulk-depth", priv->bulk_depth, NULL);
+  g_object_set (t, "bulk-threshold", priv->bulk.threshold, "bulk-chunk", priv->bulk.chunk,
+                "bulk-depth", priv->bulk.depth, NULL);
   return THRIFT_TRANSPORT (t);
 }
 
@@ -661,18 +656,10 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
-  case PROP_BULK_THRESHOLD:
-    g_value_set_uint (value, priv->bulk_threshold);
-    break;
-  case PROP_BULK_CHUNK:
-    g_value_set_uint (value, priv->bulk_chunk);
-    break;
-  case PROP_BULK_DEPTH:
-    g_value_set_uint (value, priv->bulk_depth);
-    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
-                              st->remainingMessageSize_, st->knowMessageSize_, value))
+                              st->remainingMessageSize_, st->knowMessageSize_, value)
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     break;
   }
@@ -715,18 +702,10 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
     /* checked at listen, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
     break;
-  case PROP_BULK_THRESHOLD:
-    priv->bulk_threshold = g_value_get_uint (value);
-    break;
-  case PROP_BULK_CHUNK:
-    priv->bulk_chunk = g_value_get_uint (value);
-    break;
-  case PROP_BULK_DEPTH:
-    priv->bulk_depth = g_value_get_uint (value);
-    break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
-                              &st->remainingMessageSize_, &st->knowMessageSize_, value))
+                              &st->remainingMessageSize_, &st->knowMessageSize_, value)
+        && !rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     break;
   }
@@ -793,20 +772,7 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                       "NUMA node of accepted connections' buffers and serving threads (-1: "
                       "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_THRESHOLD,
-    g_param_spec_uint ("bulk-threshold", "bulk-threshold",
-                       "Accepted connections lend fields of at least this many bytes (0: "
-                       "never); as ThriftRdma's", 0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_CHUNK,
-    g_param_spec_uint ("bulk-chunk", "bulk-chunk",
-                       "Bytes per RDMA READ of a lent field, on accepted connections",
-                       4096, G_MAXINT32, RDMA_BULK_DEFAULT_CHUNK, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_BULK_DEPTH,
-    g_param_spec_uint ("bulk-depth", "bulk-depth",
-                       "RDMA READs of a lent field in flight, on accepted connections (1: "
-                       "unpipelined)", 1, 128, RDMA_BULK_DEFAULT_DEPTH,
-                       rw | G_PARAM_CONSTRUCT));
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;

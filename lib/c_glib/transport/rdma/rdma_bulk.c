@@ -215,6 +215,18 @@ failed:
   return FALSE;
 }
 
+/* Deallocates every window: that revokes it at once, bound or not, whatever is in flight
+ * (and a registration with a bound window could not be deregistered). */
+static void
+free_windows (RdmaBulk *b)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++) {
+    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
+      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
+    b->mw[i] = NULL;
+  }
+}
+
 void
 rdma_bulk_abandon (RdmaConn *conn)
 {
@@ -222,12 +234,7 @@ rdma_bulk_abandon (RdmaConn *conn)
 
   if (b == NULL || b->n_lent == 0)
     return;
-  /* deallocating a window revokes it at once, bound or not, whatever is in flight */
-  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++) {
-    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
-      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
-    b->mw[i] = NULL;
-  }
+  free_windows (b);
   b->window_ops = 0;
   b->can_lend = -1;
   release_lent (conn);
@@ -409,9 +416,7 @@ rdma_bulk_free (RdmaConn *conn)
 
   if (b == NULL)
     return;
-  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++)
-    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
-      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
+  free_windows (b);
   for (guint i = 0; i < b->n_lent; i++)
     rdma_rcache_release (b->cache, b->lent[i]);
   for (guint i = 0; i < b->reading->len; i++)

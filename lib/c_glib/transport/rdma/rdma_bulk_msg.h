@@ -44,7 +44,8 @@ G_BEGIN_DECLS
 #define RDMA_BULK_SUGGESTED_THRESHOLD (16u << 10)
 #define RDMA_BULK_DEFAULT_THRESHOLD 0u
 /* Framing a message may add to what Thrift wrote: the envelope byte and a full table. */
-#define RDMA_BULK_FRAMING_MAX (1 + RDMA_BULK_MAX_FIELDS * 24 + 8)
+#define RDMA_BULK_FRAMING_MAX                                                                \
+  (1 + RDMA_BULK_MAX_FIELDS * sizeof (RdmaBulkWireDesc) + sizeof (RdmaBulkWireTrailer))
 
 typedef struct
 {

@@ -12,9 +12,10 @@
  * and limitations under the License.
  */
 
-/* rdma_gobject.c: the message-size properties shared by the two GObject classes. */
+/* rdma_gobject.c: the properties shared by the two GObject classes. */
 #include "config.h"
 
+#include "rdma_bulk_msg.h"
 #include "rdma_gobject.h"
 
 enum { SIZE_CONFIGURATION, SIZE_REMAINING, SIZE_KNOW };
@@ -74,6 +75,68 @@ rdma_size_props_set (guint property_id, guint first, ThriftConfiguration **confi
     return TRUE;
   case SIZE_KNOW:
     *know = g_value_get_long (value);
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}
+
+enum { BULK_THRESHOLD, BULK_CHUNK, BULK_DEPTH };
+
+void
+rdma_bulk_props_install (GObjectClass *cls, guint first)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_CONSTRUCT;
+
+  g_object_class_install_property (cls, first + BULK_THRESHOLD,
+    g_param_spec_uint ("bulk-threshold", "bulk-threshold",
+                       "Binary and string fields of at least this many bytes are lent to the "
+                       "peer, which reads them by RDMA READ, instead of copied (0: never; "
+                       "under 4096 counts as 4096); a payload_size hint beats it",
+                       0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD, rw));
+  g_object_class_install_property (cls, first + BULK_CHUNK,
+    g_param_spec_uint ("bulk-chunk", "bulk-chunk",
+                       "Bytes per RDMA READ of a lent field (at least 4096)",
+                       4096, G_MAXINT32, RDMA_BULK_DEFAULT_CHUNK, rw));
+  g_object_class_install_property (cls, first + BULK_DEPTH,
+    g_param_spec_uint ("bulk-depth", "bulk-depth",
+                       "RDMA READs of a lent field in flight, bounded by the connection's "
+                       "(1: unpipelined, the whole field registered before the first READ)",
+                       1, 128, RDMA_BULK_DEFAULT_DEPTH, rw));
+}
+
+gboolean
+rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,
+                     GValue *value)
+{
+  switch (property_id - first) {
+  case BULK_THRESHOLD:
+    g_value_set_uint (value, props->threshold);
+    return TRUE;
+  case BULK_CHUNK:
+    g_value_set_uint (value, props->chunk);
+    return TRUE;
+  case BULK_DEPTH:
+    g_value_set_uint (value, props->depth);
+    return TRUE;
+  default:
+    return FALSE;
+  }
+}
+
+gboolean
+rdma_bulk_props_set (guint property_id, guint first, RdmaBulkProps *props,
+                     const GValue *value)
+{
+  switch (property_id - first) {
+  case BULK_THRESHOLD:
+    props->threshold = g_value_get_uint (value);
+    return TRUE;
+  case BULK_CHUNK:
+    props->chunk = g_value_get_uint (value);
+    return TRUE;
+  case BULK_DEPTH:
+    props->depth = g_value_get_uint (value);
     return TRUE;
   default:
     return FALSE;

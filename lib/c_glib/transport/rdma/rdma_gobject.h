@@ -13,10 +13,10 @@
  */
 
 /*
- * rdma_gobject.h: the "configuration", "remainingmessagesize" and "knowmessagesize"
- * properties that ThriftRdma and ThriftServerRdma share (their parents, ThriftTransport and
- * ThriftServerTransport, have the same three fields but no properties for them).  A class
- * numbers them consecutively from @first.
+ * rdma_gobject.h: the properties ThriftRdma and ThriftServerRdma share: "configuration",
+ * "remainingmessagesize" and "knowmessagesize" (their parents, ThriftTransport and
+ * ThriftServerTransport, have the same three fields but no properties for them), and the
+ * bulk transfer ones.  A class numbers each group consecutively from @first.
  */
 #ifndef _RDMA_GOBJECT_H
 #define _RDMA_GOBJECT_H
@@ -34,6 +34,22 @@ gboolean rdma_size_props_get (guint property_id, guint first, ThriftConfiguratio
 gboolean rdma_size_props_set (guint property_id, guint first,
                               ThriftConfiguration **configuration, glong *remaining,
                               glong *know, const GValue *value);
+
+/* The bulk transfer properties ("bulk-threshold", "bulk-chunk", "bulk-depth"; rdma_bulk.h)
+ * that both classes have, numbered consecutively from @first as well. */
+typedef struct
+{
+  guint threshold;     /* fields this large are lent (0: never) */
+  guint chunk;         /* bytes per READ of a lent field */
+  guint depth;         /* READs of a field in flight (1: unpipelined) */
+} RdmaBulkProps;
+
+void rdma_bulk_props_install (GObjectClass *cls, guint first);
+/* FALSE if @property_id is not one of the three. */
+gboolean rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,
+                              GValue *value);
+gboolean rdma_bulk_props_set (guint property_id, guint first, RdmaBulkProps *props,
+                              const GValue *value);
 
 G_END_DECLS
 
