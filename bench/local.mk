@@ -4,12 +4,12 @@
 # tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest;
 # thrift-rdma-suite, the benchmark suite of issue 8 (latency per protocol and for the plan,
 # throughput with N clients, the mixed benchmark, the hybrid mix, bulk transfer of large
-# fields, calls for strace), and run-all, which runs
+# fields with run-bulk's perftest baselines, calls for strace), and run-all, which runs
 # the whole suite in one guest boot and writes CSV.
 # Not part of `make check` (performance is measured, not asserted); test-bench-smoke.sh, a
 # tiny tcp:// run on the host, keeps them from rotting, and test-bench-rdma-smoke.sh a tiny
 # run-all in the guest.
-EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all \
+EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all bench/run-bulk \
 	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv
 
 bench_util = bench/bench_util.c bench/bench_util.h bench/bench_serve.c bench/bench_serve.h
