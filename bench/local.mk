@@ -3,12 +3,13 @@
 # bench: thrift-rdma-bench, the latency benchmark (echo of a binary argument, 4 B to 512 KB,
 # tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest;
 # thrift-rdma-suite, the benchmark suite of issue 8 (latency per protocol and for the plan,
-# throughput with N clients, the mixed benchmark, calls for strace), and run-all, which runs
+# throughput with N clients, the mixed benchmark, the hybrid mix, bulk transfer of large
+# fields with run-bulk's perftest baselines, calls for strace), and run-all, which runs
 # the whole suite in one guest boot and writes CSV.
 # Not part of `make check` (performance is measured, not asserted); test-bench-smoke.sh, a
 # tiny tcp:// run on the host, keeps them from rotting, and test-bench-rdma-smoke.sh a tiny
 # run-all in the guest.
-EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all \
+EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all bench/run-bulk \
 	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv
 
 bench_util = bench/bench_util.c bench/bench_util.h bench/bench_serve.c bench/bench_serve.h
@@ -45,7 +46,8 @@ noinst_PROGRAMS += bench/thrift-rdma-suite
 bench_thrift_rdma_suite_SOURCES = bench/thrift_rdma_suite.c bench/suite_modes.h \
 	bench/suite_client.c bench/suite_client.h bench/suite_handler.c bench/suite_handler.h \
 	bench/suite_load.c bench/suite_load.h bench/suite_latency.c bench/suite_throughput.c \
-	bench/suite_mixed.c bench/suite_calls.c bench/suite_hybrid.c $(bench_util)
+	bench/suite_mixed.c bench/suite_calls.c bench/suite_hybrid.c bench/suite_bulk.c \
+	$(bench_util)
 nodist_bench_thrift_rdma_suite_SOURCES = $(suite_gen)
 bench_thrift_rdma_suite_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/suite-gen -I$(srcdir)/bench
 bench_thrift_rdma_suite_CFLAGS = $(gen_cflags)

@@ -28,6 +28,8 @@
  *                        throughput function, labelled with the payload size, for 4 clients
  *   mix_lat_<proto>, mix_tput_<proto>
  *                        the same two with the protocol forced
+ *   bulk_echo            no hints: the bulk part (issue 10), where the rdma:// URI's bulk
+ *                        options (on both sides) decide how a large field moves
  *
  * The mix functions make the server compute a checksum of the payload first, whose cost grows
  * with the size, as the paper's handler does. The tcp:// baseline ignores every hint.
@@ -118,6 +120,10 @@ service BenchSuite {
     [ hint: transport = rdma, perf_goal = latency, concurrency = 1; ]
   binary hy_bulk(1: binary data)
     [ hint: transport = tcp, perf_goal = throughput, payload_size = 1M, concurrency = 1; ]
+
+  // bulk transfer of large fields (issue 10): a function of its own, so that hints given to
+  // it later move no other part's figures
+  binary bulk_echo(1: binary data)
 
   // the server's CPU time so far, for CPU seconds per RPC
   ServerUsage usage()

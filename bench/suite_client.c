@@ -50,6 +50,7 @@ static const SuiteFunction functions[] = {
   SUITE_PROTOCOLS (MIX)
   FN (hy_small)
   FN (hy_bulk)
+  FN (bulk_echo)
 };
 #undef FN
 #undef ECHO

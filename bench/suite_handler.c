@@ -89,6 +89,7 @@ suite_handler_class_init (SuiteHandlerClass *klass)
   h->tput_large_over = echo;
   h->hy_small = echo;
   h->hy_bulk = echo;
+  h->bulk_echo = echo;
   h->usage = usage;
 }
 

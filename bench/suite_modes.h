@@ -51,6 +51,8 @@ typedef struct
   const gchar *client_uri;  /* calls: the server */
   const gchar *function;    /* calls: the function */
   guint calls;              /* calls: how many */
+  const gchar *bulk_uri;    /* bulk: the rdma:// URI of the first mode's server */
+  gchar **bulk_modes;       /* bulk: the modes measured (names), or NULL for all */
   FILE *csv;                /* where CSV goes, or NULL */
 } SuiteOptions;
 
@@ -59,6 +61,23 @@ int suite_run_throughput (const SuiteOptions *o);
 int suite_run_mixed (const SuiteOptions *o);
 int suite_run_calls (const SuiteOptions *o);
 int suite_run_hybrid (const SuiteOptions *o);
+int suite_run_bulk (const SuiteOptions *o);
+
+/* The bulk part's modes (issue 10): copy, bulk, bulk-unpipelined, each a set of rdma:// URI
+ * options that both sides use, each served on a port of its own: the base URI's port plus
+ * the mode's index.  The server and the client resolve them alike. */
+guint suite_bulk_n_modes (void);
+const gchar *suite_bulk_mode_name (guint mode);
+/* The index of the mode called @name, or -1. */
+gint suite_bulk_mode_find (const gchar *name);
+/* FALSE with @error unless @base is an rdma:// URI (for a server or a client) with a port
+ * for each mode from its port on. */
+gboolean suite_bulk_base_check (const gchar *base, gboolean for_server, GError **error);
+/* @base (rdma://HOST:PORT[?OPTIONS]) with mode @mode's port and options added, for a client
+ * or a server; NULL with @error if @base is wrong or this build refuses the options.  @note (may be NULL) gets a
+ * sentence when the URI is not the mode's own spelling (static; NULL otherwise). */
+gchar *suite_bulk_mode_uri (const gchar *base, guint mode, gboolean for_server,
+                            const gchar **note, GError **error);
 
 /* A short column label for a function ("echo_direct_write_imm" -> "dw_imm"). */
 const gchar *suite_short_label (const gchar *name);

@@ -3,7 +3,9 @@
 # guest of the RDMA suite: test/rdma/run-suite), printing TAP: every part runs, its table is
 # printed, its CSV file is written and holds together (bench/check-suite-csv: the figures agree
 # with each other and with the verbs counters, forced protocols carry their calls, the plan
-# goes by Direct-WriteIMM). It measures nothing: it keeps run-all working.
+# goes by Direct-WriteIMM; the bulk part's copy columns are measured, a bulk mode this build
+# refuses is marked skipped, perftest's raw figures sit beside them). It measures nothing: it
+# keeps run-all working.
 # Environment: top_builddir (default: the source tree).
 set -u
 # SPDX-License-Identifier: Apache-2.0
@@ -13,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..13"
+echo "1..19"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -27,6 +29,7 @@ check() {
 check "run-all --quick exits 0" test $rc -eq 0
 for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "Mixed (HatRPC Sec. 5.3): 512 B payload" "Hybrid mix (issue 9)" \
+               "Bulk transfer (issue 10)" "Bulk transfer against raw RDMA" \
                "System calls per RPC"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
@@ -40,6 +43,14 @@ check "syscalls.csv holds together" "$srcdir/bench/check-suite-csv" syscalls \
   "$work/csv/syscalls.csv" "$work/csv/syscalls-detail.csv"
 check "hybrid.csv holds together (each call kind on its leg)" \
   "$srcdir/bench/check-suite-csv" hybrid "$work/csv/hybrid.csv"
+check "bulk.csv holds together (every mode and buffer, skipped or measured)" \
+  "$srcdir/bench/check-suite-csv" bulk "$work/csv/bulk.csv"
+check "bulk.csv: copy measured with both buffers at 1 MB" \
+  bash -c "test \$(grep -cE '^copy,(repeat|fresh),.*,1048576,ok,' '$work/csv/bulk.csv') -eq 2"
+check "bulk-raw.csv holds together (ib_read_bw and ib_write_bw)" \
+  "$srcdir/bench/check-suite-csv" bulk-raw "$work/csv/bulk-raw.csv"
+check "the side-by-side table: perftest and copy figures at 1 MB" \
+  grep -qE '^1 MB +[0-9.]+ +[0-9.]+ \| +[0-9.]+ ' "$work/out"
 check "mixed.csv: the plan, 8 protocols and tcp" \
   bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 10"
 if [ "$failures" -gt 0 ]; then

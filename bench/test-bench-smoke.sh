@@ -37,7 +37,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..19"
+echo "1..22"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
@@ -54,6 +54,16 @@ check "server stops on SIGINT" stop_server
 check "thrift-rdma-suite --help" bash -c "'$suite' --help | grep -q -- '--run=WHAT'"
 "$suite" --run latency --tcp tcp://127.0.0.1:1 --functions echo_nonesuch > /dev/null 2>&1
 check "an unknown function is refused (exit 2)" test $? -eq 2
+# bulk (issue 10) needs RDMA: here only what it refuses, and its rows when nothing answers
+"$suite" --run bulk --bulk tcp://127.0.0.1:1 > /dev/null 2>&1
+check "bulk: a tcp:// URI is refused (exit 2)" test $? -eq 2
+"$suite" --bulk-server tcp://:1 > /dev/null 2>&1
+check "bulk: a tcp:// server URI is refused (exit 2)" test $? -eq 2
+"$suite" --run bulk --bulk "rdma://127.0.0.1:1?connect-timeout=500" --sizes 64K -d 0.1 -w 0 \
+  --csv "$work/bulk.csv" > "$work/bulk" 2> "$work/progress"
+rc=$?
+check "bulk without a server: exit 1, a row per mode and buffer, each failed or skipped" \
+  bash -c "test $rc -eq 1 && test \$(tail -n +2 '$work/bulk.csv' | cut -d, -f7 | grep -cxE 'failed|skipped') -eq 6"
 start_server "$suite"
 check "suite server listens" grep -q 'listening on' "$work/server.out"
 uri=tcp://127.0.0.1:$port

@@ -22,6 +22,8 @@
  *   thrift-rdma-suite --run mixed      --rdma URI --tcp URI      HatRPC paper Sec. 5.3
  *   thrift-rdma-suite --run hybrid     --hybrid URI --rdma URI --tcp URI   small by RDMA,
  *                                                                  bulk by TCP (issue 9)
+ *   thrift-rdma-suite --run bulk       --bulk URI                large binaries: copied, by
+ *                                                                  bulk transfer (issue 10)
  *   thrift-rdma-suite --run calls      --client URI              calls only, for strace
  *
  * bench/run-all runs them all in one soft-RoCE guest boot.
@@ -32,6 +34,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "bench_serve.h"
 #include "suite_handler.h"
@@ -60,11 +64,50 @@ default_functions (void)
   return (gchar **) g_ptr_array_free (a, FALSE);
 }
 
+/* Appends to @servers the URI of each bulk mode this build takes, on @base's port and the next
+ * ones, saying on stdout what is served and what is not; FALSE if @base itself is wrong. */
+static gboolean
+add_bulk_servers (gchar ***servers, const gchar *base)
+{
+  GPtrArray *all = g_ptr_array_new ();
+  GError *error = NULL;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; *servers != NULL && (*servers)[i] != NULL; i++)
+    g_ptr_array_add (all, (*servers)[i]);
+  if (!suite_bulk_base_check (base, TRUE, &error))
+  {
+    fprintf (stderr, "%s: --bulk-server: %s\n", prog, error->message);
+    g_error_free (error);
+    ok = FALSE;
+  }
+  for (guint m = 0; ok && m < suite_bulk_n_modes (); m++)
+  {
+    const gchar *note = NULL;
+    gchar *uri = suite_bulk_mode_uri (base, m, TRUE, &note, &error);
+
+    if (uri != NULL)
+    {
+      printf ("bulk: %s served on %s%s%s\n", suite_bulk_mode_name (m), uri, note ? ": " : "",
+              note ? note : "");
+      g_ptr_array_add (all, uri);
+    }
+    else
+      printf ("bulk: %s not served: %s\n", suite_bulk_mode_name (m), error->message);
+    g_clear_error (&error);
+  }
+  fflush (stdout);
+  g_free (*servers);   /* the strings live on in the new array */
+  g_ptr_array_add (all, NULL);
+  *servers = (gchar **) g_ptr_array_free (all, FALSE);
+  return ok;
+}
+
 int
 main (int argc, char **argv)
 {
   gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
-  gchar *hybrid = NULL;
+  gchar *hybrid = NULL, *bulk = NULL, *bulk_server = NULL, *bulk_modes = NULL;
   gint mix_small = 20, mix_units = 40;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
   gchar *csv = NULL;
@@ -74,13 +117,20 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "server", 's', 0, G_OPTION_ARG_STRING_ARRAY, &servers,
       "serve the suite's service on URI (repeat for several); until SIGINT", "URI" },
+    { "bulk-server", 0, 0, G_OPTION_ARG_STRING, &bulk_server,
+      "also serve the bulk part's modes, each with its rdma:// options, on URI's port and the "
+      "next ones (a mode this build refuses is reported and left out)", "URI" },
     { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
       "ThriftThreadedServer mode: pool (default) or per-connection", "MODE" },
     { "run", 'r', 0, G_OPTION_ARG_STRING, &run,
-      "measure: latency, throughput, mixed, hybrid or calls", "WHAT" },
+      "measure: latency, throughput, mixed, hybrid, bulk or calls", "WHAT" },
     { "rdma", 0, 0, G_OPTION_ARG_STRING, &rdma, "the rdma:// server to measure", "URI" },
     { "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp, "the tcp:// baseline server", "URI" },
     { "hybrid", 0, 0, G_OPTION_ARG_STRING, &hybrid, "hybrid: the hybrid:// server", "URI" },
+    { "bulk", 0, 0, G_OPTION_ARG_STRING, &bulk,
+      "bulk: the rdma:// URI given to the server's --bulk-server", "URI" },
+    { "bulk-modes", 0, 0, G_OPTION_ARG_STRING, &bulk_modes,
+      "bulk: the modes measured (default copy,bulk,bulk-unpipelined)", "M,M,..." },
     { "mix-small", 0, 0, G_OPTION_ARG_INT, &mix_small,
       "hybrid: small calls per bulk call (default 20)", "N" },
     { "mix-units", 0, 0, G_OPTION_ARG_INT, &mix_units,
@@ -93,7 +143,7 @@ main (int argc, char **argv)
       "calls: the function (default echo_plan)", "F" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes,
       "payload sizes (K, M allowed; default: latency 4 B to 1M in powers of 4, "
-      "throughput and mixed 512,128K, calls 64)", "S,S,..." },
+      "throughput and mixed 512,128K, bulk 1M,16M, calls 64)", "S,S,..." },
     { "clients", 0, 0, G_OPTION_ARG_STRING, &clients,
       "throughput: client threads per point (default 1,2,4,8,16,32,64)", "N,N,..." },
     { "mixed-clients", 0, 0, G_OPTION_ARG_INT, &mixed_clients,
@@ -101,7 +151,7 @@ main (int argc, char **argv)
     { "ratio", 0, 0, G_OPTION_ARG_INT, &ratio,
       "mixed: percent of calls to the latency function (default 50)", "PCT" },
     { "duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration,
-      "throughput, mixed: seconds of calls per point (default 2)", "S" },
+      "throughput, mixed: seconds of calls per point; bulk: per column (default 2)", "S" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations,
       "latency: measured calls per size below 64 KB (default 200)", "N" },
     { "large-iterations", 'N', 0, G_OPTION_ARG_INT, &large_iterations,
@@ -112,8 +162,8 @@ main (int argc, char **argv)
       "latency: each size's calls are made in N rounds, a block of every function per round, "
       "so that the host's load falls on all alike (default 10)", "N" },
     { "load-rounds", 0, 0, G_OPTION_ARG_INT, &load_rounds,
-      "throughput, mixed: each point's --duration is split into N rounds, the columns taking "
-      "turns, a round each (default 4)", "N" },
+      "throughput, mixed, bulk: each point's --duration is split into N rounds, the columns "
+      "taking turns, a round each (default 4)", "N" },
     { "calls", 0, 0, G_OPTION_ARG_INT, &calls, "calls: how many (default 1000)", "N" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "also write the figures to FILE as CSV", "FILE" },
     { NULL }
@@ -133,8 +183,10 @@ main (int argc, char **argv)
     "point; mixed: a latency and a throughput function called at random by --mixed-clients\n"
     "threads (HatRPC Sec. 5.3); hybrid: units of --mix-small small calls hinted transport =\n"
     "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
-    "--hybrid, --rdma and --tcp in turns; calls: --calls calls and one CSV row of counters\n"
-    "(for strace).\n"
+    "--hybrid, --rdma and --tcp in turns; bulk: one client echoes large binaries in each\n"
+    "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
+    "on consecutive ports) with the same buffer every call or a new one; calls: --calls\n"
+    "calls and one CSV row of counters (for strace).\n"
     "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
     "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.");
   g_option_context_add_main_entries (context, entries, NULL);
@@ -146,15 +198,22 @@ main (int argc, char **argv)
   g_option_context_free (context);
   signal (SIGPIPE, SIG_IGN);
 
-  if ((servers == NULL) == (run == NULL))
-    return usage_error ("give --server URI... or --run WHAT");
-  if (servers != NULL)
+  if ((servers == NULL && bulk_server == NULL) == (run == NULL))
+    return usage_error ("give --server URI... (or --bulk-server URI) or --run WHAT");
+  if (servers != NULL || bulk_server != NULL)
   {
     ThriftThreadedServerMode mode;
     GObject *processor;
 
     if (!bench_parse_server_mode (server_mode, &mode))
       return usage_error ("--server-mode must be pool or per-connection");
+    if (bulk_server != NULL && !add_bulk_servers (&servers, bulk_server))
+      return 2;
+    if (servers == NULL || servers[0] == NULL)
+    {
+      fprintf (stderr, "%s: no server to start: this build refuses every bulk mode\n", prog);
+      return 1;
+    }
     processor = suite_processor_new ();
     status = bench_serve (servers, mode, processor, prog);
     g_object_unref (processor);
@@ -186,11 +245,21 @@ main (int argc, char **argv)
   o.client_uri = client;
   o.function = function ? function : "echo_plan";
   o.functions = functions ? g_strsplit (functions, ",", -1) : default_functions ();
+  o.bulk_uri = bulk;
+  o.bulk_modes = bulk_modes ? g_strsplit (bulk_modes, ",", -1) : NULL;
+  for (guint i = 0; o.bulk_modes != NULL && o.bulk_modes[i] != NULL; i++)
+    if (suite_bulk_mode_find (o.bulk_modes[i]) < 0)
+    {
+      fprintf (stderr, "%s: no bulk mode '%s' (copy, bulk, bulk-unpipelined)\n", prog,
+               o.bulk_modes[i]);
+      return 2;
+    }
   o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
   if (sizes == NULL)
     sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
                       : g_strcmp0 (run, "calls") == 0 ? "64"
+                      : g_strcmp0 (run, "bulk") == 0 ? "1M,16M"
                       : g_strcmp0 (run, "hybrid") == 0 ? "64,1M" : "512,128K");
   if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
       || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error))
@@ -217,6 +286,19 @@ main (int argc, char **argv)
 
   if (g_strcmp0 (run, "calls") == 0)
     status = client ? suite_run_calls (&o) : usage_error ("--run calls needs --client URI");
+  else if (g_strcmp0 (run, "bulk") == 0)
+  {
+    if (bulk == NULL)
+      status = usage_error ("--run bulk needs --bulk URI");
+    else if (!suite_bulk_base_check (bulk, FALSE, &error))
+    {
+      fprintf (stderr, "%s: --bulk: %s\n", prog, error->message);
+      g_clear_error (&error);
+      status = 2;
+    }
+    else
+      status = suite_run_bulk (&o);
+  }
   else if (rdma == NULL && tcp == NULL && hybrid == NULL)
     status = usage_error ("give --rdma URI, --tcp URI or both (and --hybrid URI for hybrid)");
   else if (g_strcmp0 (run, "hybrid") == 0)
@@ -228,7 +310,7 @@ main (int argc, char **argv)
   else if (g_strcmp0 (run, "mixed") == 0)
     status = suite_run_mixed (&o);
   else
-    status = usage_error ("--run takes latency, throughput, mixed, hybrid or calls");
+    status = usage_error ("--run takes latency, throughput, mixed, hybrid, bulk or calls");
 
   if (o.csv != NULL && fclose (o.csv) != 0)
   {
@@ -236,6 +318,7 @@ main (int argc, char **argv)
     status = 1;
   }
   g_strfreev (o.functions);
+  g_strfreev (o.bulk_modes);
   g_array_free (o.sizes, TRUE);
   g_array_free (o.clients, TRUE);
   return status;
