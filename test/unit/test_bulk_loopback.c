@@ -28,6 +28,7 @@
 
 #include "lib/c_glib/transport/rdma/rdma_bulk_msg.h"
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_rcache.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "fake_verbs.h"
@@ -70,9 +71,11 @@ lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize l
   return rdma_bulk_writer_finish (&w, c, sent, deadline, sent ? error : NULL) && sent;
 }
 
-/* Receives a message as lend_message sent it: the field into a new buffer (*@out). */
+/* Receives a message as lend_message sent it: the field into @into if not NULL, else into a
+ * new buffer (*@out). */
 static gboolean
-take_message (RdmaConn *c, guint8 **out, gsize *out_len, gint64 deadline, GError **error)
+take_into (RdmaConn *c, guint8 *into, guint8 **out, gsize *out_len, gint64 deadline,
+           GError **error)
 {
   RdmaMessage *msg = rdma_conn_wait_message (c, deadline, error);
   RdmaBulkReader r;
@@ -89,7 +92,7 @@ take_message (RdmaConn *c, guint8 **out, gsize *out_len, gint64 deadline, GError
   g_assert_cmpuint (rdma_bulk_reader_copy (&r, head, HEAD), ==, HEAD);
   memcpy (&len, head + 4, 4);
   g_assert_cmpuint (r.left, ==, len);
-  *out = g_malloc (MAX (len, 1));
+  *out = into != NULL ? into : g_malloc (MAX (len, 1));
   *out_len = len;
   while (have < len) {
     gsize n = rdma_bulk_reader_inline (&r) > 0
@@ -100,6 +103,12 @@ take_message (RdmaConn *c, guint8 **out, gsize *out_len, gint64 deadline, GError
     have += n;
   }
   return rdma_bulk_reader_finish (&r, c, error) && rdma_conn_release_message (c, error);
+}
+
+static gboolean
+take_message (RdmaConn *c, guint8 **out, gsize *out_len, gint64 deadline, GError **error)
+{
+  return take_into (c, NULL, out, out_len, deadline, error);
 }
 
 typedef struct
@@ -213,6 +222,106 @@ test_echo (gconstpointer data)
   pair_close (&p);
 }
 
+/* Registrations of the reader: the server pulls a field twice into one buffer of its own,
+ * then lends that buffer back (an echo). */
+typedef struct
+{
+  Pair *p;
+  guint8 *dst;
+  guint64 misses[3], hits[3], reads[2];   /* the server's, after each step */
+} Repeat;
+
+static void
+server_counts (RdmaConn *s, guint64 *misses, guint64 *hits)
+{
+  rdma_bulk_update_stats (s);
+  *misses = s->stats.rcache_misses;
+  *hits = s->stats.rcache_hits;
+}
+
+static gpointer
+repeat_main (gpointer data)
+{
+  Repeat *r = data;
+  RdmaConn *s = r->p->s;
+
+  for (guint i = 0; i < 2; i++) {
+    guint8 *got;
+    gsize len;
+
+    if (!take_into (s, r->dst, &got, &len, deadline_s (30), &r->p->error))
+      return NULL;
+    server_counts (s, &r->misses[i], &r->hits[i]);
+    r->reads[i] = s->stats.reads;
+  }
+  if (lend_message (s, &rdma_proto_eager_ops, r->dst, (1u << 21) + 123, deadline_s (30),
+                    &r->p->error))
+    server_counts (s, &r->misses[2], &r->hits[2]);
+  return NULL;
+}
+
+static void
+test_registrations (gconstpointer data)
+{
+  guint depth = GPOINTER_TO_UINT (data);
+  const gsize len = (1u << 21) + 123;
+  guint8 *field = g_malloc (len), *back = NULL;
+  gsize back_len = 0;
+  GError *error = NULL;
+  RdmaRcache *probe;
+  gboolean watching;
+  Repeat r = { 0 };
+  Pair p;
+
+  /* whether this host lets the cache keep anything (userfaultfd) */
+  pair_open (&p);
+  probe = rdma_rcache_new (p.c->pd, 1, 1);
+  watching = rdma_rcache_watching (probe);
+  rdma_rcache_free (probe);
+  p.s->settings.bulk_depth = depth;
+  r.p = &p;
+  r.dst = g_malloc (len);
+  for (gsize k = 0; k < len; k++)
+    field[k] = pattern (7, k);
+  p.thread = g_thread_new ("repeat", repeat_main, &r);
+  for (guint i = 0; i < 2; i++) {
+    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (30),
+                                 &error));
+    g_assert_no_error (error);
+  }
+  g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
+  g_assert_no_error (error);
+  g_thread_join (p.thread);
+  p.thread = NULL;
+  g_assert_no_error (p.error);
+  g_assert_cmpuint (back_len, ==, len);
+  g_assert_true (memcmp (back, field, len) == 0);
+  g_assert_true (memcmp (r.dst, field, len) == 0);
+
+  g_test_message ("depth %u: %" G_GUINT64_FORMAT " READs, %" G_GUINT64_FORMAT
+                  " registrations for the first pull", depth, r.reads[0], r.misses[0]);
+  if (depth == 1) {
+    /* unpipelined: the field registered whole, once */
+    g_assert_cmpuint (r.misses[0], ==, 1);
+  } else {
+    /* pipelined: registered in windows that grow, far fewer than its READs, more than one */
+    g_assert_cmpuint (r.misses[0], >, 1);
+    g_assert_cmpuint (r.misses[0] * 4, <, r.reads[0]);
+  }
+  if (watching) {
+    /* the same buffer again: every window served by the cache */
+    g_assert_cmpuint (r.misses[1], ==, r.misses[0]);
+    g_assert_cmpuint (r.hits[1], >, r.hits[0]);
+    /* lending what was read into: unpipelined, its whole registration serves the window */
+    if (depth == 1)
+      g_assert_cmpuint (r.misses[2], ==, r.misses[1]);
+  }
+  g_free (back);
+  g_free (field);
+  g_free (r.dst);
+  pair_close (&p);
+}
+
 /* The reader's READs fail (@fault on READ number @skip): its call ends with an error, the
  * lender's too (its deadline, or the connection going down), and nobody hangs. */
 typedef struct
@@ -288,6 +397,10 @@ main (int argc, char **argv)
     g_test_add_data_func (name, ops, test_echo);
     g_free (name);
   }
+  g_test_add_data_func ("/bulk-loopback/registrations/pipelined", GUINT_TO_POINTER (4),
+                        test_registrations);
+  g_test_add_data_func ("/bulk-loopback/registrations/unpipelined", GUINT_TO_POINTER (1),
+                        test_registrations);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++) {
     gchar *name = g_strdup_printf ("/bulk-loopback/fault/%s", fault_names[i]);
     g_test_add_data_func (name, &faults[i], test_fault);

@@ -287,6 +287,38 @@ test_lru_bytes (Fixture *f, gconstpointer data)
 }
 
 /* Held entries stay whatever the pressure; with everything held, acquire fails. */
+/* lookup serves only what is cached: no registration, no miss counted */
+static void
+test_lookup (Fixture *f, gconstpointer data)
+{
+  RdmaRcache *c = rdma_rcache_new (f->pd, 16, 1 << 20);
+  RdmaRcacheEntry *a, *found;
+  RdmaRcacheStats s;
+
+  (void) data;
+  g_assert_null (rdma_rcache_lookup (c, f->mem, ps, IBV_ACCESS_LOCAL_WRITE));
+  g_assert_cmpuint (live_mrs (), ==, 0);
+  a = get (c, f->mem, 2 * ps, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+  rdma_rcache_release (c, a);
+  s = stats (c);
+  found = rdma_rcache_lookup (c, f->mem + 10, ps, IBV_ACCESS_MW_BIND);
+  if (rdma_rcache_watching (c)) {
+    g_assert_true (found == a);
+    g_assert_cmpuint (stats (c).hits, ==, s.hits + 1);
+    g_assert_cmpuint (stats (c).held, ==, 1);
+    rdma_rcache_release (c, found);
+  } else {
+    g_assert_null (found);                      /* nothing was cached */
+  }
+  /* more than the cached region covers, or more access: not found, nothing registered */
+  g_assert_null (rdma_rcache_lookup (c, f->mem + ps, 2 * ps, IBV_ACCESS_LOCAL_WRITE));
+  g_assert_null (rdma_rcache_lookup (c, f->mem, ps, IBV_ACCESS_REMOTE_READ));
+  g_assert_cmpuint (stats (c).misses, ==, s.misses);
+  g_assert_cmpuint (live_mrs (), ==, rdma_rcache_watching (c) ? 1 : 0);
+  rdma_rcache_free (c);
+  g_assert_cmpuint (live_mrs (), ==, 0);
+}
+
 static void
 test_held (Fixture *f, gconstpointer data)
 {
@@ -647,6 +679,7 @@ main (int argc, char **argv)
   ADD ("/rcache/hit_miss", test_hit_miss);
   ADD ("/rcache/lru/entries", test_lru_entries);
   ADD ("/rcache/lru/bytes", test_lru_bytes);
+  ADD ("/rcache/lookup", test_lookup);
   ADD ("/rcache/held", test_held);
   ADD ("/rcache/stale", test_stale);
   ADD ("/rcache/threads", test_threads);

@@ -71,6 +71,15 @@ rdma_bulk_can_lend (RdmaConn *conn)
   return b->can_lend;
 }
 
+/* What a registration of ours allows: a region read into may be lent later (an echo lends
+ * what it was sent), so with windows at hand both uses share one entry.  MW_BIND gives no
+ * remote access by itself. */
+static int
+bulk_access (RdmaConn *conn, int need)
+{
+  return need | (rdma_bulk_can_lend (conn) ? IBV_ACCESS_MW_BIND | IBV_ACCESS_LOCAL_WRITE : 0);
+}
+
 guint32
 rdma_bulk_seq (RdmaConn *conn)
 {
@@ -130,7 +139,8 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
     }
   }
   /* local access only: the window below is the one way in from the wire */
-  entry = rdma_rcache_acquire (b->cache, ptr, len, IBV_ACCESS_MW_BIND, error);
+  entry = rdma_rcache_acquire (b->cache, ptr, len, bulk_access (conn, IBV_ACCESS_MW_BIND),
+                               error);
   if (entry == NULL)
     return FALSE;
   b->lent[i] = entry;
@@ -245,15 +255,8 @@ rdma_bulk_abandon (RdmaConn *conn)
 static gboolean
 read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
 {
-  RdmaBulk *b = conn->bulk;
-  RdmaRcacheEntry *entry = op->data;
-
-  b->reads--;
+  conn->bulk->reads--;
   conn->stats.bulk_received += op->arg;
-  if (entry != NULL) {
-    g_ptr_array_remove_fast (b->reading, entry);
-    rdma_rcache_release (b->cache, entry);
-  }
   return TRUE;
 }
 
@@ -286,6 +289,34 @@ stop_reads (RdmaConn *conn)
   rdma_verbs->disconnect (conn->id);
 }
 
+/* The size of registration window @k of a pipelined pull: one chunk first, so the first READ
+ * waits for little, then doubling up to RDMA_BULK_WINDOW_MAX (fewer registrations, each
+ * made while the READs of the one before are in flight). */
+static gsize
+window_size (gsize chunk, guint k)
+{
+  gsize w = chunk;
+
+  while (k-- > 0 && w < RDMA_BULK_WINDOW_MAX)
+    w *= 2;
+  return MAX (w, chunk);
+}
+
+/* Registers the window of @dst + [@at, ...) for READs to land in; it ends on a page boundary
+ * (so two windows of a field never share a page, which the cache's watch of each allows but
+ * its detaching on the way out would keep alive) or at @n. */
+static RdmaRcacheEntry *
+window_acquire (RdmaConn *conn, guint8 *dst, gsize at, gsize n, gsize size, GError **error)
+{
+  gsize end = at + size;
+
+  end -= ((guintptr) (dst + end)) & (RDMA_BULK_PAGE - 1);
+  if (end <= at || end > n)
+    end = n;
+  return rdma_rcache_acquire (conn->bulk->cache, dst + at, end - at,
+                              bulk_access (conn, IBV_ACCESS_LOCAL_WRITE), error);
+}
+
 gboolean
 rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst, gsize n,
                 gint64 deadline_us, GError **error)
@@ -293,42 +324,37 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   RdmaBulk *b = bulk_get (conn);
   gsize chunk = MAX (conn->settings.bulk_chunk, 4096u);
   ReadRoom room = { MIN (MAX (conn->settings.bulk_depth, 1u), MAX (conn->max_rd_atomic, 1u)) };
-  RdmaRcacheEntry *whole = NULL;
+  int access = bulk_access (conn, IBV_ACCESS_LOCAL_WRITE);
+  RdmaRcacheEntry *cur;         /* the window the next READ lands in */
+  guint first = b->reading->len, windows = 0;
   gsize posted = 0;
 
   g_return_val_if_fail (off <= desc->len && n <= desc->len - off, FALSE);
-  if (room.depth == 1 && n > chunk) {
-    /* unpipelined: all of it registered before the first byte moves */
-    whole = rdma_rcache_acquire (b->cache, dst, n, IBV_ACCESS_LOCAL_WRITE, error);
-    if (whole == NULL)
-      return FALSE;
-  }
+  /* A buffer registered before (cached) needs no windows; unpipelined, all of it is
+   * registered before the first byte moves. */
+  cur = rdma_rcache_lookup (b->cache, dst, n, access);
+  if (cur == NULL)
+    cur = room.depth == 1 || n <= chunk
+          ? rdma_rcache_acquire (b->cache, dst, n, access, error)
+          : window_acquire (conn, dst, 0, n, window_size (chunk, windows++), error);
+  if (cur == NULL)
+    return FALSE;
+  g_ptr_array_add (b->reading, cur);
+
   while (posted < n) {
-    /* chunks end on page boundaries: two cached chunks never share a page, which the
-     * cache's watch of each would not allow (rdma_rcache.h) */
-    gsize k = MIN (chunk - ((guintptr) (dst + posted) & (RDMA_BULK_PAGE - 1)), n - posted);
-    RdmaRcacheEntry *entry = NULL;
+    gsize cur_end = (gsize) (cur->addr + cur->length - dst);
+    gsize k = MIN (chunk, cur_end - posted);
     struct ibv_sge sge;
     struct ibv_send_wr wr;
     RdmaOp *op;
 
     if (!rdma_conn_wait_for (conn, read_room, &room, deadline_us, error))
       goto failed;
-    /* registering this chunk overlaps the READs of the ones before */
-    if (whole == NULL) {
-      entry = rdma_rcache_acquire (b->cache, dst + posted, k, IBV_ACCESS_LOCAL_WRITE, error);
-      if (entry == NULL)
-        goto failed;
-    }
     op = rdma_conn_op_get (conn, RDMA_OP_READ, RDMA_WIRE_PROTO_ENGINE);
     op->done = read_done;
-    op->data = entry;
     op->arg = k;
-    sge = (struct ibv_sge) {
-      .addr = (uintptr_t) (dst + posted),
-      .length = (guint32) k,
-      .lkey = whole != NULL ? whole->lkey : entry->lkey,
-    };
+    sge = (struct ibv_sge) { .addr = (uintptr_t) (dst + posted), .length = (guint32) k,
+                             .lkey = cur->lkey };
     wr = (struct ibv_send_wr) {
       .wr_id = rdma_op_wr_id (op),
       .sg_list = &sge,
@@ -337,26 +363,30 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
       .send_flags = IBV_SEND_SIGNALED,
       .wr.rdma = { .remote_addr = desc->addr + off + posted, .rkey = desc->rkey },
     };
-    if (entry != NULL)
-      g_ptr_array_add (b->reading, entry);
     if (!rdma_conn_post_wr (conn, &wr, "READ (a lent field)", error))
       goto failed;
     b->reads++;
     posted += k;
+    /* the next window is registered while this one's READs are in flight */
+    if (posted == cur_end && posted < n) {
+      cur = window_acquire (conn, dst, posted, n, window_size (chunk, windows++), error);
+      if (cur == NULL)
+        goto failed;
+      g_ptr_array_add (b->reading, cur);
+    }
   }
   if (!rdma_conn_wait_for (conn, reads_idle, NULL, deadline_us, error))
     goto failed;
-  if (whole != NULL)
-    rdma_rcache_release (b->cache, whole);
+  while (b->reading->len > first)
+    rdma_rcache_release (b->cache, g_ptr_array_steal_index_fast (b->reading, first));
   return TRUE;
 
 failed:
   stop_reads (conn);
-  /* entries of READs still in flight stay held until the connection is freed */
-  if (whole != NULL && b->reads == 0)
-    rdma_rcache_release (b->cache, whole);
-  else if (whole != NULL)
-    g_ptr_array_add (b->reading, whole);
+  /* with READs still in flight, the windows stay held until the connection is freed */
+  if (b->reads == 0)
+    while (b->reading->len > first)
+      rdma_rcache_release (b->cache, g_ptr_array_steal_index_fast (b->reading, first));
   return FALSE;
 }
 

@@ -51,6 +51,8 @@ enum
 /* Defaults of the settings (RdmaConnSettings). */
 #define RDMA_BULK_DEFAULT_CHUNK (256u << 10)
 #define RDMA_BULK_DEFAULT_DEPTH 4u
+/* The largest registration window of a pipelined pull (rdma_bulk_pull). */
+#define RDMA_BULK_WINDOW_MAX (4u << 20)
 #define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
 #define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
 

@@ -355,21 +355,16 @@ make_room (RdmaRcache *cache, gsize len)
   return TRUE;
 }
 
-RdmaRcacheEntry *
-rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
-                     GError **error)
+/* A cached entry covering [addr, addr+len) with @access, held and made most recent, or NULL.
+ * Under lock, after drain_events. */
+static Entry *
+find_cached (RdmaRcache *cache, gconstpointer addr, gsize len, int access)
 {
-  GList *l;
-  Entry *e;
-  struct ibv_mr *mr;
   guintptr a = (guintptr) addr;
 
-  g_return_val_if_fail (cache != NULL && len > 0, NULL);
-  g_mutex_lock (&cache->lock);
-  drain_events (cache);
+  for (GList *l = cache->lru.head; l != NULL; l = l->next) {
+    Entry *e = l->data;
 
-  for (l = cache->lru.head; l != NULL; l = l->next) {
-    e = l->data;
     if ((guintptr) e->pub.addr <= a && a + len <= (guintptr) e->pub.addr + e->pub.length
         && (e->access & access) == access) {
       cache->stats.hits++;
@@ -377,9 +372,39 @@ rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int acces
         cache->stats.held++;
       g_queue_unlink (&cache->lru, &e->link);
       g_queue_push_head_link (&cache->lru, &e->link);
-      g_mutex_unlock (&cache->lock);
-      return &e->pub;
+      return e;
     }
+  }
+  return NULL;
+}
+
+RdmaRcacheEntry *
+rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len, int access)
+{
+  Entry *e;
+
+  g_return_val_if_fail (cache != NULL && len > 0, NULL);
+  g_mutex_lock (&cache->lock);
+  drain_events (cache);
+  e = find_cached (cache, addr, len, access);
+  g_mutex_unlock (&cache->lock);
+  return e != NULL ? &e->pub : NULL;
+}
+
+RdmaRcacheEntry *
+rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
+                     GError **error)
+{
+  Entry *e;
+  struct ibv_mr *mr;
+
+  g_return_val_if_fail (cache != NULL && len > 0, NULL);
+  g_mutex_lock (&cache->lock);
+  drain_events (cache);
+
+  if ((e = find_cached (cache, addr, len, access)) != NULL) {
+    g_mutex_unlock (&cache->lock);
+    return &e->pub;
   }
 
   if (len > cache->max_bytes || !make_room (cache, len)) {

@@ -103,6 +103,10 @@ gboolean rdma_rcache_watching (RdmaRcache *cache);
  * cannot be met because every entry is held. */
 RdmaRcacheEntry *rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len,
                                       int access, GError **error);
+/* The same, but only from what is cached: NULL (and nothing registered, nothing counted as a
+ * miss) when no cached region covers the range. */
+RdmaRcacheEntry *rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len,
+                                     int access);
 void rdma_rcache_release (RdmaRcache *cache, RdmaRcacheEntry *entry);
 
 /* Drops cached regions touching [@addr, @addr + @len): for memory the engine frees itself.
