@@ -122,7 +122,8 @@ bench_parse_list (const gchar *text, gboolean sizes, GArray *out, GError **error
 const gchar *const bench_counter_names[BENCH_N_COUNTERS] = {
   "wr_posted", "post_send_calls", "post_recv_calls", "completions",
   "sends", "writes", "write_imms", "reads", "recvs",
-  "bytes_copied", "round_trips", "cq_events", "control_messages", "credit_messages"
+  "bytes_copied", "round_trips", "cq_events", "control_messages", "credit_messages",
+  "window_binds", "window_invalidations"
 };
 
 void
@@ -142,6 +143,8 @@ bench_counters_from_stats (const ThriftRdmaStats *st, guint64 out[BENCH_N_COUNTE
   out[BENCH_C_CQ_EVENTS] = st->cq_events;
   out[BENCH_C_CONTROL] = st->control_messages;
   out[BENCH_C_CREDITS] = st->credit_messages;
+  out[BENCH_C_BINDS] = st->window_binds;
+  out[BENCH_C_INVALIDATIONS] = st->window_invalidations;
 }
 
 void

@@ -56,7 +56,7 @@ gboolean bench_parse_list (const gchar *text, gboolean sizes, GArray *out, GErro
 /* The ThriftRdmaStats counters written to CSV, in this order (totals over the calls of a
  * row, not per call). */
 extern const gchar *const bench_counter_names[];
-#define BENCH_N_COUNTERS 14
+#define BENCH_N_COUNTERS 16
 
 /* Copies the counters named by bench_counter_names out of @st into @out. */
 void bench_counters_from_stats (const ThriftRdmaStats *st, guint64 out[BENCH_N_COUNTERS]);
@@ -72,7 +72,8 @@ enum
 {
   BENCH_C_WR_POSTED, BENCH_C_POST_SEND, BENCH_C_POST_RECV, BENCH_C_COMPLETIONS,
   BENCH_C_SENDS, BENCH_C_WRITES, BENCH_C_WRITE_IMMS, BENCH_C_READS, BENCH_C_RECVS,
-  BENCH_C_COPIED, BENCH_C_ROUND_TRIPS, BENCH_C_CQ_EVENTS, BENCH_C_CONTROL, BENCH_C_CREDITS
+  BENCH_C_COPIED, BENCH_C_ROUND_TRIPS, BENCH_C_CQ_EVENTS, BENCH_C_CONTROL, BENCH_C_CREDITS,
+  BENCH_C_BINDS, BENCH_C_INVALIDATIONS
 };
 
 G_END_DECLS

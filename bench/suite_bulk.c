@@ -153,13 +153,13 @@ static const struct
   glong offset;
 } bulk_counters[] = {
 #define C(f) { #f, G_STRUCT_OFFSET (ThriftRdmaStats, f) },
-  C (bulk_sent) C (bulk_received) C (window_binds) C (rcache_hits) C (rcache_misses)
+  C (bulk_sent) C (bulk_received) C (rcache_hits) C (rcache_misses)
   C (rcache_evictions) C (rcache_invalidations)
 #undef C
 };
 enum
 {
-  K_BULK_SENT = BENCH_N_COUNTERS, K_BULK_RECEIVED, K_BINDS, K_HITS, K_MISSES, K_EVICTIONS,
+  K_BULK_SENT = BENCH_N_COUNTERS, K_BULK_RECEIVED, K_HITS, K_MISSES, K_EVICTIONS,
   K_INVALIDATIONS, N_K
 };
 G_STATIC_ASSERT (N_K == BENCH_N_COUNTERS + G_N_ELEMENTS (bulk_counters));
@@ -367,7 +367,7 @@ print_row (Column *c, guint64 size)
           rate, rate * 2 * size / 1e6, s.p50 / 1e3, k[BENCH_C_COPIED] / d, k[BENCH_C_READS] / d,
           k[BENCH_C_WRITES] / d, k[BENCH_C_SENDS] / d, k[BENCH_C_POST_SEND] / d,
           k[BENCH_C_COMPLETIONS] / d, k[K_BULK_RECEIVED] / d, k[K_BULK_SENT] / d,
-          k[K_BINDS] / d);
+          k[BENCH_C_BINDS] / d);
   if (k[K_HITS] + k[K_MISSES] > 0)
     printf ("%4.0f%%", 100.0 * k[K_HITS] / (k[K_HITS] + k[K_MISSES]));
   else

@@ -218,6 +218,7 @@ test_echo (gconstpointer data)
     fake_verbs_stats (p.cid, &f);
     g_assert_cmpuint (f.binds, ==, G_N_ELEMENTS (sizes));
     g_assert_cmpuint (f.local_invs, ==, G_N_ELEMENTS (sizes));
+    g_assert_cmpuint (p.c->stats.window_invalidations, ==, f.local_invs);
   }
   pair_close (&p);
 }

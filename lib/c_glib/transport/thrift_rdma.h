@@ -217,6 +217,8 @@ typedef struct _ThriftRdmaStats
   guint64 bulk_received;      /* field bytes pulled by RDMA READ straight into the reader's
                                  buffers */
   guint64 window_binds;       /* memory windows bound (one per field lent) */
+  guint64 window_invalidations;  /* windows invalidated once read (LOCAL_INV; like binds,
+                                    work requests counted in wr_posted) */
   guint64 rcache_hits;        /* registrations served by the registration cache */
   guint64 rcache_misses;      /* registrations made (ibv_reg_mr) */
   guint64 rcache_evictions;   /* cached registrations dropped to stay in the cache's bounds */

@@ -213,6 +213,7 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
     };
     if (!post_window_op (conn, &wr, "LOCAL_INV (a field returned)", deadline_us, error))
       goto failed;
+    conn->stats.window_invalidations++;
   }
   /* the registrations go back only once no key reaches them */
   if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
