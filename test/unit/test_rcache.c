@@ -319,6 +319,48 @@ test_lookup (Fixture *f, gconstpointer data)
   g_assert_cmpuint (live_mrs (), ==, 0);
 }
 
+/* Two caches (two connections, two PDs) keep the same buffer: both watch it, an unmap
+ * reaches both, and one that goes leaves the other's watch in place. */
+static void
+test_shared (Fixture *f, gconstpointer data)
+{
+  struct ibv_pd *pd2 = rdma_verbs->alloc_pd (NULL);
+  RdmaRcache *a = rdma_rcache_new (f->pd, 16, 1 << 20);
+  RdmaRcache *b = rdma_rcache_new (pd2, 16, 1 << 20);
+  guint8 *buf = map_pages (4);
+  RdmaRcacheEntry *e;
+
+  (void) data;
+  if (skip_unless_watching (a)) {
+    rdma_rcache_free (b);
+    g_assert_cmpint (rdma_verbs->dealloc_pd (pd2), ==, 0);
+    munmap (buf, 4 * ps);
+    return;
+  }
+  memset (buf, 1, 4 * ps);
+  rdma_rcache_release (a, get (a, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE));
+  rdma_rcache_release (b, get (b, buf + 100, 2 * ps, IBV_ACCESS_LOCAL_WRITE));
+  /* each cache kept its registration: the second acquire of each is a hit */
+  e = get (a, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  rdma_rcache_release (a, e);
+  e = get (b, buf + 100, 2 * ps, IBV_ACCESS_LOCAL_WRITE);
+  rdma_rcache_release (b, e);
+  g_assert_cmpuint (stats (a).hits, ==, 1);
+  g_assert_cmpuint (stats (b).hits, ==, 1);
+  g_assert_cmpuint (stats (a).uncached + stats (b).uncached, ==, 0);
+  g_assert_cmpuint (live_mrs (), ==, 1 + 2);     /* pd2 and the two registrations */
+
+  rdma_rcache_free (a);
+  g_assert_cmpuint (live_mrs (), ==, 1 + 1);
+  /* b still hears of its pages going */
+  g_assert_cmpint (munmap (buf + ps, ps), ==, 0);
+  g_assert_cmpuint (stats (b).invalidations, ==, 1);
+  g_assert_cmpuint (live_mrs (), ==, 1);
+  rdma_rcache_free (b);
+  g_assert_cmpint (rdma_verbs->dealloc_pd (pd2), ==, 0);
+  munmap (buf, 4 * ps);
+}
+
 static void
 test_held (Fixture *f, gconstpointer data)
 {
@@ -680,6 +722,7 @@ main (int argc, char **argv)
   ADD ("/rcache/lru/entries", test_lru_entries);
   ADD ("/rcache/lru/bytes", test_lru_bytes);
   ADD ("/rcache/lookup", test_lookup);
+  ADD ("/rcache/shared", test_shared);
   ADD ("/rcache/held", test_held);
   ADD ("/rcache/stale", test_stale);
   ADD ("/rcache/threads", test_threads);

@@ -44,6 +44,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_pool.h \
 	lib/c_glib/transport/rdma/rdma_rcache.c \
 	lib/c_glib/transport/rdma/rdma_rcache.h \
+	lib/c_glib/transport/rdma/rdma_unmap_watch.c \
+	lib/c_glib/transport/rdma/rdma_unmap_watch.h \
 	lib/c_glib/transport/rdma/rdma_bulk.c \
 	lib/c_glib/transport/rdma/rdma_bulk.h \
 	lib/c_glib/transport/rdma/rdma_bulk_msg.c \

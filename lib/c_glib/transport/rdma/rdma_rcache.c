@@ -18,25 +18,11 @@
 #include "rdma_rcache.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <linux/userfaultfd.h>
 
 #include "rdma_status.h"
+#include "rdma_unmap_watch.h"
 #include "rdma_verbs.h"
-
-#ifndef UFFD_USER_MODE_ONLY
-#define UFFD_USER_MODE_ONLY 1
-#endif
-
-/* Ranges the watcher read and acquire has not yet applied.  Fixed, so the watcher never
- * allocates; on overflow every cached region is dropped. */
-#define RCACHE_RING 256
 
 typedef struct
 {
@@ -58,14 +44,9 @@ struct _RdmaRcache
   GQueue orphans;             /* held entries not cached (uncached, or dropped meanwhile) */
   RdmaRcacheStats stats;
 
-  /* the watcher */
-  int uffd;                   /* -1: not watching */
-  int stop_fd;                /* eventfd telling the thread to end */
-  GThread *thread;
-  GMutex ev_lock;             /* the ring; never held while taking lock */
-  guintptr ev_start[RCACHE_RING], ev_end[RCACHE_RING];
-  guint ev_count;
-  gboolean ev_overflow;
+  /* what the process's watch reported that this cache has applied (rdma_unmap_watch.h) */
+  gboolean watching;
+  guint64 ev_cursor;
 };
 
 G_LOCK_DEFINE_STATIC (misuse);
@@ -82,103 +63,6 @@ rdma_rcache_misuse_total (void)
   return n;
 }
 
-static gsize
-page_size (void)
-{
-  static gsize size;
-
-  if (size == 0)
-    size = (gsize) sysconf (_SC_PAGESIZE);
-  return size;
-}
-
-static void
-page_span (gconstpointer addr, gsize len, guintptr *start, guintptr *end)
-{
-  gsize ps = page_size ();
-
-  *start = (guintptr) addr & ~(guintptr) (ps - 1);
-  *end = ((guintptr) addr + len + ps - 1) & ~(guintptr) (ps - 1);
-}
-
-/* The watcher: reads every event as it comes, records unmapped ranges.  Reading and recording
- * happen under ev_lock, so a munmap that returned (its event read) is in the ring for any
- * acquire that takes ev_lock after it. */
-static gpointer
-watch_thread (gpointer data)
-{
-  RdmaRcache *cache = data;
-  struct pollfd fds[2] = { { cache->uffd, POLLIN, 0 }, { cache->stop_fd, POLLIN, 0 } };
-
-  for (;;) {
-    if (poll (fds, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
-      g_warning ("rdma_rcache: poll on userfaultfd: %s", g_strerror (errno));
-      return NULL;
-    }
-    if (fds[1].revents)
-      return NULL;
-    g_mutex_lock (&cache->ev_lock);
-    for (;;) {
-      struct uffd_msg msg;
-      ssize_t n = read (cache->uffd, &msg, sizeof msg);
-      guintptr start = 0, end = 0;
-
-      if (n != (ssize_t) sizeof msg)
-        break;               /* EAGAIN: drained */
-      switch (msg.event) {
-      case UFFD_EVENT_UNMAP:
-      case UFFD_EVENT_REMOVE:
-        start = msg.arg.remove.start;
-        end = msg.arg.remove.end;
-        break;
-      case UFFD_EVENT_REMAP:
-        start = msg.arg.remap.from;
-        end = msg.arg.remap.from + msg.arg.remap.len;
-        break;
-      default:
-        /* No page is write-protected, so no fault can come; nothing else is asked for. */
-        continue;
-      }
-      if (cache->ev_count == RCACHE_RING) {
-        cache->ev_overflow = TRUE;
-      } else {
-        cache->ev_start[cache->ev_count] = start;
-        cache->ev_end[cache->ev_count] = end;
-        cache->ev_count++;
-      }
-    }
-    g_mutex_unlock (&cache->ev_lock);
-  }
-}
-
-static int
-uffd_open (void)
-{
-  int fd;
-  struct uffdio_api api = { .api = UFFD_API,
-                            .features = UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE
-                                        | UFFD_FEATURE_EVENT_REMAP };
-
-  /* User mode only first: the only kind an unprivileged process gets when
-   * vm.unprivileged_userfaultfd is 0; older kernels refuse the flag (EINVAL). */
-  fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-  if (fd < 0 && errno == EINVAL)
-    fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    g_debug ("rdma_rcache: no userfaultfd (%s): caching nothing", g_strerror (errno));
-    return -1;
-  }
-  if (ioctl (fd, UFFDIO_API, &api) < 0) {
-    g_debug ("rdma_rcache: UFFDIO_API with unmap events: %s: caching nothing",
-             g_strerror (errno));
-    close (fd);
-    return -1;
-  }
-  return fd;
-}
-
 RdmaRcache *
 rdma_rcache_new (struct ibv_pd *pd, guint max_entries, gsize max_bytes)
 {
@@ -190,52 +74,25 @@ rdma_rcache_new (struct ibv_pd *pd, guint max_entries, gsize max_bytes)
   cache->max_entries = max_entries;
   cache->max_bytes = max_bytes;
   g_mutex_init (&cache->lock);
-  g_mutex_init (&cache->ev_lock);
   g_queue_init (&cache->lru);
   g_queue_init (&cache->orphans);
-  cache->stop_fd = -1;
-  cache->uffd = uffd_open ();
-  if (cache->uffd >= 0) {
-    cache->stop_fd = eventfd (0, EFD_CLOEXEC);
-    if (cache->stop_fd < 0) {
-      close (cache->uffd);
-      cache->uffd = -1;
-    } else {
-      cache->thread = g_thread_new ("rdma-rcache", watch_thread, cache);
-    }
-  }
+  cache->watching = rdma_unmap_watch_ref (&cache->ev_cursor);
   return cache;
 }
 
 gboolean
 rdma_rcache_watching (RdmaRcache *cache)
 {
-  return cache->uffd >= 0;
+  return cache->watching;
 }
 
-/* Detaches the userfaultfd from the pages of a cached region that goes, unless a region still
- * cached shares one of them: so a range no longer cached neither waits for the watcher when
- * it is unmapped nor keeps another userfaultfd (EBUSY) off it.  Under lock. */
+/* Stops watching the pages of a cached region that goes (the watch keeps those another
+ * region still needs).  Under lock. */
 static void
 unwatch (RdmaRcache *cache, Entry *gone)
 {
-  struct uffdio_range range;
-  guintptr start, end;
-  GList *l;
-
-  page_span (gone->pub.addr, gone->pub.length, &start, &end);
-  for (l = cache->lru.head; l != NULL; l = l->next) {
-    Entry *e = l->data;
-    guintptr s, t;
-
-    page_span (e->pub.addr, e->pub.length, &s, &t);
-    if (s < end && start < t)
-      return;
-  }
-  range.start = start;
-  range.len = end - start;
-  /* Fails harmlessly where the pages are gone already (an invalidation). */
-  (void) ioctl (cache->uffd, UFFDIO_UNREGISTER, &range);
+  if (cache->watching)
+    rdma_unmap_watch_remove (gone->pub.addr, gone->pub.length);
 }
 
 /* Deregisters an entry nobody holds and is out of the list.  Under lock. */
@@ -291,45 +148,28 @@ invalidate_range (RdmaRcache *cache, guintptr start, guintptr end, gboolean all)
   }
 }
 
-/* Applies what the watcher recorded.  Under lock. */
+/* Applies what the watch reported since the last time.  Under lock.  The ranges are copied
+ * out first: dropping entries frees memory, which must not happen under the watch's event
+ * lock. */
 static void
 drain_events (RdmaRcache *cache)
 {
-  guint i;
+  RdmaUnmapRange ev[RDMA_UNMAP_WATCH_RING];
+  guint n;
 
-  if (cache->uffd < 0)
+  if (!cache->watching)
     return;
-  g_mutex_lock (&cache->ev_lock);
-  if (cache->ev_overflow)
+  if (!rdma_unmap_watch_events (&cache->ev_cursor, ev, &n))
     invalidate_range (cache, 0, 0, TRUE);
   else
-    for (i = 0; i < cache->ev_count; i++)
-      invalidate_range (cache, cache->ev_start[i], cache->ev_end[i], FALSE);
-  cache->ev_count = 0;
-  cache->ev_overflow = FALSE;
-  g_mutex_unlock (&cache->ev_lock);
+    for (guint i = 0; i < n; i++)
+      invalidate_range (cache, ev[i].start, ev[i].end, FALSE);
 }
 
-/* Attaches the cache's userfaultfd to the pages of [addr, addr+len). */
 static gboolean
 watch (RdmaRcache *cache, gconstpointer addr, gsize len)
 {
-  struct uffdio_register reg;
-  guintptr start, end;
-
-  if (cache->uffd < 0)
-    return FALSE;
-  page_span (addr, len, &start, &end);
-  memset (&reg, 0, sizeof reg);
-  reg.range.start = start;
-  reg.range.len = end - start;
-  reg.mode = UFFDIO_REGISTER_MODE_WP;
-  if (ioctl (cache->uffd, UFFDIO_REGISTER, &reg) < 0) {
-    g_debug ("rdma_rcache: cannot watch %p+%" G_GSIZE_FORMAT " (%s): not cached", addr, len,
-             g_strerror (errno));
-    return FALSE;
-  }
-  return TRUE;
+  return cache->watching && rdma_unmap_watch_add (addr, len);
 }
 
 /* Deregisters least recently used entries nobody holds until @len more bytes and one more
@@ -503,19 +343,6 @@ rdma_rcache_free (RdmaRcache *cache)
 
   if (cache == NULL)
     return;
-  if (cache->thread != NULL) {
-    guint64 one = 1;
-
-    if (write (cache->stop_fd, &one, sizeof one) != sizeof one)
-      g_warning ("rdma_rcache: cannot stop the watcher: %s", g_strerror (errno));
-    g_thread_join (cache->thread);
-  }
-  /* Closing the userfaultfd detaches it from every range it watches. */
-  if (cache->uffd >= 0)
-    close (cache->uffd);
-  if (cache->stop_fd >= 0)
-    close (cache->stop_fd);
-
   g_mutex_lock (&cache->lock);
   if (cache->stats.held > 0) {
     g_warning ("rdma_rcache_free: %u entries still held (%" G_GUINT64_FORMAT
@@ -527,6 +354,7 @@ rdma_rcache_free (RdmaRcache *cache)
   }
   while ((e = g_queue_peek_head (&cache->lru)) != NULL) {
     g_queue_unlink (&cache->lru, &e->link);
+    unwatch (cache, e);
     entry_destroy (cache, e);
   }
   while ((e = g_queue_peek_head (&cache->orphans)) != NULL) {
@@ -534,7 +362,7 @@ rdma_rcache_free (RdmaRcache *cache)
     entry_destroy (cache, e);
   }
   g_mutex_unlock (&cache->lock);
+  rdma_unmap_watch_unref ();
   g_mutex_clear (&cache->lock);
-  g_mutex_clear (&cache->ev_lock);
   g_free (cache);
 }

@@ -17,30 +17,32 @@
  * so that a buffer sent or received again costs no ibv_reg_mr.  Bounded by a number of
  * entries and a number of pinned bytes; when a new registration would pass either bound, the
  * least recently used entries that nobody holds are deregistered first, and if those are not
- * enough (everything is held) the acquire fails.  Thread-safe: one cache is meant to be
- * shared by every user of its PD (whoever owns the PD creates it and hands it out; there is no
- * registry of caches yet).  Every registration goes through rdma_verbs (reg_mr,
- * dereg_mr), so the host tests run it over the in-memory provider.
+ * enough (everything is held) the acquire fails.  Thread-safe.  One cache per PD, and the
+ * engine gives every connection a PD of its own (a PD shared between peers would let one
+ * peer reach another's remotely writable rings with a guessed key), so the MRs are per
+ * connection; what is per process is the costly part, the watch below.  Every registration
+ * goes through rdma_verbs (reg_mr, dereg_mr), so the host tests run it over the in-memory
+ * provider.
  *
  * Never stale.  A registration pins the pages mapped at the time; if the buffer is unmapped
  * and memory is mapped again at the same address, the old MR still points at the old pages,
  * and serving it would send old bytes or land new ones where nobody looks.  The cache hears
- * of every such change through userfaultfd, in non-cooperative mode:
- *   - each cached range (its pages) is registered with the cache's userfaultfd in
- *     write-protect mode, with no page ever write-protected: this traps no fault at all
- *     (missing-page mode would stop every first touch of a page), it only attaches the
- *     cache to the range so that the kernel reports what happens to it;
- *   - UFFD_FEATURE_EVENT_UNMAP (munmap, mmap MAP_FIXED over it, brk shrinking, mremap
- *     shrinking), EVENT_REMOVE (madvise DONTNEED/REMOVE: glibc's trimming of its heaps) and
- *     EVENT_REMAP (mremap moving it) report the range;
- *   - the thread that unmaps is held in the kernel until the event is read.  A thread of the
- *     cache reads the events and records their ranges under a lock that acquire takes too,
- *     so once munmap has returned, the next acquire sees the range and drops the entries it
- *     touches (counted as invalidations) before it looks anything up.  That thread never
- *     takes the cache's lock and never allocates, so an unmap made by a thread that holds
- *     the lock (a free inside reg_mr trimming the heap) cannot deadlock.
- *   - a region that leaves the cache detaches its pages again (unless a cached region shares
- *     one), so memory no longer cached is not slowed down nor kept from other userfaultfds.
+ * of every such change through the process's userfaultfd watch (rdma_unmap_watch.h), shared
+ * by every cache of the process:
+ *   - each cached range (its pages) is attached to the userfaultfd in write-protect mode,
+ *     with no page ever write-protected: this traps no fault at all (missing-page mode would
+ *     stop every first touch of a page), it only makes the kernel report what happens to it;
+ *   - EVENT_UNMAP (munmap, mmap MAP_FIXED over it, brk shrinking, mremap shrinking),
+ *     EVENT_REMOVE (madvise DONTNEED/REMOVE: glibc's trimming of its heaps) and EVENT_REMAP
+ *     (mremap moving it) report the range;
+ *   - the thread that unmaps is held in the kernel until the event is read.  The watch's
+ *     thread reads and records it before letting go of its event lock, and every acquire
+ *     first applies what was recorded since its last one, so once munmap has returned, the
+ *     next acquire drops the entries the range touches (counted as invalidations) before it
+ *     looks anything up;
+ *   - a region that leaves the cache stops watching its pages (detached once no cache
+ *     watches them), so memory no longer cached is not slowed down nor kept from other
+ *     userfaultfds.
  * Why this and not on-demand paging: soft-RoCE (rxe) on the guest's 6.1 kernel reports no ODP
  * capability (ibv_devinfo -v: rc_odp_caps NO SUPPORT).  Interposing free() is no option
  * (glibc has no malloc hooks; munmap and brk from elsewhere would be missed).  userfaultfd
@@ -50,11 +52,11 @@
  * (the mode only changes which faults are trapped, and the cache traps none).
  *
  * Limits.  Memory that userfaultfd cannot watch (file-backed private mappings other than
- * shmem, a range another userfaultfd watches, no userfaultfd at all: EPERM on an older kernel
- * for an unprivileged user) is registered for the one use and deregistered at its release,
- * never cached (counted as uncached).  Memory the engine allocates itself may be cached
- * anyway if the engine calls rdma_rcache_invalidate when it frees it.  Lookup is a scan of
- * the entries in recency order (bounded by max_entries).  Regions are registered as asked
+ * shmem, a range another userfaultfd of the process watches, no userfaultfd at all: EPERM on
+ * an older kernel for an unprivileged user) is registered for the one use and deregistered
+ * at its release, never cached (counted as uncached).  Memory the engine allocates itself may
+ * be cached anyway if the engine calls rdma_rcache_invalidate when it frees it.  Lookup is a
+ * scan of the entries in recency order (bounded by max_entries).  Regions are registered as asked
  * (not widened to pages), so a remote key never covers bytes the caller did not name; a
  * smaller range inside a cached one with the same or fewer access flags hits.
  */

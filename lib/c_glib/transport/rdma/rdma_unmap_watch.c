@@ -1,0 +1,275 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_unmap_watch.c: the process's userfaultfd watch (see rdma_unmap_watch.h). */
+#include "config.h"
+
+#include "rdma_unmap_watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/userfaultfd.h>
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+
+/* Taken by users, never by the thread: the references, the descriptors, the page counts. */
+static GMutex watch_lock;
+static guint refs;
+static int uffd = -1;
+static int stop_fd = -1;
+static GThread *thread;
+static GHashTable *pages;     /* page address -> how many adds cover it */
+
+/* Taken by the thread while it reads and records, and by readers of the ring; nobody
+ * allocates or frees under it. */
+static GMutex ev_lock;
+static RdmaUnmapRange ring[RDMA_UNMAP_WATCH_RING];
+static guint64 ev_seq;        /* events recorded since the process started */
+
+static gsize
+page_size (void)
+{
+  static gsize size;
+
+  if (size == 0)
+    size = (gsize) sysconf (_SC_PAGESIZE);
+  return size;
+}
+
+static void
+page_span (gconstpointer addr, gsize len, guintptr *start, guintptr *end)
+{
+  gsize ps = page_size ();
+
+  *start = (guintptr) addr & ~(guintptr) (ps - 1);
+  *end = ((guintptr) addr + len + ps - 1) & ~(guintptr) (ps - 1);
+}
+
+/* Reads every event as it comes.  Reading and recording happen under ev_lock, so an munmap
+ * that returned (its event read) is in the ring for any reader that takes ev_lock after it. */
+static gpointer
+watch_thread (gpointer data)
+{
+  struct pollfd fds[2] = { { uffd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+
+  (void) data;
+  for (;;) {
+    if (poll (fds, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      g_warning ("rdma_unmap_watch: poll on userfaultfd: %s", g_strerror (errno));
+      return NULL;
+    }
+    if (fds[1].revents)
+      return NULL;
+    g_mutex_lock (&ev_lock);
+    for (;;) {
+      struct uffd_msg msg;
+      ssize_t n = read (fds[0].fd, &msg, sizeof msg);
+      RdmaUnmapRange r;
+
+      if (n != (ssize_t) sizeof msg)
+        break;               /* EAGAIN: drained */
+      switch (msg.event) {
+      case UFFD_EVENT_UNMAP:
+      case UFFD_EVENT_REMOVE:
+        r.start = msg.arg.remove.start;
+        r.end = msg.arg.remove.end;
+        break;
+      case UFFD_EVENT_REMAP:
+        r.start = msg.arg.remap.from;
+        r.end = msg.arg.remap.from + msg.arg.remap.len;
+        break;
+      default:
+        /* No page is write-protected, so no fault can come; nothing else is asked for. */
+        continue;
+      }
+      ring[ev_seq % RDMA_UNMAP_WATCH_RING] = r;
+      ev_seq++;
+    }
+    g_mutex_unlock (&ev_lock);
+  }
+}
+
+static int
+uffd_open (void)
+{
+  int fd;
+  struct uffdio_api api = { .api = UFFD_API,
+                            .features = UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMOVE
+                                        | UFFD_FEATURE_EVENT_REMAP };
+
+  /* User mode only first: the only kind an unprivileged process gets when
+   * vm.unprivileged_userfaultfd is 0; older kernels refuse the flag (EINVAL). */
+  fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+  if (fd < 0 && errno == EINVAL)
+    fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    g_debug ("rdma_unmap_watch: no userfaultfd (%s): caching nothing", g_strerror (errno));
+    return -1;
+  }
+  if (ioctl (fd, UFFDIO_API, &api) < 0) {
+    g_debug ("rdma_unmap_watch: UFFDIO_API with unmap events: %s: caching nothing",
+             g_strerror (errno));
+    close (fd);
+    return -1;
+  }
+  return fd;
+}
+
+gboolean
+rdma_unmap_watch_ref (guint64 *cursor)
+{
+  gboolean watching;
+
+  g_mutex_lock (&watch_lock);
+  if (refs++ == 0) {
+    uffd = uffd_open ();
+    if (uffd >= 0 && (stop_fd = eventfd (0, EFD_CLOEXEC)) < 0) {
+      close (uffd);
+      uffd = -1;
+    }
+    if (uffd >= 0) {
+      pages = g_hash_table_new (g_direct_hash, g_direct_equal);
+      thread = g_thread_new ("rdma-unmap-watch", watch_thread, NULL);
+    }
+  }
+  watching = uffd >= 0;
+  g_mutex_unlock (&watch_lock);
+
+  g_mutex_lock (&ev_lock);
+  *cursor = ev_seq;
+  g_mutex_unlock (&ev_lock);
+  return watching;
+}
+
+void
+rdma_unmap_watch_unref (void)
+{
+  g_mutex_lock (&watch_lock);
+  if (refs == 0) {
+    g_mutex_unlock (&watch_lock);
+    g_return_if_reached ();
+  }
+  if (--refs == 0 && uffd >= 0) {
+    guint64 one = 1;
+
+    if (write (stop_fd, &one, sizeof one) != sizeof one)
+      g_warning ("rdma_unmap_watch: cannot stop the watcher: %s", g_strerror (errno));
+    g_thread_join (thread);
+    thread = NULL;
+    /* Closing the userfaultfd detaches it from every page it watches (and lets go any
+     * thread held on an event nobody read). */
+    close (uffd);
+    close (stop_fd);
+    uffd = stop_fd = -1;
+    g_hash_table_destroy (pages);
+    pages = NULL;
+  }
+  g_mutex_unlock (&watch_lock);
+}
+
+gboolean
+rdma_unmap_watch_add (gconstpointer addr, gsize len)
+{
+  struct uffdio_register reg = { 0 };
+  guintptr start, end;
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (len > 0, FALSE);
+  page_span (addr, len, &start, &end);
+  g_mutex_lock (&watch_lock);
+  if (uffd >= 0) {
+    reg.range.start = start;
+    reg.range.len = end - start;
+    reg.mode = UFFDIO_REGISTER_MODE_WP;
+    /* pages attached already (by another add) are attached again harmlessly */
+    if (ioctl (uffd, UFFDIO_REGISTER, &reg) < 0) {
+      g_debug ("rdma_unmap_watch: cannot watch %p+%" G_GSIZE_FORMAT " (%s)", addr, len,
+               g_strerror (errno));
+    } else {
+      for (guintptr p = start; p < end; p += page_size ()) {
+        gpointer key = GSIZE_TO_POINTER (p);
+        guint n = GPOINTER_TO_UINT (g_hash_table_lookup (pages, key));
+        g_hash_table_insert (pages, key, GUINT_TO_POINTER (n + 1));
+      }
+      ok = TRUE;
+    }
+  }
+  g_mutex_unlock (&watch_lock);
+  return ok;
+}
+
+static void
+detach (guintptr start, guintptr end)
+{
+  struct uffdio_range range = { .start = start, .len = end - start };
+
+  /* Fails harmlessly where the pages are gone already (an unmap). */
+  (void) ioctl (uffd, UFFDIO_UNREGISTER, &range);
+}
+
+void
+rdma_unmap_watch_remove (gconstpointer addr, gsize len)
+{
+  guintptr start, end, run = 0;
+
+  g_return_if_fail (len > 0);
+  page_span (addr, len, &start, &end);
+  g_mutex_lock (&watch_lock);
+  if (uffd >= 0) {
+    /* pages no add covers any more are detached, in runs */
+    for (guintptr p = start; p < end; p += page_size ()) {
+      gpointer key = GSIZE_TO_POINTER (p);
+      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (pages, key));
+
+      if (n > 1) {
+        g_hash_table_insert (pages, key, GUINT_TO_POINTER (n - 1));
+        if (run != 0)
+          detach (run, p);
+        run = 0;
+        continue;
+      }
+      g_hash_table_remove (pages, key);
+      if (run == 0)
+        run = p;
+    }
+    if (run != 0)
+      detach (run, end);
+  }
+  g_mutex_unlock (&watch_lock);
+}
+
+gboolean
+rdma_unmap_watch_events (guint64 *cursor, RdmaUnmapRange out[RDMA_UNMAP_WATCH_RING], guint *n)
+{
+  gboolean complete;
+
+  g_mutex_lock (&ev_lock);
+  complete = ev_seq - *cursor <= RDMA_UNMAP_WATCH_RING;
+  *n = 0;
+  if (complete)
+    for (guint64 s = *cursor; s < ev_seq; s++)
+      out[(*n)++] = ring[s % RDMA_UNMAP_WATCH_RING];
+  *cursor = ev_seq;
+  g_mutex_unlock (&ev_lock);
+  return complete;
+}
