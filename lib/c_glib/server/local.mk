@@ -23,5 +23,10 @@ stage/include/thrift/c_glib/server:
 
 # Recipe of the stamp rules that generate c_glib code with thrift-hatrpc (test/server, tutorial,
 # bench): `DIR/stamp: IDL thrift-compiler-patch/thrift-hatrpc` regenerates DIR from IDL.
-hatrpc_gen_recipe = $(AM_V_GEN)$(MKDIR_P) $(@D) && rm -f $(@D)/*.[ch] && \
-	thrift-compiler-patch/thrift-hatrpc --gen c_glib -out $(@D) $< && touch $@
+# A rule that passes c_glib generator options writes them between the two halves instead:
+# `$(hatrpc_gen_recipe_begin):zero_copy_binary $(hatrpc_gen_recipe_end)` (plain make has no
+# per-target variables or functions, and automake -Wall would reject GNU make's).
+hatrpc_gen_recipe_begin = $(AM_V_GEN)$(MKDIR_P) $(@D) && rm -f $(@D)/*.[ch] && \
+	thrift-compiler-patch/thrift-hatrpc --gen c_glib
+hatrpc_gen_recipe_end = -out $(@D) $< && touch $@
+hatrpc_gen_recipe = $(hatrpc_gen_recipe_begin) $(hatrpc_gen_recipe_end)
