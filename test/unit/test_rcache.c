@@ -350,8 +350,12 @@ test_shared (Fixture *f, gconstpointer data)
   g_assert_cmpuint (stats (a).uncached + stats (b).uncached, ==, 0);
   g_assert_cmpuint (live_mrs (), ==, 1 + 2);     /* pd2 and the two registrations */
 
+  g_assert_false (other_may_watch (buf + 3 * ps));
   rdma_rcache_free (a);
   g_assert_cmpuint (live_mrs (), ==, 1 + 1);
+  /* the page only a watched is let go; the ones b still needs are not */
+  g_assert_true (other_may_watch (buf + 3 * ps));
+  g_assert_false (other_may_watch (buf + ps));
   /* b still hears of its pages going */
   g_assert_cmpint (munmap (buf + ps, ps), ==, 0);
   g_assert_cmpuint (stats (b).invalidations, ==, 1);

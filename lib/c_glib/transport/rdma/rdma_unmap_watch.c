@@ -36,7 +36,7 @@ static guint refs;
 static int uffd = -1;
 static int stop_fd = -1;
 static GThread *thread;
-static GHashTable *pages;     /* page address -> how many adds cover it */
+static GArray *watched;       /* RdmaUnmapRange (page-aligned), one per add not yet removed */
 
 /* Taken by the thread while it reads and records, and by readers of the ring; nobody
  * allocates or frees under it. */
@@ -148,7 +148,7 @@ rdma_unmap_watch_ref (guint64 *cursor)
       uffd = -1;
     }
     if (uffd >= 0) {
-      pages = g_hash_table_new (g_direct_hash, g_direct_equal);
+      watched = g_array_new (FALSE, FALSE, sizeof (RdmaUnmapRange));
       thread = g_thread_new ("rdma-unmap-watch", watch_thread, NULL);
     }
   }
@@ -181,8 +181,8 @@ rdma_unmap_watch_unref (void)
     close (uffd);
     close (stop_fd);
     uffd = stop_fd = -1;
-    g_hash_table_destroy (pages);
-    pages = NULL;
+    g_array_free (watched, TRUE);
+    watched = NULL;
   }
   g_mutex_unlock (&watch_lock);
 }
@@ -206,11 +206,8 @@ rdma_unmap_watch_add (gconstpointer addr, gsize len)
       g_debug ("rdma_unmap_watch: cannot watch %p+%" G_GSIZE_FORMAT " (%s)", addr, len,
                g_strerror (errno));
     } else {
-      for (guintptr p = start; p < end; p += page_size ()) {
-        gpointer key = GSIZE_TO_POINTER (p);
-        guint n = GPOINTER_TO_UINT (g_hash_table_lookup (pages, key));
-        g_hash_table_insert (pages, key, GUINT_TO_POINTER (n + 1));
-      }
+      RdmaUnmapRange r = { start, end };
+      g_array_append_val (watched, r);
       ok = TRUE;
     }
   }
@@ -227,34 +224,55 @@ detach (guintptr start, guintptr end)
   (void) ioctl (uffd, UFFDIO_UNREGISTER, &range);
 }
 
+static gint
+by_start (gconstpointer a, gconstpointer b)
+{
+  const RdmaUnmapRange *x = a, *y = b;
+
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
 void
 rdma_unmap_watch_remove (gconstpointer addr, gsize len)
 {
-  guintptr start, end, run = 0;
+  g_autoptr (GArray) others = NULL;
+  guintptr start, end, at;
+  guint i;
 
   g_return_if_fail (len > 0);
   page_span (addr, len, &start, &end);
   g_mutex_lock (&watch_lock);
-  if (uffd >= 0) {
-    /* pages no add covers any more are detached, in runs */
-    for (guintptr p = start; p < end; p += page_size ()) {
-      gpointer key = GSIZE_TO_POINTER (p);
-      guint n = GPOINTER_TO_UINT (g_hash_table_lookup (pages, key));
-
-      if (n > 1) {
-        g_hash_table_insert (pages, key, GUINT_TO_POINTER (n - 1));
-        if (run != 0)
-          detach (run, p);
-        run = 0;
-        continue;
-      }
-      g_hash_table_remove (pages, key);
-      if (run == 0)
-        run = p;
-    }
-    if (run != 0)
-      detach (run, end);
+  if (uffd < 0) {
+    g_mutex_unlock (&watch_lock);
+    return;
   }
+  /* this add goes; the pages of the span that no other add covers are detached */
+  others = g_array_new (FALSE, FALSE, sizeof (RdmaUnmapRange));
+  for (i = 0; i < watched->len; i++) {
+    RdmaUnmapRange *r = &g_array_index (watched, RdmaUnmapRange, i);
+
+    if (r->start == start && r->end == end) {
+      g_array_remove_index_fast (watched, i);
+      break;
+    }
+  }
+  for (i = 0; i < watched->len; i++) {
+    RdmaUnmapRange *r = &g_array_index (watched, RdmaUnmapRange, i);
+
+    if (r->start < end && start < r->end)
+      g_array_append_val (others, *r);
+  }
+  g_array_sort (others, by_start);
+  at = start;
+  for (i = 0; i < others->len && at < end; i++) {
+    RdmaUnmapRange *r = &g_array_index (others, RdmaUnmapRange, i);
+
+    if (r->start > at)
+      detach (at, MIN (r->start, end));
+    at = MAX (at, r->end);
+  }
+  if (at < end)
+    detach (at, end);
   g_mutex_unlock (&watch_lock);
 }
 

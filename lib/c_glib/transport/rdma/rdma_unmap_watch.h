@@ -20,7 +20,7 @@
  * One per process, not one per cache: a page can be attached to one userfaultfd only, so two
  * caches with their own (two connections sending the same buffer) would leave the second
  * unable to watch it (EBUSY), and every connection would cost a thread.  Pages are attached
- * while any cache watches them (counted per page), and detached when the last one stops.
+ * while any cache watches them (the ranges added are kept), and detached when the last stops.
  * The thread never allocates and takes only the event lock: a thread that unmaps watched
  * memory is held in the kernel until its event is read, whatever locks it holds.  Started
  * with the first reference, stopped (and the userfaultfd closed, which detaches everything)
