@@ -42,10 +42,12 @@ CLEANFILES += $(hinted_gen) test/compiler/gen/stamp
 
 # The generator option zero_copy_binary (issue 10).  zero_copy.sh: the code generated from
 # zero_copy.thrift without it is stock Thrift's, with it every binary read takes the protocol's
-# buffer (g_byte_array_new_take) and nothing else changes; the option's errors and --help.
+# buffer (g_byte_array_new_take), process_<function> releases the reply only after the flush,
+# and nothing else changes; the option's errors and --help.
 # test_zero_copy_runtime: that code with the option, under ASan/UBSan, reads back empty, small
 # and 1 MiB binaries in fields, containers, _args structs and recv_<function> byte for byte,
-# each holding the very buffer read_binary handed out, with no leak.
+# each holding the very buffer read_binary handed out, with no leak; the processor's replies
+# (new binaries, exceptions) are intact at the flush of a transport that lends large writes.
 TESTS += test/compiler/zero_copy.sh
 EXTRA_DIST += test/compiler/zero_copy.sh test/compiler/zero_copy.thrift
 zc_gen = \

@@ -29,6 +29,16 @@
  * GByteArray releases that array; a negative length from the binary protocol (which hands it
  * on with a NULL buffer) is an error, as the compact protocol's own check makes it.
  *
+ * The processor: its handler replies with NEW binaries (a 1 MiB binary, a list, a map, a
+ * struct, a declared exception holding one, an application exception with an 8 KiB message)
+ * over a LendingBuffer, a transport that keeps the pointer of every large write instead of
+ * copying it, as ThriftRdma's bulk transfer lends a large field until the peer has read it
+ * during the flush.  The flush reads each lent range again and checks it against the digest
+ * taken at the write: stock code frees the reply before the flush, which fails there (ASan:
+ * heap-use-after-free).  The client reads the reply back, byte for byte.  Its calls go
+ * through a LendingBuffer too (send_<function> writes from the caller's arguments).  A oneway
+ * function writes nothing, also when its handler fails.
+ *
  * Built with ASan/UBSan and run with G_SLICE=always-malloc (the program sets it and runs
  * itself again), so that every GByteArray and buffer is a malloc block that LeakSanitizer
  * sees: a leak, a double free or a use after free fails the test.  Two leaks of stock Thrift
@@ -40,6 +50,7 @@
 #include <unistd.h>
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/thrift_application_exception.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_compact_protocol.h>
@@ -136,14 +147,20 @@ typedef struct
   RecordingProtocol *in;       /* the same, recording */
 } Pipe;
 
+static ThriftProtocol *
+protocol_on (Kind kind, gpointer transport)
+{
+  return g_object_new (kind == BINARY ? THRIFT_TYPE_BINARY_PROTOCOL
+                       : kind == COMPACT ? THRIFT_TYPE_COMPACT_PROTOCOL
+                       : THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
+                       "transport", transport, NULL);
+}
+
 static void
 pipe_open (Pipe *p, Kind kind)
 {
   p->transport = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "buf_size", 16 * BIG, NULL);
-  p->out = g_object_new (kind == BINARY ? THRIFT_TYPE_BINARY_PROTOCOL
-                         : kind == COMPACT ? THRIFT_TYPE_COMPACT_PROTOCOL
-                         : THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
-                         "transport", p->transport, NULL);
+  p->out = protocol_on (kind, p->transport);
   p->in = g_object_new (recording_protocol_get_type (), "transport", p->transport,
                         "protocol", p->out, NULL);
 }
@@ -504,6 +521,549 @@ test_recv (gconstpointer data)
   g_object_unref (blobs_want);
 }
 
+/* ---- the processor: a reply lent to the transport lives until the flush ---- */
+
+/* From this size on, LendingBuffer lends a write instead of copying it (ThriftRdma's
+ * bulk-threshold is of this order; every large value below is far above it, every header and
+ * length far below). */
+#define LEND_MIN 4096
+
+typedef struct
+{
+  const guint8 *lent;   /* the writer's memory, or NULL: copied, at offset in copied */
+  gsize offset;
+  guint32 len;
+  guint64 digest;       /* of the lent bytes when they were written */
+} Piece;
+
+/* FNV-1a over LEN bytes at P, read here rather than in an uninstrumented library, so that
+ * ASan sees a read of freed memory */
+static guint64
+digest (const guint8 *p, gsize len)
+{
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+  gsize i;
+
+  for (i = 0; i < len; i++)
+    h = (h ^ p[i]) * G_GUINT64_CONSTANT (0x100000001b3);
+  return h;
+}
+
+/* LendingBuffer: a ThriftMemoryBuffer whose writes wait for the flush.  A small write is
+ * copied (as into registered memory); a large one is lent: only its pointer, length and digest
+ * are kept, and the flush reads the bytes from where the writer had them. */
+typedef struct
+{
+  ThriftMemoryBuffer parent;
+  GArray *pieces;       /* of Piece, in the order written */
+  GByteArray *copied;
+  guint writes;         /* write calls since the last flush */
+  guint lent;           /* lent writes found intact by a flush */
+  guint flushes;
+} LendingBuffer;
+
+typedef struct
+{
+  ThriftMemoryBufferClass parent;
+} LendingBufferClass;
+
+static GType lending_buffer_get_type (void);
+G_DEFINE_TYPE (LendingBuffer, lending_buffer, THRIFT_TYPE_MEMORY_BUFFER)
+
+static gboolean
+lending_write (ThriftTransport *transport, const gpointer buf, const guint32 len, GError **error)
+{
+  LendingBuffer *self = (LendingBuffer *) transport;
+  Piece p = { NULL, 0, len, 0 };
+
+  THRIFT_UNUSED_VAR (error);
+  if (len >= LEND_MIN)
+    {
+      p.lent = buf;
+      p.digest = digest (buf, len);
+    }
+  else
+    {
+      p.offset = self->copied->len;
+      g_byte_array_append (self->copied, buf, len);
+    }
+  g_array_append_val (self->pieces, p);
+  self->writes++;
+  return TRUE;
+}
+
+/* The message goes out now: each lent range must still hold what was written (reading it is
+ * what ASan checks), and the bytes the reader gets are the ones there at this moment. */
+static gboolean
+lending_flush (ThriftTransport *transport, GError **error)
+{
+  LendingBuffer *self = (LendingBuffer *) transport;
+  ThriftTransportClass *parent = THRIFT_TRANSPORT_CLASS (lending_buffer_parent_class);
+  guint i;
+
+  for (i = 0; i < self->pieces->len; i++)
+    {
+      Piece *p = &g_array_index (self->pieces, Piece, i);
+      const guint8 *bytes = p->lent != NULL ? p->lent : self->copied->data + p->offset;
+
+      if (p->lent != NULL)
+        {
+          g_assert_cmphex (digest (p->lent, p->len), ==, p->digest);
+          self->lent++;
+        }
+      g_assert_true (parent->write (transport, (gpointer) bytes, p->len, error));
+    }
+  g_array_set_size (self->pieces, 0);
+  g_byte_array_set_size (self->copied, 0);
+  self->writes = 0;
+  self->flushes++;
+  return parent->flush (transport, error);
+}
+
+static void
+lending_buffer_finalize (GObject *object)
+{
+  LendingBuffer *self = (LendingBuffer *) object;
+
+  g_assert_cmpuint (self->pieces->len, ==, 0);
+  g_array_unref (self->pieces);
+  g_byte_array_unref (self->copied);
+  G_OBJECT_CLASS (lending_buffer_parent_class)->finalize (object);
+}
+
+static void
+lending_buffer_init (LendingBuffer *self)
+{
+  self->pieces = g_array_new (FALSE, FALSE, sizeof (Piece));
+  self->copied = g_byte_array_new ();
+}
+
+static void
+lending_buffer_class_init (LendingBufferClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = lending_buffer_finalize;
+  THRIFT_TRANSPORT_CLASS (klass)->write = lending_write;
+  THRIFT_TRANSPORT_CLASS (klass)->flush = lending_flush;
+}
+
+/* What the handler does: reply with new values, with (echo) the argument it got, throw the
+ * declared exception, or fail with an error (an application exception). */
+typedef enum { REPLY_NEW, REPLY_ARG, REPLY_OOPS, REPLY_ERROR } Reply;
+
+/* the seeds of the values the handler makes (the test makes its own to compare) */
+enum { S_ECHO = 60, S_OOPS, S_MANY, S_PAIRS = S_MANY + 3, S_BLOBS = S_PAIRS + 2 };
+
+/* an application exception's message: long enough to be lent */
+static gchar *
+long_message (void)
+{
+  GString *m = g_string_new (NULL);
+
+  while (m->len < 2 * LEND_MIN)
+    g_string_append_printf (m, "failure %u; ", (guint) m->len);
+  return g_string_free (m, FALSE);
+}
+
+typedef struct
+{
+  ZcHandler parent;
+  Reply reply;
+  guint calls;
+} TestHandler;
+
+typedef struct
+{
+  ZcHandlerClass parent;
+} TestHandlerClass;
+
+static GType test_handler_get_type (void);
+G_DEFINE_TYPE (TestHandler, test_handler, TYPE_ZC_HANDLER)
+
+/* counts the call and fails it with an error if the handler was told to: TRUE if it did */
+static gboolean
+handler_fails (ZcIf *iface, GError **error)
+{
+  TestHandler *self = (TestHandler *) iface;
+
+  self->calls++;
+  if (self->reply != REPLY_ERROR)
+    return FALSE;
+  {
+    gchar *m = long_message ();
+    g_set_error (error, THRIFT_APPLICATION_EXCEPTION_ERROR,
+                 THRIFT_APPLICATION_EXCEPTION_ERROR_INTERNAL_ERROR, "%s", m);
+    g_free (m);
+  }
+  return TRUE;
+}
+
+static gboolean
+handler_echo (ZcIf *iface, GByteArray **_return, const GByteArray *data, const GPtrArray *more,
+              Oops **e, GError **error)
+{
+  TestHandler *self = (TestHandler *) iface;
+
+  g_assert_cmpuint (more->len, ==, 1);
+  if (handler_fails (iface, error))
+    return FALSE;
+  if (self->reply == REPLY_OOPS)
+    {
+      *e = g_object_new (TYPE_OOPS, NULL);
+      (*e)->why = value (BIG, S_OOPS);
+      (*e)->__isset_why = TRUE;
+      return FALSE;
+    }
+  if (*_return != NULL)
+    g_byte_array_unref (*_return);
+  *_return = self->reply == REPLY_ARG ? g_byte_array_ref ((GByteArray *) data)
+                                      : value (BIG, S_ECHO);
+  return TRUE;
+}
+
+/* many, pairs and blobs fill the result's own container or struct, as handlers do */
+static gboolean
+handler_many (ZcIf *iface, GPtrArray **_return, const GHashTable *m, GError **error)
+{
+  g_assert_cmpuint (g_hash_table_size ((GHashTable *) m), ==, 1);
+  if (handler_fails (iface, error))
+    return FALSE;
+  g_ptr_array_add (*_return, value (BIG, S_MANY));
+  g_ptr_array_add (*_return, value (0, S_MANY + 1));
+  g_ptr_array_add (*_return, value (9, S_MANY + 2));
+  return TRUE;
+}
+
+static gboolean
+handler_pairs (ZcIf *iface, GHashTable **_return, const GHashTable *s, GError **error)
+{
+  g_assert_cmpuint (g_hash_table_size ((GHashTable *) s), ==, 1);
+  if (handler_fails (iface, error))
+    return FALSE;
+  g_hash_table_insert (*_return, value (5, S_PAIRS), value (BIG, S_PAIRS + 1));
+  return TRUE;
+}
+
+/* the Blobs that blobs replies with (the handler's or the test's own) */
+static void
+blobs_fill (Blobs *b)
+{
+  b->req = value (BIG, S_BLOBS);
+  b->opt = value (BIG, S_BLOBS + 1);
+  b->__isset_opt = TRUE;
+  g_ptr_array_add (b->blist, value (BIG, S_BLOBS + 2));
+  b->__isset_blist = TRUE;
+  g_hash_table_insert (b->nested, g_strdup ("n"),
+                       list_of (value (BIG, S_BLOBS + 3), value (1, S_BLOBS + 4), NULL));
+  b->__isset_nested = TRUE;
+}
+
+static gboolean
+handler_blobs (ZcIf *iface, Blobs **_return, const Blobs *b, GError **error)
+{
+  g_assert_nonnull (b->req);
+  if (handler_fails (iface, error))
+    return FALSE;
+  blobs_fill (*_return);
+  return TRUE;
+}
+
+static gboolean
+handler_drop (ZcIf *iface, const GByteArray *data, GError **error)
+{
+  g_assert_cmpuint (data->len, ==, BIG);
+  return !handler_fails (iface, error);
+}
+
+static void
+test_handler_init (TestHandler *self)
+{
+  THRIFT_UNUSED_VAR (self);
+}
+
+static void
+test_handler_class_init (TestHandlerClass *klass)
+{
+  ZcHandlerClass *h = ZC_HANDLER_CLASS (klass);
+
+  h->echo = handler_echo;
+  h->many = handler_many;
+  h->pairs = handler_pairs;
+  h->blobs = handler_blobs;
+  h->drop = handler_drop;
+}
+
+/* A client and a processor: the client's calls go through a LendingBuffer to the processor,
+ * whose replies go through another back to the client. */
+typedef struct
+{
+  LendingBuffer *calls;
+  LendingBuffer *replies;
+  ThriftProtocol *c_out, *s_in, *s_out, *c_in;
+  ZcClient *client;
+  ZcIf *iface;
+  TestHandler *handler;
+  ThriftProcessor *processor;
+} Server;
+
+static void
+server_open (Server *s, Kind kind, Reply reply)
+{
+  s->calls = g_object_new (lending_buffer_get_type (), "buf_size", 16 * BIG, NULL);
+  s->replies = g_object_new (lending_buffer_get_type (), "buf_size", 16 * BIG, NULL);
+  s->c_out = protocol_on (kind, s->calls);
+  s->s_in = protocol_on (kind, s->calls);
+  s->s_out = protocol_on (kind, s->replies);
+  s->c_in = protocol_on (kind, s->replies);
+  s->client = g_object_new (TYPE_ZC_CLIENT, "input_protocol", s->c_in,
+                            "output_protocol", s->c_out, NULL);
+  s->iface = ZC_IF (s->client);
+  s->handler = g_object_new (test_handler_get_type (), NULL);
+  s->handler->reply = reply;
+  s->processor = g_object_new (TYPE_ZC_PROCESSOR, "handler", s->handler, NULL);
+}
+
+/* The client sent one call, whose large values (LENT of them) were lent and intact at its
+ * flush: send_<function> writes from the caller's own values, which live through the call. */
+static void
+sent (Server *s, guint lent)
+{
+  g_assert_cmpuint (s->calls->flushes, ==, 1);
+  g_assert_cmpuint (s->calls->writes, ==, 0);
+  g_assert_cmpuint (s->calls->lent, ==, lent);
+}
+
+/* The processor takes the call that was sent and writes its reply: one flush, in which every
+ * write of a large value was lent and found intact.  LENT: how many large values the reply
+ * holds. */
+static void
+serve (Server *s, guint lent)
+{
+  GError *error = NULL;
+
+  g_assert_true (thrift_processor_process (s->processor, s->s_in, s->s_out, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (s->handler->calls, ==, 1);
+  g_assert_cmpuint (s->replies->flushes, ==, 1);
+  g_assert_cmpuint (s->replies->writes, ==, 0);
+  g_assert_cmpuint (s->replies->lent, ==, lent);
+}
+
+static void
+server_close (Server *s)
+{
+  g_assert_cmpuint (THRIFT_MEMORY_BUFFER (s->calls)->buf->len, ==, 0);
+  g_assert_cmpuint (THRIFT_MEMORY_BUFFER (s->replies)->buf->len, ==, 0);
+  g_object_unref (s->processor);
+  g_object_unref (s->handler);
+  g_object_unref (s->client);
+  g_object_unref (s->c_out);
+  g_object_unref (s->s_in);
+  g_object_unref (s->s_out);
+  g_object_unref (s->c_in);
+  g_object_unref (s->calls);
+  g_object_unref (s->replies);
+}
+
+static void
+assert_same (const GByteArray *got, const GByteArray *want)
+{
+  g_assert_nonnull (got);
+  g_assert_cmpuint (got->len, ==, want->len);
+  /* an empty array may have no data */
+  g_assert_true (want->len == 0 || memcmp (got->data, want->data, want->len) == 0);
+}
+
+/* the application exception the client gets for REPLY_ERROR */
+static void
+assert_application_error (GError *error)
+{
+  gchar *m = long_message ();
+
+  g_assert_error (error, THRIFT_APPLICATION_EXCEPTION_ERROR,
+                  THRIFT_APPLICATION_EXCEPTION_ERROR_INTERNAL_ERROR);
+  g_assert_true (g_str_has_suffix (error->message, m));
+  g_free (m);
+}
+
+/* DATA: the protocol's Kind + 16 * the Reply */
+static void
+test_reply_echo (gconstpointer data)
+{
+  Kind kind = GPOINTER_TO_INT (data) % 16;
+  Reply reply = GPOINTER_TO_INT (data) / 16;
+  GError *error = NULL;
+  Server s;
+  GByteArray *arg = value (BIG, 70), *got = NULL, *want;
+  GPtrArray *more = g_ptr_array_new_with_free_func (thrift_string_free);
+  Oops *e = NULL;
+  gboolean ok;
+
+  g_ptr_array_add (more, value (11, 71));
+  server_open (&s, kind, reply);
+  g_assert_true (zc_client_send_echo (s.iface, arg, more, &error));
+  g_assert_no_error (error);
+  sent (&s, 1);
+  /* the 1 MiB value, the 1 MiB exception field, or the 8 KiB message */
+  serve (&s, 1);
+  ok = zc_client_recv_echo (s.iface, &got, &e, &error);
+  switch (reply)
+    {
+    case REPLY_NEW:
+    case REPLY_ARG:
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      want = reply == REPLY_ARG ? g_byte_array_ref (arg) : value (BIG, S_ECHO);
+      assert_same (got, want);
+      g_byte_array_unref (want);
+      break;
+    case REPLY_OOPS:
+      g_assert_error (error, OOPS_ERROR, OOPS_ERROR_CODE);
+      g_assert_false (ok);
+      g_assert_nonnull (e);
+      want = value (BIG, S_OOPS);
+      assert_same (e->why, want);
+      g_byte_array_unref (want);
+      g_object_unref (e);
+      break;
+    case REPLY_ERROR:
+      assert_application_error (error);
+      g_assert_false (ok);
+      g_assert_null (e);
+      break;
+    }
+  g_clear_error (&error);
+  server_close (&s);
+  if (got != NULL)
+    g_byte_array_unref (got);
+  g_byte_array_unref (arg);
+  g_ptr_array_unref (more);
+}
+
+/* many, pairs and blobs reply with new values in the result's container or struct */
+static void
+test_reply_containers (gconstpointer data)
+{
+  GError *error = NULL;
+  Server s;
+  GHashTable *m = map_of (value (2, 82), value (3, 83));
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, thrift_string_free, NULL);
+  Blobs *b = g_object_new (TYPE_BLOBS, NULL);
+  GPtrArray *many_got = g_ptr_array_new_with_free_func (thrift_string_free);
+  GPtrArray *many_want = list_of (value (BIG, S_MANY), value (0, S_MANY + 1),
+                                  value (9, S_MANY + 2));
+  GHashTable *pairs_got = map_of (NULL, NULL);
+  GByteArray *key = value (5, S_PAIRS), *val = value (BIG, S_PAIRS + 1);
+  Blobs *blobs_got = g_object_new (TYPE_BLOBS, NULL);
+  Blobs *blobs_want = g_object_new (TYPE_BLOBS, NULL);
+  GPtrArray *nested;
+  guint i;
+
+  g_hash_table_add (set, value (4, 84));
+  b->req = value (1, 85);
+  blobs_fill (blobs_want);
+
+  server_open (&s, GPOINTER_TO_INT (data), REPLY_NEW);
+  g_assert_true (zc_client_send_many (s.iface, m, &error));
+  sent (&s, 0);
+  serve (&s, 1);
+  g_assert_true (zc_client_recv_many (s.iface, &many_got, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (many_got->len, ==, many_want->len);
+  for (i = 0; i < many_want->len; i++)
+    assert_same (g_ptr_array_index (many_got, i), g_ptr_array_index (many_want, i));
+  server_close (&s);
+
+  server_open (&s, GPOINTER_TO_INT (data), REPLY_NEW);
+  g_assert_true (zc_client_send_pairs (s.iface, set, &error));
+  sent (&s, 0);
+  serve (&s, 1);
+  g_assert_true (zc_client_recv_pairs (s.iface, &pairs_got, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_hash_table_size (pairs_got), ==, 1);
+  assert_same (single_key (pairs_got), key);
+  assert_same (g_hash_table_lookup (pairs_got, single_key (pairs_got)), val);
+  server_close (&s);
+
+  server_open (&s, GPOINTER_TO_INT (data), REPLY_NEW);
+  g_assert_true (zc_client_send_blobs (s.iface, b, &error));
+  sent (&s, 0);
+  /* req, opt, the element of blist, the large element of nested */
+  serve (&s, 4);
+  g_assert_true (zc_client_recv_blobs (s.iface, &blobs_got, &error));
+  g_assert_no_error (error);
+  assert_same (blobs_got->req, blobs_want->req);
+  assert_same (blobs_got->opt, blobs_want->opt);
+  g_assert_cmpuint (blobs_got->blist->len, ==, 1);
+  assert_same (g_ptr_array_index (blobs_got->blist, 0), g_ptr_array_index (blobs_want->blist, 0));
+  nested = g_hash_table_lookup (blobs_got->nested, "n");
+  g_assert_nonnull (nested);
+  g_assert_cmpuint (nested->len, ==, 2);
+  for (i = 0; i < 2; i++)
+    assert_same (g_ptr_array_index (nested, i),
+                 g_ptr_array_index ((GPtrArray *) g_hash_table_lookup (blobs_want->nested, "n"),
+                                    i));
+  server_close (&s);
+
+  g_hash_table_unref (m);
+  g_hash_table_unref (set);
+  g_object_unref (b);
+  g_ptr_array_unref (many_got);
+  g_ptr_array_unref (many_want);
+  g_hash_table_unref (pairs_got);
+  g_byte_array_unref (key);
+  g_byte_array_unref (val);
+  g_object_unref (blobs_got);
+  g_object_unref (blobs_want);
+}
+
+/* The same three failing: the application exception's message is what is lent. */
+static void
+test_reply_containers_error (gconstpointer data)
+{
+  GError *error = NULL;
+  Server s;
+  GHashTable *m = map_of (value (2, 86), value (3, 87));
+  GPtrArray *many_got = g_ptr_array_new_with_free_func (thrift_string_free);
+
+  server_open (&s, GPOINTER_TO_INT (data), REPLY_ERROR);
+  g_assert_true (zc_client_send_many (s.iface, m, &error));
+  sent (&s, 0);
+  serve (&s, 1);
+  g_assert_false (zc_client_recv_many (s.iface, &many_got, &error));
+  assert_application_error (error);
+  g_clear_error (&error);
+  server_close (&s);
+  g_hash_table_unref (m);
+  g_ptr_array_unref (many_got);
+}
+
+/* oneway: the handler runs, and nothing is written, whether it succeeds or fails */
+static void
+test_reply_oneway (gconstpointer data)
+{
+  static const Reply replies[] = { REPLY_NEW, REPLY_ERROR };
+  GError *error = NULL;
+  GByteArray *big = value (BIG, 88);
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (replies); i++)
+    {
+      Server s;
+
+      server_open (&s, GPOINTER_TO_INT (data), replies[i]);
+      g_assert_true (zc_client_send_drop (s.iface, big, &error));
+      g_assert_no_error (error);
+      sent (&s, 1);
+      g_assert_true (thrift_processor_process (s.processor, s.s_in, s.s_out, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (s.handler->calls, ==, 1);
+      g_assert_cmpuint (s.replies->writes, ==, 0);
+      g_assert_cmpuint (s.replies->flushes, ==, 0);
+      server_close (&s);
+    }
+  g_byte_array_unref (big);
+}
+
 /* ---- malformed input ---- */
 
 /* A field sent twice: the second value is kept, the first released (LeakSanitizer). */
@@ -607,13 +1167,22 @@ test_negative (gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  static const struct { const gchar *name; GTestDataFunc fn; } tests[] = {
-    { "blobs", test_blobs },
-    { "exception", test_exception },
-    { "args", test_args },
-    { "recv", test_recv },
-    { "field-twice", test_field_twice },
-    { "negative-length", test_negative },
+  /* each test gets the protocol's Kind plus 16 times its reply, which only test_reply_echo
+   * reads */
+  static const struct { const gchar *name; GTestDataFunc fn; Reply reply; } tests[] = {
+    { "blobs", test_blobs, 0 },
+    { "exception", test_exception, 0 },
+    { "args", test_args, 0 },
+    { "recv", test_recv, 0 },
+    { "field-twice", test_field_twice, 0 },
+    { "negative-length", test_negative, 0 },
+    { "reply/echo-new", test_reply_echo, REPLY_NEW },
+    { "reply/echo-arg", test_reply_echo, REPLY_ARG },
+    { "reply/echo-oops", test_reply_echo, REPLY_OOPS },
+    { "reply/echo-error", test_reply_echo, REPLY_ERROR },
+    { "reply/containers", test_reply_containers, 0 },
+    { "reply/containers-error", test_reply_containers_error, 0 },
+    { "reply/oneway", test_reply_oneway, 0 },
   };
   static const gchar *kinds[] = { "binary", "compact", "checked" };
   guint i, k;
@@ -633,7 +1202,8 @@ main (int argc, char **argv)
     for (k = 0; k < G_N_ELEMENTS (kinds); k++)
       {
         gchar *path = g_strdup_printf ("/zero_copy/%s/%s", tests[i].name, kinds[k]);
-        g_test_add_data_func (path, GINT_TO_POINTER ((Kind) k), tests[i].fn);
+        g_test_add_data_func (path, GINT_TO_POINTER ((gint) k + 16 * (gint) tests[i].reply),
+                              tests[i].fn);
         g_free (path);
       }
   return g_test_run ();

@@ -16,7 +16,10 @@
 # optional, required), elements of list and set, keys and values of map, a nested container,
 # a service's arguments (its _args structs) and results read by recv_<function> (a binary, a
 # list, a map, a struct).  zero_copy.sh compares the code generated with and without
-# c_glib:zero_copy_binary; test_zero_copy_runtime runs the code generated with it.
+# c_glib:zero_copy_binary; test_zero_copy_runtime runs the code generated with it.  The
+# processor's functions reply with a binary, a list, a map, a struct and a declared exception
+# that hold binaries, and drop is oneway: with the option each keeps its reply alive until the
+# flush.
 
 struct Blobs {
   1: binary one,
@@ -38,4 +41,5 @@ service Zc {
   list<binary> many(1: map<binary, binary> m),
   map<binary, binary> pairs(1: set<binary> s),
   Blobs blobs(1: Blobs b),
+  oneway void drop(1: binary data),
 }
