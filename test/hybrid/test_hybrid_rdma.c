@@ -30,6 +30,7 @@
 
 #include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "lib/c_glib/transport/hybrid/hybrid_wire.h"
 #include "legs_util.h"
@@ -395,6 +396,79 @@ test_tcp_and_rdma_services (void)
   legs_server_stop (&rdma);
 }
 
+/* ---- the bulk transfer properties reach the RDMA legs ---- */
+
+static void
+set_bulk (gpointer object, guint threshold, guint depth, guint entries, guint64 bytes)
+{
+  g_object_set (object, "bulk-threshold", threshold, "bulk-chunk", 65536u, "bulk-depth", depth,
+                "rcache-entries", entries, "rcache-bytes", bytes, NULL);
+}
+
+static void
+assert_bulk (gpointer object, guint threshold, guint depth, guint entries, guint64 bytes)
+{
+  guint t = 0, c = 0, d = 0, e = 0;
+  guint64 b = 0;
+
+  g_object_get (object, "bulk-threshold", &t, "bulk-chunk", &c, "bulk-depth", &d,
+                "rcache-entries", &e, "rcache-bytes", &b, NULL);
+  g_assert_cmpuint (t, ==, threshold);
+  g_assert_cmpuint (c, ==, 65536u);
+  g_assert_cmpuint (d, ==, depth);
+  g_assert_cmpuint (e, ==, entries);
+  g_assert_cmpuint (b, ==, bytes);
+}
+
+static gpointer
+open_hybrid (gpointer data)
+{
+  ThriftTransport *t = data;
+  GError *error = NULL;
+
+  if (!thrift_transport_open (t, &error))
+    return error;
+  return NULL;
+}
+
+/* What a ThriftHybrid and a ThriftServerHybrid are set to is what their RDMA legs carry (the
+ * client's, and the accepted connection's through the server's RDMA listener). */
+static void
+test_bulk_props_reach_legs (void)
+{
+  guint port = next_port++;
+  g_autofree gchar *u = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  ThriftServerTransport *st;
+  ThriftTransport *client, *accepted;
+  GThread *opener;
+  GError *error = NULL, *open_error;
+
+  st = thrift_server_transport_new_for_uri (u, NULL, NULL, &error);
+  g_assert_no_error (error);
+  set_bulk (st, 20000, 3, 9, 8u << 20);
+  g_assert_true (thrift_server_transport_listen (st, &error));
+  g_assert_no_error (error);
+  client = g_object_new (THRIFT_TYPE_HYBRID, "hostname", rt_server_addr (), "port", port, NULL);
+  set_bulk (client, 16384, 2, 7, 6u << 20);
+  opener = g_thread_new ("open", open_hybrid, client);
+  accepted = thrift_server_transport_accept (st, &error);
+  open_error = g_thread_join (opener);
+  g_assert_no_error (open_error);
+  g_assert_no_error (error);
+  g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (client)));
+  g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (accepted)));
+  assert_bulk (thrift_hybrid_get_rdma (THRIFT_HYBRID (client)), 16384, 2, 7, 6u << 20);
+  assert_bulk (thrift_hybrid_get_rdma (THRIFT_HYBRID (accepted)), 20000, 3, 9, 8u << 20);
+  thrift_transport_close (client, NULL);
+  thrift_transport_close (accepted, NULL);
+  g_object_unref (client);
+  g_object_unref (accepted);
+  thrift_server_transport_close (st, NULL);
+  g_object_unref (st);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
 /* ---- faults: one leg dies while calls run on the other ---- */
 
 typedef struct
@@ -500,6 +574,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hybrid-rdma/many-clients-mixed", test_many_clients_mixed);
   g_test_add_func ("/hybrid-rdma/pairing-refusals", test_pairing_refusals);
   g_test_add_func ("/hybrid-rdma/tcp-and-rdma-services", test_tcp_and_rdma_services);
+  g_test_add_func ("/hybrid-rdma/bulk-props-reach-legs", test_bulk_props_reach_legs);
   g_test_add_func ("/hybrid-rdma/fault/tcp-leg-dies", test_tcp_leg_dies);
   g_test_add_func ("/hybrid-rdma/fault/rdma-leg-dies", test_rdma_leg_dies);
   return g_test_run ();

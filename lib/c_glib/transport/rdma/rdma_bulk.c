@@ -406,6 +406,8 @@ rdma_bulk_update_stats (RdmaConn *conn)
   conn->stats.rcache_misses += s.misses - conn->bulk->seen.misses;
   conn->stats.rcache_evictions += s.evictions - conn->bulk->seen.evictions;
   conn->stats.rcache_invalidations += s.invalidations - conn->bulk->seen.invalidations;
+  conn->stats.rcache_entries = s.entries;
+  conn->stats.rcache_bytes = s.pinned_bytes;
   conn->bulk->seen = s;
 }
 
