@@ -60,6 +60,28 @@ rt_resources_at_baseline (gint baseline)
   return FALSE;
 }
 
+static gboolean bulk_off;
+
+void
+rt_bulk_off (void)
+{
+  bulk_off = TRUE;
+}
+
+guint
+rt_bulk_threshold (void)
+{
+  ThriftTransport *t;
+  guint v = 0;
+
+  if (bulk_off)
+    return 0;
+  t = g_object_new (THRIFT_TYPE_RDMA, NULL);
+  g_object_get (t, "bulk-threshold", &v, NULL);
+  g_object_unref (t);
+  return v;
+}
+
 struct _RtEchoServer
 {
   ThriftServerTransport *server;
@@ -128,7 +150,8 @@ echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_time
 
   srv->server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
                               "polling", polling, "configuration", conf, "idle-timeout",
-                              idle_timeout_ms, "hints", hints, NULL);
+                              idle_timeout_ms, "hints", hints, "bulk-threshold",
+                              rt_bulk_threshold (), NULL);
   g_object_unref (conf);
   g_assert_true (thrift_server_transport_listen (srv->server, &error));
   g_assert_no_error (error);
@@ -198,7 +221,8 @@ ThriftTransport *
 rt_client_new (guint port, ThriftRdmaPolling polling)
 {
   return g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                       "polling", polling, "call-timeout", 20000, NULL);
+                       "polling", polling, "call-timeout", 20000, "bulk-threshold",
+                       rt_bulk_threshold (), NULL);
 }
 
 guint8 *

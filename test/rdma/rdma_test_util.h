@@ -58,6 +58,14 @@ guint rt_echo_server_served (RtEchoServer *srv);
 guint rt_echo_server_failed (RtEchoServer *srv);
 void rt_echo_server_stop (RtEchoServer *srv);
 
+/* From now on the echo servers started and the clients made here lend no field (their
+ * "bulk-threshold" is 0): for tests of how the protocols carry whole large messages, whose
+ * copies, work requests and carriers bulk transfer would change. */
+void rt_bulk_off (void);
+/* The threshold they get: 0 after rt_bulk_off, else a client's default (the echo servers'
+ * handlers keep a reply's bytes until its flush returns, so they may lend it too). */
+guint rt_bulk_threshold (void);
+
 /* A client transport to the server. */
 ThriftTransport *rt_client_new (guint port, ThriftRdmaPolling polling);
 /* One echo of @len patterned bytes over @t, checking every byte; returns FALSE with @error. */

@@ -918,7 +918,7 @@ thrift_hybrid_class_init (ThriftHybridClass *cls)
                       "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   /* handed to the RDMA leg at open (set before it) */
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_hybrid_is_open;
   ttc->peek = thrift_hybrid_peek;

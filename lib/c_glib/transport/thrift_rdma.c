@@ -1087,7 +1087,7 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                       "NUMA node of the connection's buffers and polling thread (-1: none); "
                       "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;

@@ -226,6 +226,11 @@ typedef struct _ThriftRdmaStats
                                  (at most "rcache-entries"; not reset, 0 once closed) */
   guint64 rcache_bytes;       /* bytes they pin right now (at most "rcache-bytes"; not
                                  reset, 0 once closed) */
+  guint64 bulk_not_lent;      /* fields large enough to lend that were copied instead: the
+                                 device has no type-2 memory windows */
+  guint64 window_ops;         /* BIND_MW and LOCAL_INV work requests (bulk transfer's windows):
+                                 with sends, writes, write_imms, reads and recvs, every work
+                                 request wr_posted counts */
 } ThriftRdmaStats;
 
 /* Six type macros. */

@@ -677,7 +677,7 @@ thrift_server_hybrid_class_init (ThriftServerHybridClass *cls)
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
   /* handed to the RDMA listener at listen, which hands them to each accepted RDMA leg */
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 
   stc->listen = thrift_server_hybrid_listen;
   stc->accept = thrift_server_hybrid_accept;

@@ -779,7 +779,7 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                       "NUMA node of accepted connections' buffers and serving threads (-1: "
                       "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;

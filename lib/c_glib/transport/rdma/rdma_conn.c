@@ -224,6 +224,10 @@ count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
   case IBV_WR_RDMA_READ:
     conn->stats.reads++;
     break;
+  case IBV_WR_BIND_MW:
+  case IBV_WR_LOCAL_INV:
+    conn->stats.window_ops++;
+    break;
   default:
     break;
   }

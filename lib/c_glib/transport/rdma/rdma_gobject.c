@@ -85,7 +85,7 @@ enum { BULK_THRESHOLD, BULK_CHUNK, BULK_DEPTH, BULK_RCACHE_ENTRIES, BULK_RCACHE_
 G_STATIC_ASSERT (BULK_RCACHE_BYTES + 1 == RDMA_BULK_PROPS_N);
 
 void
-rdma_bulk_props_install (GObjectClass *cls, guint first)
+rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
 {
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_CONSTRUCT;
 
@@ -93,8 +93,13 @@ rdma_bulk_props_install (GObjectClass *cls, guint first)
     g_param_spec_uint ("bulk-threshold", "bulk-threshold",
                        "Binary and string fields of at least this many bytes are lent to the "
                        "peer, which reads them by RDMA READ, instead of copied (0: never; "
-                       "under 4096 counts as 4096); a payload_size hint beats it",
-                       0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD, rw));
+                       "under 4096 counts as 4096); a payload_size hint beats it.  A lent "
+                       "field's bytes must stay as they are until the flush that ends its "
+                       "message returns: servers default to 0, since c_glib's generated "
+                       "processors free a reply's fields before that flush",
+                       0, G_MAXUINT,
+                       server ? RDMA_BULK_SERVER_DEFAULT_THRESHOLD : RDMA_BULK_DEFAULT_THRESHOLD,
+                       rw));
   g_object_class_install_property (cls, first + BULK_CHUNK,
     g_param_spec_uint ("bulk-chunk", "bulk-chunk",
                        "Bytes per RDMA READ of a lent field (at least 4096)",

@@ -52,7 +52,9 @@ typedef struct
   guint64 rcache_bytes;  /* bytes they pin at most */
 } RdmaBulkProps;
 
-void rdma_bulk_props_install (GObjectClass *cls, guint first);
+/* @server: a server's (for the connections it accepts): its "bulk-threshold" defaults to
+ * RDMA_BULK_SERVER_DEFAULT_THRESHOLD. */
+void rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server);
 /* FALSE if @property_id is not one of them. */
 gboolean rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,
                               GValue *value);
