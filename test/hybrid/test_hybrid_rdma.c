@@ -65,26 +65,6 @@ tcp_out_segments (void)
   return v;
 }
 
-/* Packets sent by every RDMA device (soft-RoCE's hardware counters). */
-static guint64
-rdma_sent_packets (void)
-{
-  g_autoptr (GDir) dir = g_dir_open ("/sys/class/infiniband", 0, NULL);
-  const gchar *name;
-  guint64 sum = 0;
-
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL) {
-    g_autofree gchar *path = g_strdup_printf ("/sys/class/infiniband/%s/ports/1/hw_counters/"
-                                              "sent_pkts", name);
-    g_autofree gchar *text = NULL;
-
-    if (g_file_get_contents (path, &text, NULL, NULL))
-      sum += g_ascii_strtoull (text, NULL, 10);
-  }
-  return sum;
-}
-
 static gchar *
 uri (guint port, gboolean server)
 {
@@ -119,12 +99,12 @@ call (LegsTestClient *c, Call which, guint len, guint seed)
 static void
 count_calls (LegsTestClient *c, Call which, guint n, guint64 *segs, guint64 *pkts)
 {
-  guint64 s0 = tcp_out_segments (), p0 = rdma_sent_packets ();
+  guint64 s0 = tcp_out_segments (), p0 = rt_rdma_sent_packets ();
 
   for (guint i = 0; i < n; i++)
     call (c, which, 64 + i % 512, i);
   *segs = tcp_out_segments () - s0;
-  *pkts = rdma_sent_packets () - p0;
+  *pkts = rt_rdma_sent_packets () - p0;
 }
 
 static void
@@ -379,7 +359,7 @@ test_tcp_and_rdma_services (void)
   GThread *threads[2];
   LegsTestServer tcp, rdma;
   GError *error = NULL;
-  guint64 segs = tcp_out_segments (), pkts = rdma_sent_packets ();
+  guint64 segs = tcp_out_segments (), pkts = rt_rdma_sent_packets ();
 
   g_assert_true (legs_server_start (&tcp, tcp_listen, &error));
   g_assert_no_error (error);
@@ -391,7 +371,7 @@ test_tcp_and_rdma_services (void)
     g_thread_join (threads[i]);
   /* both kinds of traffic happened, each at least a packet per message */
   g_assert_cmpuint (tcp_out_segments () - segs, >=, 2000);
-  g_assert_cmpuint (rdma_sent_packets () - pkts, >=, 2000);
+  g_assert_cmpuint (rt_rdma_sent_packets () - pkts, >=, 2000);
   legs_server_stop (&tcp);
   legs_server_stop (&rdma);
 }

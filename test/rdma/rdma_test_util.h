@@ -71,7 +71,15 @@ ThriftTransport *rt_client_new (guint port, ThriftRdmaPolling polling);
 /* One echo of @len patterned bytes over @t, checking every byte; returns FALSE with @error. */
 gboolean rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error);
 
-/* Live QPs + CQs + MRs of the process. */
+/* Packets sent by every RDMA device of the machine (soft-RoCE's hardware counters). */
+guint64 rt_rdma_sent_packets (void);
+
+/* One echo of the @len bytes at @buf, the caller's memory as it is (so that a test chooses
+ * which buffers are lent); asserts that the reply is byte-exact. */
+void rt_echo_buffer (ThriftTransport *t, const guint8 *buf, gsize len);
+
+/* Live QPs + CQs + MRs + memory windows of the process (MRs and windows as the verbs table
+ * counts them, the registration cache's included). */
 gint rt_live_resources (void);
 /* TRUE if they are back at @baseline; says what is left otherwise. */
 gboolean rt_resources_at_baseline (gint baseline);
