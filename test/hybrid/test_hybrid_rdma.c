@@ -120,8 +120,7 @@ test_legs_by_counters (void)
 
   g_assert_true (legs_server_start (&s, u, &error));
   g_assert_no_error (error);
-  g_assert_true (legs_client_open (&c, u, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, u);
   g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport)));
   g_assert_null (thrift_hybrid_get_fallback_reason (THRIFT_HYBRID (c.transport)));
 
@@ -181,8 +180,7 @@ client_job (gpointer data)
   LegsTestClient c;
   GError *error = NULL;
 
-  g_assert_true (legs_client_open (&c, job->uri, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, job->uri);
   for (guint i = 0; i < job->calls; i++) {
     guint k = (i * 7 + job->index) % 5;
     /* every call switches leg or function: 0 B to 9000 B */
@@ -216,7 +214,7 @@ test_many_clients_mixed (void)
 
   g_assert_true (legs_server_start (&s, u, &error));
   /* the notes' sum before: the handler's total is shared by the tests of this process */
-  g_assert_true (legs_client_open (&c, u, &error));
+  legs_assert_open (&c, u);
   g_assert_true (legs_if_noted (c.client, &got, 0, &error));
   sum = got;
   for (guint i = 0; i < CLIENTS; i++) {
@@ -310,7 +308,7 @@ test_pairing_refusals (void)
   close (fd);
 
   /* the server serves real clients all along */
-  g_assert_true (legs_client_open (&c, u, &error));
+  legs_assert_open (&c, u);
   g_assert_true (legs_if_noted (c.client, &got, 0, &error));
   g_assert_no_error (error);
   legs_client_clear (&c);
@@ -333,8 +331,7 @@ plain_job (gpointer data)
   LegsTestClient c;
   GError *error = NULL;
 
-  g_assert_true (legs_client_open (&c, job->uri, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, job->uri);
   for (guint i = 0; i < job->calls; i++) {
     g_autoptr (GByteArray) in = legs_payload ((i * 389) % 20000, i);
     GByteArray *out = NULL;
@@ -497,8 +494,7 @@ leg_dies (gboolean tcp_dies)
   gint64 killed;
 
   g_assert_true (legs_server_start (&s, listen_uri, &error));
-  g_assert_true (legs_client_open (&c, u, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, u);
   if (tcp_dies) {
     /* the TCP leg ends under RDMA calls made by another thread */
     thread = g_thread_new ("caller", call_until_error, &k);
