@@ -22,13 +22,14 @@ start_server() {
     port=$((20000 + RANDOM % 20000))
     "$1" --server "tcp://:$port" > "$work/server.out" 2>&1 &
     server=$!
-    for _ in $(seq 1 50); do
+    for _ in $(seq 1 150); do
       grep -q 'listening on' "$work/server.out" && break
       kill -0 "$server" 2>/dev/null || break
       sleep 0.1
     done
     grep -q 'listening on' "$work/server.out" && return 0
-    wait "$server" 2>/dev/null; server=
+    # not listening within 15 s (a port taken, or a host too loaded): stop it before the next
+    kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=
   done
   return 1
 }

@@ -99,6 +99,19 @@ test_unit_test_pairing_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_pairing_LDADD = $(test_unit_test_loopback_LDADD)
 test_unit_test_pairing_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
 
+# The bulk transfer properties and URI options (bulk-*, rcache-*) of the four shells: what a
+# client's open and a server's accept give the engine, an accepted connection over the
+# in-memory provider, ranges refused.  ASan/UBSan as test_loopback.
+check_PROGRAMS += test/unit/test_bulk_props
+TESTS += test/unit/test_bulk_props
+test_unit_test_bulk_props_SOURCES = test/unit/test_bulk_props.c test/unit/fake_verbs.c \
+	lib/c_glib/transport/thrift_transport_uri.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_bulk_props_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_bulk_props_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_bulk_props_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_bulk_props_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # The registration cache (rdma_rcache) over the in-memory provider: bounds, LRU, held entries,
 # threads, and a region unmapped and mapped again (userfaultfd).  ASan/UBSan as test_loopback.
 check_PROGRAMS += test/unit/test_rcache

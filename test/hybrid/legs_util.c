@@ -89,6 +89,34 @@ test_legs_init (TestLegs *self)
 {
 }
 
+/* Waits (5 s at most) until @s listens; FALSE with @error if serve returned instead (its
+ * listen failed) or took longer, the server then stopped and freed. */
+static gboolean
+wait_listening (LegsTestServer *s, const gchar *uri, GError **error)
+{
+  gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+  gboolean listening = FALSE, returned = FALSE;
+
+  for (;;) {
+    g_object_get (s->server, "listening", &listening, NULL);
+    g_mutex_lock (&s->serve.lock);
+    returned = s->serve.returned;
+    g_mutex_unlock (&s->serve.lock);
+    if (listening || returned || g_get_monotonic_time () > until)
+      break;
+    g_usleep (2000);
+  }
+  if (listening)
+    return TRUE;
+  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+               "%s: the server %s", uri,
+               returned ? "did not listen" : "did not listen within 5 s");
+  if (returned && s->serve.error != NULL)
+    g_prefix_error (error, "%s: ", s->serve.error->message);
+  legs_server_stop (s);
+  return FALSE;
+}
+
 gboolean
 legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
 {
@@ -122,7 +150,8 @@ legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
   g_object_unref (st);
   serve_thread_init (&s->serve);
   serve_thread_start (&s->serve, s->server);
-  return TRUE;
+  /* serve listens in its thread: a client that came before it would be refused */
+  return wait_listening (s, uri, error);
 }
 
 void
@@ -149,6 +178,15 @@ legs_client_open (LegsTestClient *c, const gchar *uri, GError **error)
     return FALSE;
   }
   return TRUE;
+}
+
+void
+legs_assert_open (LegsTestClient *c, const gchar *uri)
+{
+  GError *error = NULL;
+
+  if (!legs_client_open (c, uri, &error))
+    g_error ("legs_client_open (%s): %s", uri, error != NULL ? error->message : "no error set");
 }
 
 void

@@ -48,6 +48,8 @@ typedef struct
 
 /* A client on @uri, opened; FALSE with @error (and @c cleared) if it cannot open. */
 gboolean legs_client_open (LegsTestClient *c, const gchar *uri, GError **error);
+/* legs_client_open, or the test fails saying @uri and the error. */
+void legs_assert_open (LegsTestClient *c, const gchar *uri);
 void legs_client_clear (LegsTestClient *c);
 
 /* A payload of @len bytes whose content depends on @seed. */

@@ -257,10 +257,8 @@ static void
 open_tcp_alone (LegsTestClient *c, guint port)
 {
   g_autofree gchar *uri = uri_at ("hybrid", FALSE, port, "fallback=tcp");
-  GError *error = NULL;
 
-  g_assert_true (legs_client_open (c, uri, &error));
-  g_assert_no_error (error);
+  legs_assert_open (c, uri);
   g_assert_true (logged_take ("warning: hybrid://127.0.0.1:*: no RDMA leg, every call goes by "
                               "TCP (fallback): this host has no RDMA device"));
 }
@@ -390,7 +388,7 @@ test_stock_client (void)
   if (!no_rdma_here ())
     return;
   start_tcp_alone (&s, port, "fallback=tcp");
-  g_assert_true (legs_client_open (&c, tcp_uri, &error));
+  legs_assert_open (&c, tcp_uri);
   t0 = g_get_monotonic_time ();
   g_assert_false (legs_if_noted (c.client, &got, 0, &error));
   g_assert_nonnull (error);

@@ -30,6 +30,7 @@
 
 #include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "lib/c_glib/transport/hybrid/hybrid_wire.h"
 #include "legs_util.h"
@@ -62,26 +63,6 @@ tcp_out_segments (void)
     }
   }
   return v;
-}
-
-/* Packets sent by every RDMA device (soft-RoCE's hardware counters). */
-static guint64
-rdma_sent_packets (void)
-{
-  g_autoptr (GDir) dir = g_dir_open ("/sys/class/infiniband", 0, NULL);
-  const gchar *name;
-  guint64 sum = 0;
-
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL) {
-    g_autofree gchar *path = g_strdup_printf ("/sys/class/infiniband/%s/ports/1/hw_counters/"
-                                              "sent_pkts", name);
-    g_autofree gchar *text = NULL;
-
-    if (g_file_get_contents (path, &text, NULL, NULL))
-      sum += g_ascii_strtoull (text, NULL, 10);
-  }
-  return sum;
 }
 
 static gchar *
@@ -118,12 +99,12 @@ call (LegsTestClient *c, Call which, guint len, guint seed)
 static void
 count_calls (LegsTestClient *c, Call which, guint n, guint64 *segs, guint64 *pkts)
 {
-  guint64 s0 = tcp_out_segments (), p0 = rdma_sent_packets ();
+  guint64 s0 = tcp_out_segments (), p0 = rt_rdma_sent_packets ();
 
   for (guint i = 0; i < n; i++)
     call (c, which, 64 + i % 512, i);
   *segs = tcp_out_segments () - s0;
-  *pkts = rdma_sent_packets () - p0;
+  *pkts = rt_rdma_sent_packets () - p0;
 }
 
 static void
@@ -139,8 +120,7 @@ test_legs_by_counters (void)
 
   g_assert_true (legs_server_start (&s, u, &error));
   g_assert_no_error (error);
-  g_assert_true (legs_client_open (&c, u, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, u);
   g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport)));
   g_assert_null (thrift_hybrid_get_fallback_reason (THRIFT_HYBRID (c.transport)));
 
@@ -200,8 +180,7 @@ client_job (gpointer data)
   LegsTestClient c;
   GError *error = NULL;
 
-  g_assert_true (legs_client_open (&c, job->uri, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, job->uri);
   for (guint i = 0; i < job->calls; i++) {
     guint k = (i * 7 + job->index) % 5;
     /* every call switches leg or function: 0 B to 9000 B */
@@ -235,7 +214,7 @@ test_many_clients_mixed (void)
 
   g_assert_true (legs_server_start (&s, u, &error));
   /* the notes' sum before: the handler's total is shared by the tests of this process */
-  g_assert_true (legs_client_open (&c, u, &error));
+  legs_assert_open (&c, u);
   g_assert_true (legs_if_noted (c.client, &got, 0, &error));
   sum = got;
   for (guint i = 0; i < CLIENTS; i++) {
@@ -329,7 +308,7 @@ test_pairing_refusals (void)
   close (fd);
 
   /* the server serves real clients all along */
-  g_assert_true (legs_client_open (&c, u, &error));
+  legs_assert_open (&c, u);
   g_assert_true (legs_if_noted (c.client, &got, 0, &error));
   g_assert_no_error (error);
   legs_client_clear (&c);
@@ -352,8 +331,7 @@ plain_job (gpointer data)
   LegsTestClient c;
   GError *error = NULL;
 
-  g_assert_true (legs_client_open (&c, job->uri, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, job->uri);
   for (guint i = 0; i < job->calls; i++) {
     g_autoptr (GByteArray) in = legs_payload ((i * 389) % 20000, i);
     GByteArray *out = NULL;
@@ -378,7 +356,7 @@ test_tcp_and_rdma_services (void)
   GThread *threads[2];
   LegsTestServer tcp, rdma;
   GError *error = NULL;
-  guint64 segs = tcp_out_segments (), pkts = rdma_sent_packets ();
+  guint64 segs = tcp_out_segments (), pkts = rt_rdma_sent_packets ();
 
   g_assert_true (legs_server_start (&tcp, tcp_listen, &error));
   g_assert_no_error (error);
@@ -390,9 +368,82 @@ test_tcp_and_rdma_services (void)
     g_thread_join (threads[i]);
   /* both kinds of traffic happened, each at least a packet per message */
   g_assert_cmpuint (tcp_out_segments () - segs, >=, 2000);
-  g_assert_cmpuint (rdma_sent_packets () - pkts, >=, 2000);
+  g_assert_cmpuint (rt_rdma_sent_packets () - pkts, >=, 2000);
   legs_server_stop (&tcp);
   legs_server_stop (&rdma);
+}
+
+/* ---- the bulk transfer properties reach the RDMA legs ---- */
+
+static void
+set_bulk (gpointer object, guint threshold, guint depth, guint entries, guint64 bytes)
+{
+  g_object_set (object, "bulk-threshold", threshold, "bulk-chunk", 65536u, "bulk-depth", depth,
+                "rcache-entries", entries, "rcache-bytes", bytes, NULL);
+}
+
+static void
+assert_bulk (gpointer object, guint threshold, guint depth, guint entries, guint64 bytes)
+{
+  guint t = 0, c = 0, d = 0, e = 0;
+  guint64 b = 0;
+
+  g_object_get (object, "bulk-threshold", &t, "bulk-chunk", &c, "bulk-depth", &d,
+                "rcache-entries", &e, "rcache-bytes", &b, NULL);
+  g_assert_cmpuint (t, ==, threshold);
+  g_assert_cmpuint (c, ==, 65536u);
+  g_assert_cmpuint (d, ==, depth);
+  g_assert_cmpuint (e, ==, entries);
+  g_assert_cmpuint (b, ==, bytes);
+}
+
+static gpointer
+open_hybrid (gpointer data)
+{
+  ThriftTransport *t = data;
+  GError *error = NULL;
+
+  if (!thrift_transport_open (t, &error))
+    return error;
+  return NULL;
+}
+
+/* What a ThriftHybrid and a ThriftServerHybrid are set to is what their RDMA legs carry (the
+ * client's, and the accepted connection's through the server's RDMA listener). */
+static void
+test_bulk_props_reach_legs (void)
+{
+  guint port = next_port++;
+  g_autofree gchar *u = uri (port, TRUE);
+  gint baseline = rt_live_resources ();
+  ThriftServerTransport *st;
+  ThriftTransport *client, *accepted;
+  GThread *opener;
+  GError *error = NULL, *open_error;
+
+  st = thrift_server_transport_new_for_uri (u, NULL, NULL, &error);
+  g_assert_no_error (error);
+  set_bulk (st, 20000, 3, 9, 8u << 20);
+  g_assert_true (thrift_server_transport_listen (st, &error));
+  g_assert_no_error (error);
+  client = g_object_new (THRIFT_TYPE_HYBRID, "hostname", rt_server_addr (), "port", port, NULL);
+  set_bulk (client, 16384, 2, 7, 6u << 20);
+  opener = g_thread_new ("open", open_hybrid, client);
+  accepted = thrift_server_transport_accept (st, &error);
+  open_error = g_thread_join (opener);
+  g_assert_no_error (open_error);
+  g_assert_no_error (error);
+  g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (client)));
+  g_assert_nonnull (thrift_hybrid_get_rdma (THRIFT_HYBRID (accepted)));
+  assert_bulk (thrift_hybrid_get_rdma (THRIFT_HYBRID (client)), 16384, 2, 7, 6u << 20);
+  assert_bulk (thrift_hybrid_get_rdma (THRIFT_HYBRID (accepted)), 20000, 3, 9, 8u << 20);
+  thrift_transport_close (client, NULL);
+  thrift_transport_close (accepted, NULL);
+  g_object_unref (client);
+  g_object_unref (accepted);
+  thrift_server_transport_close (st, NULL);
+  g_object_unref (st);
+  g_assert_true (rt_resources_at_baseline (baseline));
 }
 
 /* ---- faults: one leg dies while calls run on the other ---- */
@@ -443,8 +494,7 @@ leg_dies (gboolean tcp_dies)
   gint64 killed;
 
   g_assert_true (legs_server_start (&s, listen_uri, &error));
-  g_assert_true (legs_client_open (&c, u, &error));
-  g_assert_no_error (error);
+  legs_assert_open (&c, u);
   if (tcp_dies) {
     /* the TCP leg ends under RDMA calls made by another thread */
     thread = g_thread_new ("caller", call_until_error, &k);
@@ -500,6 +550,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hybrid-rdma/many-clients-mixed", test_many_clients_mixed);
   g_test_add_func ("/hybrid-rdma/pairing-refusals", test_pairing_refusals);
   g_test_add_func ("/hybrid-rdma/tcp-and-rdma-services", test_tcp_and_rdma_services);
+  g_test_add_func ("/hybrid-rdma/bulk-props-reach-legs", test_bulk_props_reach_legs);
   g_test_add_func ("/hybrid-rdma/fault/tcp-leg-dies", test_tcp_leg_dies);
   g_test_add_func ("/hybrid-rdma/fault/rdma-leg-dies", test_rdma_leg_dies);
   return g_test_run ();

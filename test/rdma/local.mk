@@ -40,6 +40,15 @@ test_rdma_test_bulk_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_rdma_test_bulk_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_bulk_LDFLAGS = $(test_link)
 
+# Bulk transfer's faults: a lender killed mid-pull (either side), a raw lender's wrong key or
+# range past its window, the registration cache's bounds under a stream of new buffers.
+rdma_tests += test/rdma/test_bulk_faults
+check_PROGRAMS += test/rdma/test_bulk_faults
+test_rdma_test_bulk_faults_SOURCES = test/rdma/test_bulk_faults.c $(rdma_test_util)
+test_rdma_test_bulk_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+test_rdma_test_bulk_faults_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_bulk_faults_LDFLAGS = $(test_link)
+
 rdma_tests += test/rdma/test_protocols
 check_PROGRAMS += test/rdma/test_protocols
 test_rdma_test_protocols_SOURCES = test/rdma/test_protocols.c $(rdma_test_util)

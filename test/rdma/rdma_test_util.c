@@ -21,6 +21,7 @@
 #include <thrift/c_glib/thrift_configuration.h>
 
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "rdma_test_util.h"
 
 static const gchar *
@@ -46,8 +47,13 @@ gint
 rt_live_resources (void)
 {
   RdmaResCounts c;
+  gint mrs, mws;
+
   rdma_res_counts (&c);
-  return c.qps + c.cqs + c.mrs;
+  /* regions and windows as the verbs table counts them: the registration cache's and bulk
+   * transfer's too, which rdma_res does not make */
+  rdma_verbs_live (&mrs, &mws);
+  return c.qps + c.cqs + mrs + mws;
 }
 
 gboolean
@@ -55,9 +61,37 @@ rt_resources_at_baseline (gint baseline)
 {
   if (rt_live_resources () == baseline)
     return TRUE;
-  g_printerr ("live verbs resources at the end: %d, baseline %d\n", rt_live_resources (),
-              baseline);
+  {
+    RdmaResCounts c;
+    gint mrs, mws;
+    rdma_res_counts (&c);
+    rdma_verbs_live (&mrs, &mws);
+    g_printerr ("live verbs resources at the end: %d (QPs %d, CQs %d, MRs %d, MWs %d), "
+                "baseline %d\n", rt_live_resources (), c.qps, c.cqs, mrs, mws, baseline);
+  }
   return FALSE;
+}
+
+static gboolean bulk_off;
+
+void
+rt_bulk_off (void)
+{
+  bulk_off = TRUE;
+}
+
+guint
+rt_bulk_threshold (void)
+{
+  ThriftTransport *t;
+  guint v = 0;
+
+  if (bulk_off)
+    return 0;
+  t = g_object_new (THRIFT_TYPE_RDMA, NULL);
+  g_object_get (t, "bulk-threshold", &v, NULL);
+  g_object_unref (t);
+  return v;
 }
 
 struct _RtEchoServer
@@ -128,7 +162,8 @@ echo_server_start (ThriftRdmaPolling polling, guint max_message, guint idle_time
 
   srv->server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
                               "polling", polling, "configuration", conf, "idle-timeout",
-                              idle_timeout_ms, "hints", hints, NULL);
+                              idle_timeout_ms, "hints", hints, "bulk-threshold",
+                              rt_bulk_threshold (), NULL);
   g_object_unref (conf);
   g_assert_true (thrift_server_transport_listen (srv->server, &error));
   g_assert_no_error (error);
@@ -198,7 +233,8 @@ ThriftTransport *
 rt_client_new (guint port, ThriftRdmaPolling polling)
 {
   return g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                       "polling", polling, "call-timeout", 20000, NULL);
+                       "polling", polling, "call-timeout", 20000, "bulk-threshold",
+                       rt_bulk_threshold (), NULL);
 }
 
 guint8 *
@@ -241,4 +277,44 @@ rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error)
   g_free (out);
   g_object_unref (p);
   return ok;
+}
+
+void
+rt_echo_buffer (ThriftTransport *t, const guint8 *buf, gsize len)
+{
+  ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  GError *error = NULL;
+  gpointer in = NULL;
+  guint32 in_len = 0;
+
+  g_assert_cmpint (thrift_protocol_write_binary (p, (gpointer) buf, (guint32) len, &error), >=,
+                   0);
+  g_assert_true (thrift_transport_flush (t, &error));
+  g_assert_true (thrift_transport_write_end (t, &error));
+  g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), >=, 0);
+  g_assert_true (thrift_transport_read_end (t, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (in_len, ==, len);
+  g_assert_true (memcmp (in, buf, len) == 0);
+  g_free (in);
+  g_object_unref (p);
+}
+
+guint64
+rt_rdma_sent_packets (void)
+{
+  g_autoptr (GDir) dir = g_dir_open ("/sys/class/infiniband", 0, NULL);
+  const gchar *name;
+  guint64 sum = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    g_autofree gchar *path = g_strdup_printf ("/sys/class/infiniband/%s/ports/1/hw_counters/"
+                                              "sent_pkts", name);
+    g_autofree gchar *text = NULL;
+
+    if (g_file_get_contents (path, &text, NULL, NULL))
+      sum += g_ascii_strtoull (text, NULL, 10);
+  }
+  return sum;
 }

@@ -58,12 +58,28 @@ guint rt_echo_server_served (RtEchoServer *srv);
 guint rt_echo_server_failed (RtEchoServer *srv);
 void rt_echo_server_stop (RtEchoServer *srv);
 
+/* From now on the echo servers started and the clients made here lend no field (their
+ * "bulk-threshold" is 0): for tests of how the protocols carry whole large messages, whose
+ * copies, work requests and carriers bulk transfer would change. */
+void rt_bulk_off (void);
+/* The threshold they get: 0 after rt_bulk_off, else a client's default (the echo servers'
+ * handlers keep a reply's bytes until its flush returns, so they may lend it too). */
+guint rt_bulk_threshold (void);
+
 /* A client transport to the server. */
 ThriftTransport *rt_client_new (guint port, ThriftRdmaPolling polling);
 /* One echo of @len patterned bytes over @t, checking every byte; returns FALSE with @error. */
 gboolean rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error);
 
-/* Live QPs + CQs + MRs of the process. */
+/* Packets sent by every RDMA device of the machine (soft-RoCE's hardware counters). */
+guint64 rt_rdma_sent_packets (void);
+
+/* One echo of the @len bytes at @buf, the caller's memory as it is (so that a test chooses
+ * which buffers are lent); asserts that the reply is byte-exact. */
+void rt_echo_buffer (ThriftTransport *t, const guint8 *buf, gsize len);
+
+/* Live QPs + CQs + MRs + memory windows of the process (MRs and windows as the verbs table
+ * counts them, the registration cache's included). */
 gint rt_live_resources (void);
 /* TRUE if they are back at @baseline; says what is left otherwise. */
 gboolean rt_resources_at_baseline (gint baseline);

@@ -54,28 +54,6 @@ bulk_server (guint depth)
                 depth, NULL);
 }
 
-/* Echoes @len bytes at @buf (the caller's memory, lent as it is) and checks the reply. */
-static void
-echo_buffer (ThriftTransport *t, const guint8 *buf, gsize len)
-{
-  ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
-  GError *error = NULL;
-  gpointer in = NULL;
-  guint32 in_len = 0;
-
-  g_assert_cmpint (thrift_protocol_write_binary (p, (gpointer) buf, (guint32) len, &error), >=,
-                   0);
-  g_assert_true (thrift_transport_flush (t, &error));
-  g_assert_true (thrift_transport_write_end (t, &error));
-  g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), >=, 0);
-  g_assert_true (thrift_transport_read_end (t, &error));
-  g_assert_no_error (error);
-  g_assert_cmpuint (in_len, ==, len);
-  g_assert_true (memcmp (in, buf, len) == 0);
-  g_free (in);
-  g_object_unref (p);
-}
-
 /* Closes @t and returns the counters of both sides for the connection. */
 static void
 finish (ThriftTransport *t, ThriftRdmaStats *client, ThriftRdmaStats *srv)
@@ -149,8 +127,8 @@ test_not_stale (void)
   g_assert_true (a != MAP_FAILED);
   for (gsize i = 0; i < len; i++)
     a[i] = rt_pattern (1, i);
-  echo_buffer (t, a, len);
-  echo_buffer (t, a, len);   /* the same buffer again: served by the cache */
+  rt_echo_buffer (t, a, len);
+  rt_echo_buffer (t, a, len);   /* the same buffer again: served by the cache */
   munmap (a, len);
   b = mmap (a, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
             -1, 0);
@@ -163,7 +141,7 @@ test_not_stale (void)
   }
   for (gsize i = 0; i < len; i++)
     b[i] = rt_pattern (2, i);
-  echo_buffer (t, b, len);
+  rt_echo_buffer (t, b, len);
   munmap (b, len);
   finish (t, &c, &s);
   g_test_message ("client cache: hits %" G_GUINT64_FORMAT " misses %" G_GUINT64_FORMAT

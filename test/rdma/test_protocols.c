@@ -619,7 +619,7 @@ test_oneway_stream (gconstpointer data)
   g_assert_nonnull (bw);
   k.server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
                            "polling", m->polling, "configuration", conf, "idle-timeout", 60000,
-                           NULL);
+                           "bulk-threshold", rt_bulk_threshold (), NULL);
   g_object_unref (conf);
   g_assert_true (thrift_server_transport_listen (k.server, &error));
   g_assert_no_error (error);
@@ -688,6 +688,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* whole large messages through each protocol, as without bulk transfer */
+  rt_bulk_off ();
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     Forced *f;

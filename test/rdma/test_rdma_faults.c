@@ -115,7 +115,8 @@ rfp_hints (void)
   return &h;
 }
 
-/* The server that answers one request by RFP and waits to be killed. */
+/* The server that answers one request by RFP (its reply copied, not lent) and waits to be
+ * killed. */
 static int
 rfp_server_main (void)
 {
@@ -123,7 +124,7 @@ rfp_server_main (void)
                                             (gint) RFP_MAX, NULL);
   ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
                                            rt_server_addr (), "port", 0, "configuration", conf,
-                                           "hints", rfp_hints (), NULL);
+                                           "hints", rfp_hints (), "bulk-threshold", 0, NULL);
   GError *error = NULL;
   ThriftTransport *t = child_accept (s);
   ThriftProtocol *p;
@@ -423,7 +424,8 @@ test_rndv_server_dies (gconstpointer data)
   int status;
 
   t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                    "call-timeout", 8000, "hints", &hints, NULL);
+                    "call-timeout", 8000, "hints", &hints, "bulk-threshold",
+                    rt_bulk_threshold (), NULL);
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
@@ -702,6 +704,9 @@ main (int argc, char **argv)
     return rfp_server_main ();
   self_path = argv[0];
   g_test_init (&argc, &argv, NULL);
+  /* the raw peers read the echo server's replies as plain messages, and the RFP tests look at
+   * how RFP carries a whole large reply: nothing lent (bulk faults: test_bulk_faults) */
+  rt_bulk_off ();
   baseline = rt_live_resources ();
   server = rt_echo_server_start (THRIFT_RDMA_POLLING_EVENT, SERVER_MAX, 1000);
 

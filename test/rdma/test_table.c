@@ -497,7 +497,7 @@ server_start (void)
   g_object_unref (handler);
   reports = g_async_queue_new_full ((GDestroyNotify) report_free);
   server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
-                         NULL);
+                         "bulk-threshold", rt_bulk_threshold (), NULL);
   g_assert_true (thrift_server_transport_listen (server, &error));
   g_assert_no_error (error);
   server_thread = g_thread_new ("table-server", serve, processor);
@@ -681,6 +681,8 @@ main (int argc, char **argv)
   int rc;
 
   g_test_init (&argc, &argv, NULL);
+  /* whole large messages through each protocol, as without bulk transfer */
+  rt_bulk_off ();
   g_test_add_func ("/table/coverage", test_coverage);
   for (guint i = 0; i < G_N_ELEMENTS (functions); i++) {
     g_autofree gchar *path = g_strdup_printf ("/table/%s", functions[i].name);

@@ -179,7 +179,8 @@ test_source_address (void)
 {
   ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port",
                                      rt_echo_server_port (server), "source-address",
-                                     rt_client_addr (), NULL);
+                                     rt_client_addr (), "bulk-threshold", rt_bulk_threshold (),
+                                     NULL);
   GError *error = NULL;
 
   g_assert_true (thrift_transport_open (t, &error));
@@ -260,7 +261,8 @@ test_one_way_stream (void)
   guint8 buf[600];
 
   ss.server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
-                            "polling", THRIFT_RDMA_POLLING_EVENT, NULL);
+                            "polling", THRIFT_RDMA_POLLING_EVENT, "bulk-threshold",
+                            rt_bulk_threshold (), NULL);
   g_assert_true (thrift_server_transport_listen (ss.server, &error));
   th = g_thread_new ("stream", stream_server, &ss);
   t = rt_client_new (thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (ss.server)),
@@ -372,6 +374,8 @@ main (int argc, char **argv)
   int rc;
 
   g_test_init (&argc, &argv, NULL);
+  /* whole large messages through each protocol, as without bulk transfer */
+  rt_bulk_off ();
   baseline = rt_live_resources ();
   server = rt_echo_server_start (THRIFT_RDMA_POLLING_HYBRID, 100 << 20, 0);
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {

@@ -1313,6 +1313,15 @@ fake_dereg_mr (struct ibv_mr *mr)
   return 0;
 }
 
+/* fake_verbs_set_windows: whether the device has type 2 windows. */
+static gint type2_windows = TRUE;
+
+void
+fake_verbs_set_windows (gboolean type2)
+{
+  g_atomic_int_set (&type2_windows, type2);
+}
+
 static struct ibv_mw *
 fake_alloc_mw (struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
@@ -1320,8 +1329,8 @@ fake_alloc_mw (struct ibv_pd *ibpd, enum ibv_mw_type type)
 
   /* type 2 windows only, the engine's (rxe and mlx5 have type 1 as well: a device without
    * them refuses so) */
-  if (type != IBV_MW_TYPE_2) {
-    errno = type == IBV_MW_TYPE_1 ? EOPNOTSUPP : EINVAL;
+  if (type != IBV_MW_TYPE_2 || !g_atomic_int_get (&type2_windows)) {
+    errno = type == IBV_MW_TYPE_1 || type == IBV_MW_TYPE_2 ? EOPNOTSUPP : EINVAL;
     return NULL;
   }
   mw = g_new0 (FakeMw, 1);

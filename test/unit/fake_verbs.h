@@ -115,6 +115,10 @@ G_BEGIN_DECLS
 void fake_verbs_install (void);
 void fake_verbs_uninstall (void);
 
+/* With FALSE, the device has no memory windows from now on (ibv_alloc_mw fails with
+ * EOPNOTSUPP, as on a device without type 2 windows); TRUE (the default) gives them back. */
+void fake_verbs_set_windows (gboolean type2);
+
 /* The two CM ids of one link: what one side's QP posts reaches the other's. */
 void fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b);
 

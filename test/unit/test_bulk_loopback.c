@@ -218,7 +218,11 @@ test_echo (gconstpointer data)
     fake_verbs_stats (p.cid, &f);
     g_assert_cmpuint (f.binds, ==, G_N_ELEMENTS (sizes));
     g_assert_cmpuint (f.local_invs, ==, G_N_ELEMENTS (sizes));
+    /* counted as the provider saw them, so every WR posted is of one kind */
     g_assert_cmpuint (p.c->stats.window_invalidations, ==, f.local_invs);
+    g_assert_cmpuint (p.c->stats.wr_posted, ==, p.c->stats.sends + p.c->stats.writes
+                      + p.c->stats.write_imms + p.c->stats.reads + p.c->stats.recvs
+                      + p.c->stats.window_binds + p.c->stats.window_invalidations);
   }
   pair_close (&p);
 }
@@ -323,6 +327,63 @@ test_registrations (gconstpointer data)
   pair_close (&p);
 }
 
+/* A device without type-2 memory windows: at the default threshold, fields that would be lent
+ * are copied instead and the calls go through as without bulk transfer, each such field
+ * counted (bulk_not_lent) and nothing bound or pulled. */
+static void
+test_no_windows (void)
+{
+  static const gsize sizes[] = { RDMA_BULK_DEFAULT_THRESHOLD, 300000 };
+  guint64 total = 0;
+  Pair p;
+
+  g_assert_cmpuint (RDMA_BULK_DEFAULT_THRESHOLD, >, 0);
+  fake_verbs_set_windows (FALSE);
+  pair_open (&p);
+  p.s->tx_proto = &rdma_proto_eager_ops;
+  p.thread = g_thread_new ("echo", echo_main, &p);
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+    guint8 *field = g_malloc (sizes[i]), *back = NULL;
+    gsize back_len = 0;
+    GError *error = NULL;
+    RdmaBulkWriter w;
+    guint8 head[HEAD] = { 0 };
+
+    for (gsize k = 0; k < sizes[i]; k++)
+      field[k] = pattern (i + 7, k);
+    /* as ThriftRdma writes a message, at the property's default */
+    rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
+    memcpy (head + 4, &sizes[i], 4);
+    g_assert_nonnull (rdma_conn_tx_begin (p.c, deadline_s (30), &error));
+    g_assert_true (rdma_bulk_writer_begin (&w, p.c, &error));
+    g_assert_true (rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD,
+                                           &error));
+    g_assert_true (rdma_bulk_writer_write (&w, p.c, field, sizes[i],
+                                           RDMA_BULK_DEFAULT_THRESHOLD, &error));
+    g_assert_cmpuint (w.n, ==, 0);
+    g_assert_true (rdma_bulk_writer_seal (&w, p.c, deadline_s (30), &error));
+    g_assert_true (rdma_bulk_writer_finish (&w, p.c, rdma_conn_tx_send (p.c, deadline_s (30),
+                                                                        &error),
+                                            deadline_s (30), &error));
+    g_assert_no_error (error);
+    g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (back_len, ==, sizes[i]);
+    g_assert_true (memcmp (back, field, sizes[i]) == 0);
+    total += sizes[i];
+    g_free (back);
+    g_free (field);
+  }
+  /* both sides copied what they would have lent (the echo server's writer too) */
+  g_assert_cmpuint (p.c->stats.bulk_not_lent, ==, G_N_ELEMENTS (sizes));
+  g_assert_cmpuint (p.s->stats.bulk_not_lent, ==, G_N_ELEMENTS (sizes));
+  g_assert_cmpuint (p.c->stats.window_binds + p.s->stats.window_binds, ==, 0);
+  g_assert_cmpuint (p.c->stats.bulk_sent + p.c->stats.bulk_received, ==, 0);
+  g_assert_cmpuint (p.c->stats.bytes_copied, >=, 2 * total);
+  pair_close (&p);
+  fake_verbs_set_windows (TRUE);
+}
+
 /* The reader's READs fail (@fault on READ number @skip): its call ends with an error, the
  * lender's too (its deadline, or the connection going down), and nobody hangs. */
 typedef struct
@@ -402,6 +463,7 @@ main (int argc, char **argv)
                         test_registrations);
   g_test_add_data_func ("/bulk-loopback/registrations/unpipelined", GUINT_TO_POINTER (1),
                         test_registrations);
+  g_test_add_func ("/bulk-loopback/no-windows", test_no_windows);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++) {
     gchar *name = g_strdup_printf ("/bulk-loopback/fault/%s", fault_names[i]);
     g_test_add_data_func (name, &faults[i], test_fault);

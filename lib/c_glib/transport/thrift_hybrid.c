@@ -46,7 +46,8 @@ enum
   PROP_CONNECT_TIMEOUT,
   PROP_CALL_TIMEOUT,
   PROP_KEEPALIVE,
-  PROP_NUMA_NODE
+  PROP_NUMA_NODE,
+  PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 typedef struct
@@ -60,6 +61,7 @@ typedef struct
   ThriftRdmaPolling polling;
   guint connect_timeout_ms, call_timeout_ms, keepalive_ms;
   gint numa_node;
+  RdmaBulkProps bulk;            /* the RDMA leg's bulk-* and rcache-* */
 
   gboolean accepted;             /* the server's side of a pair */
   ThriftSocket *socket;          /* the TCP leg's socket */
@@ -208,6 +210,7 @@ open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration,
                                    "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
                                    "pair-token", pair, NULL);
 
+  rdma_bulk_props_apply (&priv->bulk, rdma);
   if (!thrift_transport_open (THRIFT_TRANSPORT (rdma), error)) {
     g_object_unref (rdma);
     return NULL;
@@ -797,7 +800,8 @@ thrift_hybrid_get_property (GObject *object, guint property_id, GValue *value,
     break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
-                              tt->remainingMessageSize_, tt->knowMessageSize_, value))
+                              tt->remainingMessageSize_, tt->knowMessageSize_, value)
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
   }
 }
@@ -843,7 +847,8 @@ thrift_hybrid_set_property (GObject *object, guint property_id, const GValue *va
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
-                              &tt->remainingMessageSize_, &tt->knowMessageSize_, value))
+                              &tt->remainingMessageSize_, &tt->knowMessageSize_, value)
+        && !rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
   }
 }
@@ -912,6 +917,8 @@ thrift_hybrid_class_init (ThriftHybridClass *cls)
     g_param_spec_int ("numa-node", "numa-node",
                       "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  /* handed to the RDMA leg at open (set before it) */
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_hybrid_is_open;
   ttc->peek = thrift_hybrid_peek;

@@ -57,7 +57,7 @@ enum
   PROP_KEEPALIVE,
   PROP_PAIR_TOKEN,
   PROP_NUMA_NODE,
-  PROP_BULK_THRESHOLD            /* these three consecutive: rdma_bulk_props_* */
+  PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 typedef struct
@@ -404,6 +404,16 @@ take_pair_token (ThriftRdmaPrivate *priv, RdmaConnSettings *settings, GError **e
   return TRUE;
 }
 
+void
+thrift_rdma_settings_of (ThriftRdma *self, RdmaConnSettings *out)
+{
+  ThriftRdmaPrivate *priv = PRIV (self);
+
+  thrift_rdma_settings_for (THRIFT_TRANSPORT (self)->configuration, priv->effective, out);
+  out->keepalive_ms = priv->keepalive_ms;
+  rdma_bulk_props_to_settings (&priv->bulk, out);
+}
+
 /* implements thrift_transport_open */
 static gboolean
 thrift_rdma_open (ThriftTransport *transport, GError **error)
@@ -422,10 +432,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   }
   /* what the caller set wrong, before anything is tried */
   use_hints (priv, NULL);
-  thrift_rdma_settings_for (transport->configuration, priv->effective, &settings);
-  settings.keepalive_ms = priv->keepalive_ms;
-  settings.bulk_chunk = priv->bulk.chunk;
-  settings.bulk_depth = priv->bulk.depth;
+  thrift_rdma_settings_of (THRIFT_RDMA (transport), &settings);
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
   if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftRdma", &e))
@@ -462,7 +469,8 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   if (priv->conn != NULL) {
     rdma_bulk_update_stats (priv->conn);
     priv->saved = *rdma_conn_stats (priv->conn);
-    priv->saved.pinned_bytes = 0;
+    /* gauges: nothing is registered once the connection is gone */
+    priv->saved.pinned_bytes = priv->saved.rcache_entries = priv->saved.rcache_bytes = 0;
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
@@ -992,8 +1000,11 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     break;
   default:
     if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value)) {
-      if (priv->conn != NULL)
-        rdma_conn_set_bulk (priv->conn, priv->bulk.chunk, priv->bulk.depth);
+      if (priv->conn != NULL) {
+        RdmaConnSettings bulk;
+        rdma_bulk_props_to_settings (&priv->bulk, &bulk);
+        rdma_conn_set_bulk (priv->conn, &bulk);
+      }
     } else if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
                                      &tt->remainingMessageSize_, &tt->knowMessageSize_,
                                      value)) {
@@ -1076,7 +1087,7 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                       "NUMA node of the connection's buffers and polling thread (-1: none); "
                       "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_rdma_is_open;
   ttc->peek = thrift_rdma_peek;
@@ -1152,17 +1163,19 @@ void
 thrift_rdma_reset_stats (ThriftRdma *self)
 {
   ThriftRdmaPrivate *priv;
-  ThriftRdmaStats *s;
-  guint64 pinned;
+  ThriftRdmaStats *s, saved;
 
   g_return_if_fail (THRIFT_IS_RDMA (self));
   priv = PRIV (self);
   if (priv->conn != NULL)
     rdma_bulk_update_stats (priv->conn);   /* what the cache counted so far is reset too */
   s = priv->conn != NULL ? rdma_conn_stats (priv->conn) : &priv->saved;
-  pinned = s->pinned_bytes;
+  saved = *s;
   memset (s, 0, sizeof *s);
-  s->pinned_bytes = pinned;
+  /* the gauges are not counters */
+  s->pinned_bytes = saved.pinned_bytes;
+  s->rcache_entries = saved.rcache_entries;
+  s->rcache_bytes = saved.rcache_bytes;
 }
 
 const gchar *

@@ -224,6 +224,12 @@ typedef struct _ThriftRdmaStats
   guint64 rcache_evictions;   /* cached registrations dropped to stay in the cache's bounds */
   guint64 rcache_invalidations;  /* cached registrations dropped because their memory was
                                     unmapped or changed */
+  guint64 rcache_entries;     /* registrations the cache holds right now, in use or cached
+                                 (at most "rcache-entries"; not reset, 0 once closed) */
+  guint64 rcache_bytes;       /* bytes they pin right now (at most "rcache-bytes"; not
+                                 reset, 0 once closed) */
+  guint64 bulk_not_lent;      /* fields large enough to lend that were copied instead: the
+                                 device has no type-2 memory windows */
 } ThriftRdmaStats;
 
 /* Six type macros. */

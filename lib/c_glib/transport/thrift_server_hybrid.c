@@ -53,7 +53,8 @@ enum
   PROP_NUMA_NODE,
   PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
-  PROP_KNOW_MESSAGE_SIZE
+  PROP_KNOW_MESSAGE_SIZE,
+  PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 /* A client's TCP leg between its accept and its pairing. */
@@ -88,6 +89,7 @@ typedef struct
   ThriftRdmaPolling polling;
   guint call_timeout_ms, idle_timeout_ms, keepalive_ms;
   gint numa_node;
+  RdmaBulkProps bulk;             /* the RDMA listener's bulk-* and rcache-* */
 
   int tcp_fd;                     /* the TCP listener */
   ThriftServerRdma *rdma;         /* the RDMA listener; NULL when serving TCP alone */
@@ -229,6 +231,7 @@ thrift_server_hybrid_listen (ThriftServerTransport *transport, GError **error)
                              "idle-timeout", priv->idle_timeout_ms,
                              "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
                              NULL);
+  rdma_bulk_props_apply (&priv->bulk, priv->rdma);
   thrift_server_rdma_set_admission (priv->rdma, admit, priv);
   if (!thrift_server_transport_listen (THRIFT_SERVER_TRANSPORT (priv->rdma), &e)) {
     g_clear_object (&priv->rdma);
@@ -550,7 +553,8 @@ thrift_server_hybrid_get_property (GObject *object, guint property_id, GValue *v
     break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
-                              st->remainingMessageSize_, st->knowMessageSize_, value))
+                              st->remainingMessageSize_, st->knowMessageSize_, value)
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
   }
 }
@@ -599,7 +603,8 @@ thrift_server_hybrid_set_property (GObject *object, guint property_id, const GVa
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
-                              &st->remainingMessageSize_, &st->knowMessageSize_, value))
+                              &st->remainingMessageSize_, &st->knowMessageSize_, value)
+        && !rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
   }
 }
@@ -671,6 +676,8 @@ thrift_server_hybrid_class_init (ThriftServerHybridClass *cls)
                       "NUMA node of accepted RDMA legs' buffers and threads (-1: none)",
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
+  /* handed to the RDMA listener at listen, which hands them to each accepted RDMA leg */
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 
   stc->listen = thrift_server_hybrid_listen;
   stc->accept = thrift_server_hybrid_accept;

@@ -54,7 +54,7 @@ enum
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
-  PROP_BULK_THRESHOLD    /* these three consecutive: rdma_bulk_props_* */
+  PROP_BULK_THRESHOLD    /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 /* How long a connection request may take to complete its handshake. */
@@ -273,22 +273,34 @@ fail:
   return FALSE;
 }
 
-static void
-settings_of (ThriftServerTransport *transport, RdmaConnSettings *settings)
+void
+thrift_server_rdma_settings_of (ThriftServerRdma *self, RdmaConnSettings *settings)
 {
+  ThriftServerTransport *transport = THRIFT_SERVER_TRANSPORT (self);
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   RdmaNumaMachine numa;
   RdmaNumaChoice choice;
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
   settings->keepalive_ms = priv->keepalive_ms;
-  settings->bulk_chunk = priv->bulk.chunk;
-  settings->bulk_depth = priv->bulk.depth;
+  rdma_bulk_props_to_settings (&priv->bulk, settings);
   /* the service's set (the "hints" property), else the property, places the buffers that
    * accept maps; the accepted ThriftRdma binds the threads that serve it */
   rdma_numa_machine_get (&numa);
   rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
   settings->numa_node = choice.node;
+}
+
+ThriftRdma *
+thrift_server_rdma_wrap_accepted (ThriftServerRdma *self, RdmaConn *conn)
+{
+  ThriftServerRdmaPrivate *priv = PRIV (self);
+  ThriftRdma *t = thrift_rdma_new_accepted (conn, THRIFT_SERVER_TRANSPORT (self)->configuration,
+                                            priv->hints, priv->polling, priv->call_timeout_ms,
+                                            priv->idle_timeout_ms, priv->keepalive_ms);
+
+  rdma_bulk_props_apply (&priv->bulk, t);
+  return t;
 }
 
 /* The admission of a request (rdma_admit.h): TRUE if it goes on; a refused one is rejected
@@ -351,7 +363,7 @@ start_handshake (ThriftServerTransport *transport, struct rdma_cm_event *ev)
     rdma_destroy_id (id);
     return;
   }
-  settings_of (transport, &settings);
+  thrift_server_rdma_settings_of (THRIFT_SERVER_RDMA (transport), &settings);
   if (!admitted (priv, id, pdata, len, &settings))
     return;
   conn = rdma_conn_accept_start (id, pdata, len, &settings, &e);
@@ -464,7 +476,6 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   struct rdma_cm_event *ev = NULL;
   RdmaConn *conn;
-  ThriftRdma *t;
 
   *next_us = 0;
   if (priv->listener == NULL) {
@@ -495,12 +506,8 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   if (conn == NULL)
     return NULL;
   *next_us = 0;
-  t = thrift_rdma_new_accepted (conn, transport->configuration, priv->hints, priv->polling,
-                                priv->call_timeout_ms, priv->idle_timeout_ms,
-                                priv->keepalive_ms);
-  g_object_set (t, "bulk-threshold", priv->bulk.threshold, "bulk-chunk", priv->bulk.chunk,
-                "bulk-depth", priv->bulk.depth, NULL);
-  return THRIFT_TRANSPORT (t);
+  return THRIFT_TRANSPORT (thrift_server_rdma_wrap_accepted (THRIFT_SERVER_RDMA (transport),
+                                                             conn));
 }
 
 /* Waits for the next established connection: accept_step, and a wait on the epoll fd until
@@ -772,7 +779,7 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                       "NUMA node of accepted connections' buffers and serving threads (-1: "
                       "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
-  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD);
+  rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 
   stc->listen = thrift_server_rdma_listen;
   stc->accept = thrift_server_rdma_accept;

@@ -112,12 +112,67 @@ lookup_name (const gchar *value, const gchar *const *names, gint n, gint first)
   return -1;
 }
 
+/* The bulk transfer options: rdma:// only, each a property of ThriftRdma and ThriftServerRdma
+ * whose range it takes (rdma_gobject.c). */
+typedef struct
+{
+  const gchar *name, *property, *unit;
+  gsize offset;                      /* its gint64 in ThriftTransportUri */
+} BulkOption;
+
+static const BulkOption bulk_options[] = {
+  { "bulk", "bulk-threshold", "bytes (0: never lend)",
+    G_STRUCT_OFFSET (ThriftTransportUri, bulk_threshold) },
+  { "bulk_chunk", "bulk-chunk", "bytes per READ", G_STRUCT_OFFSET (ThriftTransportUri, bulk_chunk) },
+  { "bulk_depth", "bulk-depth", "READs in flight (1: unpipelined)",
+    G_STRUCT_OFFSET (ThriftTransportUri, bulk_depth) },
+  { "rcache_entries", "rcache-entries", "registrations per connection",
+    G_STRUCT_OFFSET (ThriftTransportUri, rcache_entries) },
+  { "rcache_bytes", "rcache-bytes", "bytes pinned per connection",
+    G_STRUCT_OFFSET (ThriftTransportUri, rcache_bytes) },
+};
+
+static const BulkOption *
+bulk_option (const gchar *name)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++)
+    if (strcmp (name, bulk_options[i].name) == 0)
+      return &bulk_options[i];
+  return NULL;
+}
+
+static void
+bulk_range (const BulkOption *b, gint64 *lo, gint64 *hi)
+{
+  GObjectClass *cls = g_type_class_ref (THRIFT_TYPE_RDMA);
+  GParamSpec *spec = g_object_class_find_property (cls, b->property);
+
+  if (G_IS_PARAM_SPEC_UINT64 (spec)) {
+    *lo = (gint64) G_PARAM_SPEC_UINT64 (spec)->minimum;
+    *hi = (gint64) MIN (G_PARAM_SPEC_UINT64 (spec)->maximum, (guint64) G_MAXINT64);
+  } else {
+    *lo = G_PARAM_SPEC_UINT (spec)->minimum;
+    *hi = G_PARAM_SPEC_UINT (spec)->maximum;
+  }
+  g_type_class_unref (cls);
+}
+
+static gboolean
+bulk_given (const ThriftTransportUri *u)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++)
+    if (G_STRUCT_MEMBER (gint64, u, bulk_options[i].offset) >= 0)
+      return TRUE;
+  return FALSE;
+}
+
 static gboolean
 parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
               const gchar *name, const gchar *value, GError **error)
 {
   const gchar *scheme = scheme_names[u->scheme];
   gboolean tcp = u->scheme == THRIFT_TRANSPORT_URI_TCP;
+  const BulkOption *b;
   gint64 n;
   gint i;
 
@@ -211,30 +266,28 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->numa_node = (gint) n;
   }
-  else if (strcmp (name, "bulk") == 0 || strcmp (name, "bulk_chunk") == 0
-           || strcmp (name, "bulk_depth") == 0)
+  else if ((b = bulk_option (name)) != NULL)
   {
-    gboolean chunk = strcmp (name, "bulk_chunk") == 0, depth = strcmp (name, "bulk_depth") == 0;
-    gint64 lo = chunk ? 4096 : depth ? 1 : 0, hi = chunk ? G_MAXINT32 : depth ? 128 : G_MAXUINT;
+    gint64 lo, hi;
 
     if (u->scheme != THRIFT_TRANSPORT_URI_RDMA)
       goto wrong_scheme;
+    bulk_range (b, &lo, &hi);
     if (!parse_number (value, lo, hi, &n))
     {
       URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: %" G_GINT64_FORMAT
-                 " to %" G_GINT64_FORMAT "%s", uri, value, name, lo, hi,
-                 chunk ? " bytes per READ" : depth ? " READs in flight (1: unpipelined)"
-                       : " bytes (0: never lend)");
+                 " to %" G_GINT64_FORMAT " %s", uri, value, name, lo, hi, b->unit);
       return FALSE;
     }
-    *(chunk ? &u->bulk_chunk : depth ? &u->bulk_depth : &u->bulk_threshold) = n;
+    *(gint64 *) G_STRUCT_MEMBER_P (u, b->offset) = n;
   }
   else
   {
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
                "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), numa (rdma, "
-               "hybrid), bulk, bulk_chunk, bulk_depth (rdma), backlog (servers)", uri, name);
+               "hybrid), bulk, bulk_chunk, bulk_depth, rcache_entries, rcache_bytes (rdma), "
+               "backlog (servers)", uri, name);
     return FALSE;
   }
   return TRUE;
@@ -266,7 +319,8 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
   u->idle_timeout_ms = u->keepalive_ms = -1;
   u->numa_node = -1;
-  u->bulk_threshold = u->bulk_chunk = u->bulk_depth = -1;
+  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++)
+    *(gint64 *) G_STRUCT_MEMBER_P (u, bulk_options[i].offset) = -1;
 
   sep = strstr (uri, "://");
   if (sep == NULL)
@@ -368,7 +422,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
         return NULL;
     }
   }
-  if (u->fallback && (u->bulk_threshold >= 0 || u->bulk_chunk >= 0 || u->bulk_depth >= 0))
+  if (u->fallback && bulk_given (u))
   {
     /* the hybrid transports that fall back do not pass them to their RDMA leg yet */
     URI_ERROR (error, OPTION, "%s: the bulk options do not apply with fallback=tcp (yet)", uri);
@@ -451,12 +505,19 @@ drop_inner (gpointer inner, GObject *wrapper_gone)
 static void
 set_bulk (GObject *t, const ThriftTransportUri *u)
 {
-  if (u->bulk_threshold >= 0)
-    g_object_set (t, "bulk-threshold", (guint) u->bulk_threshold, NULL);
-  if (u->bulk_chunk >= 0)
-    g_object_set (t, "bulk-chunk", (guint) u->bulk_chunk, NULL);
-  if (u->bulk_depth >= 0)
-    g_object_set (t, "bulk-depth", (guint) u->bulk_depth, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++) {
+    const BulkOption *b = &bulk_options[i];
+    gint64 n = G_STRUCT_MEMBER (gint64, u, b->offset);
+    GValue v = G_VALUE_INIT;
+
+    if (n < 0)
+      continue;
+    /* a guint or guint64 property, in range: the parser checked it against its spec */
+    g_value_init (&v, G_TYPE_INT64);
+    g_value_set_int64 (&v, n);
+    g_object_set_property (t, b->property, &v);
+    g_value_unset (&v);
+  }
 }
 
 ThriftTransport *

@@ -48,6 +48,15 @@
  *   numa=N                         rdma; NUMA node of the connections' buffers and polling
  *                                  threads (0 to 1023; the "numa-node" property); a node
  *                                  this machine lacks is an error at open or listen
+ *   bulk=BYTES                     rdma only (not with fallback=tcp); the "bulk-threshold"
+ *                                  property: fields this large are lent, not copied (0: never)
+ *   bulk_chunk=BYTES               rdma only; "bulk-chunk", bytes per RDMA READ of a lent field
+ *   bulk_depth=N                   rdma only; "bulk-depth", READs of a field in flight
+ *   rcache_entries=N               rdma only; "rcache-entries", registrations a connection's
+ *                                  registration cache keeps at most
+ *   rcache_bytes=BYTES             rdma only; "rcache-bytes", bytes it keeps pinned at most
+ *                                  (README, Bulk transfer of large fields; each option's
+ *                                  range is its property's)
  *
  * The server factories work with every c_glib server: each connection they hand out is a
  * reference of its own (ThriftSimpleServer unrefs what they return and the connection).
@@ -105,6 +114,8 @@ typedef struct
   gint64 bulk_threshold;              /* rdma (no fallback); -1: unset */
   gint64 bulk_chunk;
   gint64 bulk_depth;
+  gint64 rcache_entries;
+  gint64 rcache_bytes;
 } ThriftTransportUri;
 
 typedef enum

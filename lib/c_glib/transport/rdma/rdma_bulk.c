@@ -164,7 +164,6 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
     return FALSE;
   /* for type-2 windows the consumer keeps the key (libibverbs does not update it) */
   b->mw[i]->rkey = rkey;
-  conn->stats.window_binds++;
   *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
                            .rkey = rkey };
   return TRUE;
@@ -213,7 +212,6 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
     };
     if (!post_window_op (conn, &wr, "LOCAL_INV (a field returned)", deadline_us, error))
       goto failed;
-    conn->stats.window_invalidations++;
   }
   /* the registrations go back only once no key reaches them */
   if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
@@ -437,6 +435,8 @@ rdma_bulk_update_stats (RdmaConn *conn)
   conn->stats.rcache_misses += s.misses - conn->bulk->seen.misses;
   conn->stats.rcache_evictions += s.evictions - conn->bulk->seen.evictions;
   conn->stats.rcache_invalidations += s.invalidations - conn->bulk->seen.invalidations;
+  conn->stats.rcache_entries = s.entries;
+  conn->stats.rcache_bytes = s.pinned_bytes;
   conn->bulk->seen = s;
 }
 

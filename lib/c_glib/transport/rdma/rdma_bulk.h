@@ -55,6 +55,12 @@ enum
 #define RDMA_BULK_WINDOW_MAX (4u << 20)
 #define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
 #define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
+/* Their ranges (the rcache-entries and rcache-bytes properties): a bound under what one
+ * call holds at once fails that call (README, Bulk transfer, sizing the cache). */
+#define RDMA_BULK_RCACHE_ENTRIES_MIN 1u
+#define RDMA_BULK_RCACHE_ENTRIES_MAX 65536u
+#define RDMA_BULK_RCACHE_BYTES_MIN G_GUINT64_CONSTANT (4096)
+#define RDMA_BULK_RCACHE_BYTES_MAX (G_GUINT64_CONSTANT (1) << 40)
 
 typedef struct _RdmaBulk RdmaBulk;
 

@@ -32,12 +32,16 @@ rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gs
                         gsize threshold, GError **error)
 {
   if (threshold > 0 && len >= MAX (threshold, RDMA_BULK_MIN_THRESHOLD) && len <= G_MAXUINT32
-      && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32
-      && rdma_bulk_can_lend (conn)) {
-    w->ptr[w->n] = buf;
-    w->desc[w->n] = (RdmaBulkDesc) { .at = (guint32) w->inline_len, .len = (guint32) len };
-    w->n++;
-    return TRUE;
+      && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32) {
+    if (rdma_bulk_can_lend (conn)) {
+      w->ptr[w->n] = buf;
+      w->desc[w->n] = (RdmaBulkDesc) { .at = (guint32) w->inline_len, .len = (guint32) len };
+      w->n++;
+      return TRUE;
+    }
+    /* a device without type-2 memory windows: copied as without bulk transfer, which the
+     * call does not notice; the counter tells */
+    rdma_conn_stats (conn)->bulk_not_lent++;
   }
   if (!rdma_conn_tx_append (conn, buf, len, error))
     return FALSE;

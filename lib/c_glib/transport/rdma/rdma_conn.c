@@ -224,6 +224,12 @@ count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
   case IBV_WR_RDMA_READ:
     conn->stats.reads++;
     break;
+  case IBV_WR_BIND_MW:
+    conn->stats.window_binds++;
+    break;
+  case IBV_WR_LOCAL_INV:
+    conn->stats.window_invalidations++;
+    break;
   default:
     break;
   }
@@ -1278,10 +1284,15 @@ rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **erro
 }
 
 void
-rdma_conn_set_bulk (RdmaConn *conn, guint32 chunk, guint depth)
+rdma_conn_set_bulk (RdmaConn *conn, const RdmaConnSettings *from)
 {
-  conn->settings.bulk_chunk = chunk;
-  conn->settings.bulk_depth = depth;
+  conn->settings.bulk_chunk = from->bulk_chunk;
+  conn->settings.bulk_depth = from->bulk_depth;
+  /* a cache made already keeps its bounds (rdma_rcache has no resize) */
+  if (conn->bulk == NULL) {
+    conn->settings.rcache_entries = from->rcache_entries;
+    conn->settings.rcache_bytes = from->rcache_bytes;
+  }
 }
 
 guint8 *

@@ -158,8 +158,10 @@ RdmaConnState rdma_conn_get_state (const RdmaConn *conn);
 gboolean rdma_conn_is_client (const RdmaConn *conn);
 /* The oldest received message, whole or still arriving (NULL: none). */
 RdmaMessage *rdma_conn_head_message (RdmaConn *conn);
-/* Bytes per READ and READs in flight of the fields pulled from now on (rdma_bulk.h). */
-void rdma_conn_set_bulk (RdmaConn *conn, guint32 chunk, guint depth);
+/* The bulk settings (bulk_chunk, bulk_depth: for the fields pulled from now on;
+ * rcache_entries, rcache_bytes: if the registration cache is not made yet, which happens at
+ * the first field lent or pulled; rdma_bulk.h) from @from; the others are not looked at. */
+void rdma_conn_set_bulk (RdmaConn *conn, const RdmaConnSettings *from);
 /* The polling mode of the next waits. */
 void rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling);
 /* The owner's wake-up: waits watch @wake_fd (-1: none) and fail with RDMA_ERR_INTERRUPTED

@@ -81,10 +81,11 @@ rdma_size_props_set (guint property_id, guint first, ThriftConfiguration **confi
   }
 }
 
-enum { BULK_THRESHOLD, BULK_CHUNK, BULK_DEPTH };
+enum { BULK_THRESHOLD, BULK_CHUNK, BULK_DEPTH, BULK_RCACHE_ENTRIES, BULK_RCACHE_BYTES };
+G_STATIC_ASSERT (BULK_RCACHE_BYTES + 1 == RDMA_BULK_PROPS_N);
 
 void
-rdma_bulk_props_install (GObjectClass *cls, guint first)
+rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
 {
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_CONSTRUCT;
 
@@ -92,8 +93,13 @@ rdma_bulk_props_install (GObjectClass *cls, guint first)
     g_param_spec_uint ("bulk-threshold", "bulk-threshold",
                        "Binary and string fields of at least this many bytes are lent to the "
                        "peer, which reads them by RDMA READ, instead of copied (0: never; "
-                       "under 4096 counts as 4096); a payload_size hint beats it",
-                       0, G_MAXUINT, RDMA_BULK_DEFAULT_THRESHOLD, rw));
+                       "under 4096 counts as 4096); a payload_size hint beats it.  A lent "
+                       "field's bytes must stay as they are until the flush that ends its "
+                       "message returns: servers default to 0, since c_glib's generated "
+                       "processors free a reply's fields before that flush",
+                       0, G_MAXUINT,
+                       server ? RDMA_BULK_SERVER_DEFAULT_THRESHOLD : RDMA_BULK_DEFAULT_THRESHOLD,
+                       rw));
   g_object_class_install_property (cls, first + BULK_CHUNK,
     g_param_spec_uint ("bulk-chunk", "bulk-chunk",
                        "Bytes per RDMA READ of a lent field (at least 4096)",
@@ -103,6 +109,23 @@ rdma_bulk_props_install (GObjectClass *cls, guint first)
                        "RDMA READs of a lent field in flight, bounded by the connection's "
                        "(1: unpipelined, the whole field registered before the first READ)",
                        1, 128, RDMA_BULK_DEFAULT_DEPTH, rw));
+  /* the cache is made at a connection's first lent or pulled field, with the bounds set
+   * then; a scan of its entries finds a buffer, hence the ceiling on their number */
+  g_object_class_install_property (cls, first + BULK_RCACHE_ENTRIES,
+    g_param_spec_uint ("rcache-entries", "rcache-entries",
+                       "Memory registrations a connection's registration cache keeps at most, "
+                       "in use or cached for reuse (least recently used dropped first): a "
+                       "field lent or pulled whole is one while in use, a pipelined pull one "
+                       "per bulk-chunk in flight; a call that needs more than this fails",
+                       RDMA_BULK_RCACHE_ENTRIES_MIN, RDMA_BULK_RCACHE_ENTRIES_MAX,
+                       RDMA_BULK_DEFAULT_RCACHE_ENTRIES, rw));
+  g_object_class_install_property (cls, first + BULK_RCACHE_BYTES,
+    g_param_spec_uint64 ("rcache-bytes", "rcache-bytes",
+                         "Bytes of memory a connection's registration cache keeps registered "
+                         "(pinned) at most, in use or cached for reuse; a call whose fields "
+                         "in use need more than this fails",
+                         RDMA_BULK_RCACHE_BYTES_MIN, RDMA_BULK_RCACHE_BYTES_MAX,
+                         RDMA_BULK_DEFAULT_RCACHE_BYTES, rw));
 }
 
 gboolean
@@ -118,6 +141,12 @@ rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,
     return TRUE;
   case BULK_DEPTH:
     g_value_set_uint (value, props->depth);
+    return TRUE;
+  case BULK_RCACHE_ENTRIES:
+    g_value_set_uint (value, props->rcache_entries);
+    return TRUE;
+  case BULK_RCACHE_BYTES:
+    g_value_set_uint64 (value, props->rcache_bytes);
     return TRUE;
   default:
     return FALSE;
@@ -138,7 +167,30 @@ rdma_bulk_props_set (guint property_id, guint first, RdmaBulkProps *props,
   case BULK_DEPTH:
     props->depth = g_value_get_uint (value);
     return TRUE;
+  case BULK_RCACHE_ENTRIES:
+    props->rcache_entries = g_value_get_uint (value);
+    return TRUE;
+  case BULK_RCACHE_BYTES:
+    props->rcache_bytes = g_value_get_uint64 (value);
+    return TRUE;
   default:
     return FALSE;
   }
+}
+
+void
+rdma_bulk_props_to_settings (const RdmaBulkProps *props, RdmaConnSettings *settings)
+{
+  settings->bulk_chunk = props->chunk;
+  settings->bulk_depth = props->depth;
+  settings->rcache_entries = props->rcache_entries;
+  settings->rcache_bytes = props->rcache_bytes;
+}
+
+void
+rdma_bulk_props_apply (const RdmaBulkProps *props, gpointer object)
+{
+  g_object_set (object, "bulk-threshold", props->threshold, "bulk-chunk", props->chunk,
+                "bulk-depth", props->depth, "rcache-entries", props->rcache_entries,
+                "rcache-bytes", props->rcache_bytes, NULL);
 }

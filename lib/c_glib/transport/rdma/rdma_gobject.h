@@ -25,6 +25,8 @@
 
 #include <thrift/c_glib/thrift_configuration.h>
 
+#include "rdma_conn.h"
+
 G_BEGIN_DECLS
 
 void rdma_size_props_install (GObjectClass *cls, guint first);
@@ -35,21 +37,34 @@ gboolean rdma_size_props_set (guint property_id, guint first,
                               ThriftConfiguration **configuration, glong *remaining,
                               glong *know, const GValue *value);
 
-/* The bulk transfer properties ("bulk-threshold", "bulk-chunk", "bulk-depth"; rdma_bulk.h)
- * that both classes have, numbered consecutively from @first as well. */
+/* The bulk transfer properties that both classes have (and ThriftHybrid and
+ * ThriftServerHybrid, which hand them to their RDMA legs), RDMA_BULK_PROPS_N of them numbered
+ * consecutively from @first as well: "bulk-threshold", "bulk-chunk", "bulk-depth"
+ * (rdma_bulk.h) and "rcache-entries", "rcache-bytes" (the bounds of the connection's
+ * registration cache, rdma_rcache.h). */
+#define RDMA_BULK_PROPS_N 5
 typedef struct
 {
   guint threshold;     /* fields this large are lent (0: never) */
   guint chunk;         /* bytes per READ of a lent field */
   guint depth;         /* READs of a field in flight (1: unpipelined) */
+  guint rcache_entries;  /* registrations the cache keeps at most, in use or not */
+  guint64 rcache_bytes;  /* bytes they pin at most */
 } RdmaBulkProps;
 
-void rdma_bulk_props_install (GObjectClass *cls, guint first);
-/* FALSE if @property_id is not one of the three. */
+/* @server: a server's (for the connections it accepts): its "bulk-threshold" defaults to
+ * RDMA_BULK_SERVER_DEFAULT_THRESHOLD. */
+void rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server);
+/* FALSE if @property_id is not one of them. */
 gboolean rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,
                               GValue *value);
 gboolean rdma_bulk_props_set (guint property_id, guint first, RdmaBulkProps *props,
                               const GValue *value);
+/* What of them a connection's settings carry (all but the threshold, which is the shell's). */
+void rdma_bulk_props_to_settings (const RdmaBulkProps *props, RdmaConnSettings *settings);
+/* All of them onto @object, a ThriftRdma or ThriftServerRdma (a hybrid's leg, an accepted
+ * connection). */
+void rdma_bulk_props_apply (const RdmaBulkProps *props, gpointer object);
 
 G_END_DECLS
 

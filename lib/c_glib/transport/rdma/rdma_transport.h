@@ -20,6 +20,7 @@
 
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 #include "rdma_conn.h"
 
@@ -32,10 +33,22 @@ ThriftRdma *thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *confi
                                       guint call_timeout_ms, guint idle_timeout_ms,
                                       guint keepalive_ms);
 
+/* The settings a client's open gives the engine from @self's properties (all but its pairing
+ * token and NUMA node, which open checks and chooses). */
+G_GNUC_INTERNAL
+void thrift_rdma_settings_of (ThriftRdma *self, RdmaConnSettings *out);
+
 /* The settings a ThriftRdma with this configuration and polling mode uses. */
 G_GNUC_INTERNAL
 void thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling polling,
                                RdmaConnSettings *out);
+
+/* ThriftServerRdma's side (also for white-box tests): the settings its accepts give the
+ * engine, and the ThriftRdma it hands out around an accepted @conn (ownership taken). */
+G_GNUC_INTERNAL
+void thrift_server_rdma_settings_of (ThriftServerRdma *self, RdmaConnSettings *out);
+G_GNUC_INTERNAL
+ThriftRdma *thrift_server_rdma_wrap_accepted (ThriftServerRdma *self, RdmaConn *conn);
 
 /**
  * rdma_error_to_thrift:

@@ -42,22 +42,54 @@ real_req_notify_cq (struct ibv_cq *cq, int solicited_only)
   return ibv_req_notify_cq (cq, solicited_only);
 }
 
+/* Regions and windows alive, whoever made them through the real table (rdma_verbs_live). */
+static gint live_mrs, live_mws;
+
 static struct ibv_mr *
 real_reg_mr (struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-  return ibv_reg_mr (pd, addr, length, access);
+  struct ibv_mr *mr = ibv_reg_mr (pd, addr, length, access);
+
+  if (mr != NULL)
+    g_atomic_int_inc (&live_mrs);
+  return mr;
+}
+
+static int
+real_dereg_mr (struct ibv_mr *mr)
+{
+  int rc = ibv_dereg_mr (mr);
+
+  if (rc == 0)
+    g_atomic_int_add (&live_mrs, -1);
+  return rc;
 }
 
 static struct ibv_mw *
 real_alloc_mw (struct ibv_pd *pd, enum ibv_mw_type type)
 {
-  return ibv_alloc_mw (pd, type);
+  struct ibv_mw *mw = ibv_alloc_mw (pd, type);
+
+  if (mw != NULL)
+    g_atomic_int_inc (&live_mws);
+  return mw;
 }
 
 static int
 real_dealloc_mw (struct ibv_mw *mw)
 {
-  return ibv_dealloc_mw (mw);
+  int rc = ibv_dealloc_mw (mw);
+
+  if (rc == 0)
+    g_atomic_int_add (&live_mws, -1);
+  return rc;
+}
+
+void
+rdma_verbs_live (gint *mrs, gint *mws)
+{
+  *mrs = g_atomic_int_get (&live_mrs);
+  *mws = g_atomic_int_get (&live_mws);
 }
 
 const RdmaVerbs rdma_verbs_real = {
@@ -68,7 +100,7 @@ const RdmaVerbs rdma_verbs_real = {
   .get_cq_event = ibv_get_cq_event,
   .ack_cq_events = ibv_ack_cq_events,
   .reg_mr = real_reg_mr,
-  .dereg_mr = ibv_dereg_mr,
+  .dereg_mr = real_dereg_mr,
   .alloc_mw = real_alloc_mw,
   .dealloc_mw = real_dealloc_mw,
   .alloc_pd = ibv_alloc_pd,

@@ -84,6 +84,11 @@ G_GNUC_INTERNAL extern const RdmaVerbs *rdma_verbs;
  * and while none does: objects of one table must not reach the other. */
 G_GNUC_INTERNAL void rdma_verbs_set (const RdmaVerbs *verbs);
 
+/* Memory regions and windows made through rdma_verbs_real and not yet freed, by every user
+ * (the engine's own buffers, the registration cache, bulk transfer's windows): for tests that
+ * everything is given back. */
+G_GNUC_INTERNAL void rdma_verbs_live (gint *mrs, gint *mws);
+
 G_END_DECLS
 
 #endif
