@@ -260,8 +260,14 @@ repeat_main (gpointer data)
     r->reads[i] = s->stats.reads;
   }
   if (lend_message (s, &rdma_proto_eager_ops, r->dst, (1u << 21) + 123, deadline_s (30),
-                    &r->p->error))
+                    &r->p->error)) {
+    guint8 *got;
+    gsize len;
+
     server_counts (s, &r->misses[2], &r->hits[2]);
+    /* a smaller field into the start of the same buffer, whose registration covers more */
+    take_into (s, r->dst, &got, &len, deadline_s (30), &r->p->error);
+  }
   return NULL;
 }
 
@@ -269,7 +275,7 @@ static void
 test_registrations (gconstpointer data)
 {
   guint depth = GPOINTER_TO_UINT (data);
-  const gsize len = (1u << 21) + 123;
+  const gsize len = (1u << 21) + 123, small = 100000;
   guint8 *field = g_malloc (len), *back = NULL;
   gsize back_len = 0;
   GError *error = NULL;
@@ -296,12 +302,20 @@ test_registrations (gconstpointer data)
   }
   g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
   g_assert_no_error (error);
+  for (gsize k = 0; k < small; k++)
+    field[k] = pattern (9, k);
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, small, deadline_s (30),
+                               &error));
+  g_assert_no_error (error);
   g_thread_join (p.thread);
   p.thread = NULL;
   g_assert_no_error (p.error);
   g_assert_cmpuint (back_len, ==, len);
-  g_assert_true (memcmp (back, field, len) == 0);
+  /* the small field landed, and nothing past it was read into the buffer */
   g_assert_true (memcmp (r.dst, field, len) == 0);
+  for (gsize k = 0; k < small; k++)
+    field[k] = pattern (7, k);
+  g_assert_true (memcmp (back, field, len) == 0);
 
   g_test_message ("depth %u: %" G_GUINT64_FORMAT " READs, %" G_GUINT64_FORMAT
                   " registrations for the first pull", depth, r.reads[0], r.misses[0]);

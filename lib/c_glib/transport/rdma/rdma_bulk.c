@@ -341,7 +341,8 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   g_ptr_array_add (b->reading, cur);
 
   while (posted < n) {
-    gsize cur_end = (gsize) (cur->addr + cur->length - dst);
+    /* a cached region may reach past the field: READ only the field */
+    gsize cur_end = MIN ((gsize) (cur->addr + cur->length - dst), n);
     gsize k = MIN (chunk, cur_end - posted);
     struct ibv_sge sge;
     struct ibv_send_wr wr;
