@@ -34,7 +34,8 @@ struct _RdmaBulk
 
   /* lending: the message being written or waiting for its DONE */
   struct ibv_mw *mw[RDMA_BULK_MAX_FIELDS];     /* (owned), made on first use, rebound */
-  RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* held while lent */
+  RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* held while lent (may cover more) */
+  gsize lent_len[RDMA_BULK_MAX_FIELDS];        /* the fields' own lengths */
   guint n_lent;
   guint32 tx_seq;
   gboolean returned;                           /* its DONE arrived */
@@ -144,6 +145,7 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   if (entry == NULL)
     return FALSE;
   b->lent[i] = entry;
+  b->lent_len[i] = len;
   b->n_lent++;
   /* a new key for every loan: one the peer kept from an earlier loan reaches nothing */
   rkey = ibv_inc_rkey (b->mw[i]->rkey);
@@ -187,7 +189,7 @@ release_lent (RdmaConn *conn)
   RdmaBulk *b = conn->bulk;
 
   for (guint i = 0; i < b->n_lent; i++) {
-    conn->stats.bulk_sent += b->lent[i]->length;
+    conn->stats.bulk_sent += b->lent_len[i];
     rdma_rcache_release (b->cache, b->lent[i]);
     b->lent[i] = NULL;
   }
@@ -301,9 +303,8 @@ window_size (gsize chunk, guint k)
   return MAX (w, chunk);
 }
 
-/* Registers the window of @dst + [@at, ...) for READs to land in; it ends on a page boundary
- * (so two windows of a field never share a page, which the cache's watch of each allows but
- * its detaching on the way out would keep alive) or at @n. */
+/* Registers the window of @dst + [@at, ...) for READs to land in; it ends on a 4 KiB boundary
+ * (so the next window starts aligned, as a READ of a whole chunk then is) or at @n. */
 static RdmaRcacheEntry *
 window_acquire (RdmaConn *conn, guint8 *dst, gsize at, gsize n, gsize size, GError **error)
 {
@@ -329,6 +330,8 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   gsize posted = 0;
 
   g_return_val_if_fail (off <= desc->len && n <= desc->len - off, FALSE);
+  if (n == 0)
+    return TRUE;
   /* A buffer registered before (cached) needs no windows; unpipelined, all of it is
    * registered before the first byte moves. */
   cur = rdma_rcache_lookup (b->cache, dst, n, access);

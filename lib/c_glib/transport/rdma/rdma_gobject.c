@@ -116,7 +116,8 @@ rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
                        "Memory registrations a connection's registration cache keeps at most, "
                        "in use or cached for reuse (least recently used dropped first): a "
                        "field lent or pulled whole is one while in use, a pipelined pull one "
-                       "per bulk-chunk in flight; a call that needs more than this fails",
+                       "per registration window (one bulk-chunk, then doubling to 4 MiB) "
+                       "until the field is in; a call that needs more than this fails",
                        RDMA_BULK_RCACHE_ENTRIES_MIN, RDMA_BULK_RCACHE_ENTRIES_MAX,
                        RDMA_BULK_DEFAULT_RCACHE_ENTRIES, rw));
   g_object_class_install_property (cls, first + BULK_RCACHE_BYTES,
