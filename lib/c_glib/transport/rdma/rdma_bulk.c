@@ -306,15 +306,23 @@ window_size (gsize chunk, guint k)
 /* Registers the window of @dst + [@at, ...) for READs to land in; it ends on a 4 KiB boundary
  * (so the next window starts aligned, as a READ of a whole chunk then is) or at @n. */
 static RdmaRcacheEntry *
-window_acquire (RdmaConn *conn, guint8 *dst, gsize at, gsize n, gsize size, GError **error)
+window_acquire (RdmaBulk *b, guint8 *dst, gsize at, gsize n, gsize size, int access,
+                GError **error)
 {
   gsize end = at + size;
 
   end -= ((guintptr) (dst + end)) & (RDMA_BULK_PAGE - 1);
   if (end <= at || end > n)
     end = n;
-  return rdma_rcache_acquire (conn->bulk->cache, dst + at, end - at,
-                              bulk_access (conn, IBV_ACCESS_LOCAL_WRITE), error);
+  return rdma_rcache_acquire (b->cache, dst + at, end - at, access, error);
+}
+
+/* Releases the regions a pull holds, those from @first on in b->reading. */
+static void
+release_windows (RdmaBulk *b, guint first)
+{
+  while (b->reading->len > first)
+    rdma_rcache_release (b->cache, g_ptr_array_steal_index_fast (b->reading, first));
 }
 
 gboolean
@@ -338,7 +346,7 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   if (cur == NULL)
     cur = room.depth == 1 || n <= chunk
           ? rdma_rcache_acquire (b->cache, dst, n, access, error)
-          : window_acquire (conn, dst, 0, n, window_size (chunk, windows++), error);
+          : window_acquire (b, dst, 0, n, window_size (chunk, windows++), access, error);
   if (cur == NULL)
     return FALSE;
   g_ptr_array_add (b->reading, cur);
@@ -372,7 +380,8 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
     posted += k;
     /* the next window is registered while this one's READs are in flight */
     if (posted == cur_end && posted < n) {
-      cur = window_acquire (conn, dst, posted, n, window_size (chunk, windows++), error);
+      cur = window_acquire (b, dst, posted, n, window_size (chunk, windows++), access,
+                            error);
       if (cur == NULL)
         goto failed;
       g_ptr_array_add (b->reading, cur);
@@ -380,16 +389,14 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   }
   if (!rdma_conn_wait_for (conn, reads_idle, NULL, deadline_us, error))
     goto failed;
-  while (b->reading->len > first)
-    rdma_rcache_release (b->cache, g_ptr_array_steal_index_fast (b->reading, first));
+  release_windows (b, first);
   return TRUE;
 
 failed:
   stop_reads (conn);
   /* with READs still in flight, the windows stay held until the connection is freed */
   if (b->reads == 0)
-    while (b->reading->len > first)
-      rdma_rcache_release (b->cache, g_ptr_array_steal_index_fast (b->reading, first));
+    release_windows (b, first);
   return FALSE;
 }
 
@@ -454,8 +461,7 @@ rdma_bulk_free (RdmaConn *conn)
   free_windows (b);
   for (guint i = 0; i < b->n_lent; i++)
     rdma_rcache_release (b->cache, b->lent[i]);
-  for (guint i = 0; i < b->reading->len; i++)
-    rdma_rcache_release (b->cache, g_ptr_array_index (b->reading, i));
+  release_windows (b, 0);
   g_ptr_array_unref (b->reading);
   rdma_rcache_free (b->cache);
   g_free (b);
