@@ -400,6 +400,26 @@ test_no_windows (void)
   fake_verbs_set_windows (TRUE);
 }
 
+/* Cache bounds changed once a connection's cache is made are not applied, and it says so;
+ * the same bounds again say nothing. */
+static void
+test_late_bounds (void)
+{
+  RdmaConnSettings s;
+  Pair p;
+
+  pair_open (&p);
+  g_assert_true (rdma_bulk_can_lend (p.c));            /* makes the connection's cache */
+  s = p.c->settings;
+  rdma_conn_set_bulk (p.c, &s);
+  s.rcache_entries++;
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*rcache-entries*set them before*");
+  rdma_conn_set_bulk (p.c, &s);
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (p.c->settings.rcache_entries, ==, s.rcache_entries - 1);
+  pair_close (&p);
+}
+
 /* The reader's READs fail (@fault on READ number @skip): its call ends with an error, the
  * lender's too (its deadline, or the connection going down), and nobody hangs. */
 typedef struct
@@ -480,6 +500,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/bulk-loopback/registrations/unpipelined", GUINT_TO_POINTER (1),
                         test_registrations);
   g_test_add_func ("/bulk-loopback/no-windows", test_no_windows);
+  g_test_add_func ("/bulk-loopback/late-bounds", test_late_bounds);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++) {
     gchar *name = g_strdup_printf ("/bulk-loopback/fault/%s", fault_names[i]);
     g_test_add_data_func (name, &faults[i], test_fault);

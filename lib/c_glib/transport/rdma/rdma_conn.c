@@ -1288,10 +1288,16 @@ rdma_conn_set_bulk (RdmaConn *conn, const RdmaConnSettings *from)
 {
   conn->settings.bulk_chunk = from->bulk_chunk;
   conn->settings.bulk_depth = from->bulk_depth;
-  /* a cache made already keeps its bounds (rdma_rcache has no resize) */
+  /* a cache made already keeps its bounds (rdma_rcache has no resize): said, not ignored */
   if (conn->bulk == NULL) {
     conn->settings.rcache_entries = from->rcache_entries;
     conn->settings.rcache_bytes = from->rcache_bytes;
+  } else if (from->rcache_entries != conn->settings.rcache_entries
+             || from->rcache_bytes != conn->settings.rcache_bytes) {
+    g_warning ("ThriftRdma: rcache-entries / rcache-bytes changed after the connection's "
+               "registration cache was made (its first bulk field): it keeps %u entries and "
+               "%" G_GUINT64_FORMAT " bytes until the connection closes; set them before "
+               "open", conn->settings.rcache_entries, conn->settings.rcache_bytes);
   }
 }
 
