@@ -69,6 +69,21 @@ bench_parse_server_mode (const gchar *text, ThriftThreadedServerMode *mode)
 int
 bench_serve (gchar **uris, ThriftThreadedServerMode mode, GObject *processor, const gchar *prog)
 {
+  guint n = g_strv_length (uris);
+  GObject **processors = g_new (GObject *, n);
+  int status;
+
+  for (guint i = 0; i < n; i++)
+    processors[i] = processor;
+  status = bench_serve_each (uris, processors, mode, prog);
+  g_free (processors);
+  return status;
+}
+
+int
+bench_serve_each (gchar **uris, GObject **processors, ThriftThreadedServerMode mode,
+                  const gchar *prog)
+{
   guint n = g_strv_length (uris), i;
   Serving *serving = g_new0 (Serving, n);
   GThread **threads = g_new0 (GThread *, n);
@@ -92,7 +107,7 @@ bench_serve (gchar **uris, ThriftThreadedServerMode mode, GObject *processor, co
     }
     serving[i].prog = prog;
     serving[i].server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                                      "processor", processor, "server_transport", st,
+                                      "processor", processors[i], "server_transport", st,
                                       "input_transport_factory", in_f,
                                       "output_transport_factory", out_f,
                                       "input_protocol_factory", pf,

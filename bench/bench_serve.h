@@ -32,6 +32,10 @@ G_BEGIN_DECLS
 int bench_serve (gchar **uris, ThriftThreadedServerMode mode, GObject *processor,
                  const gchar *prog);
 
+/* The same with a processor of its own for each URI: @processors[i] serves @uris[i]. */
+int bench_serve_each (gchar **uris, GObject **processors, ThriftThreadedServerMode mode,
+                      const gchar *prog);
+
 /* Parses --server-mode's value (NULL: pool); FALSE if it is neither pool nor
  * per-connection. */
 gboolean bench_parse_server_mode (const gchar *text, ThriftThreadedServerMode *mode);

@@ -62,6 +62,7 @@ bench_summarize (double *values, gsize n, BenchSummary *out)
   out->n = n;
   out->mean = sum / n;
   out->p50 = values[(n - 1) / 2];
+  out->p95 = values[MIN (n - 1, (gsize) (n * 0.95))];
   out->p99 = values[MIN (n - 1, (gsize) (n * 0.99))];
   out->max = values[n - 1];
 }

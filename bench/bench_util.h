@@ -37,7 +37,7 @@ void bench_cpu_seconds (double *user, double *system);
 typedef struct
 {
   guint64 n;
-  double mean, p50, p99, max;
+  double mean, p50, p95, p99, max;
 } BenchSummary;
 
 /* Summarises @n latencies (sorts @values in place); all zero when @n is 0. */
