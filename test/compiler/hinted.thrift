@@ -22,5 +22,5 @@ service Kv {
 service KvChild extends Kv {
   c_hint: transport = tcp;
 
-  void ping() [ s_hint: perf_pref = busy, numa = 0; ]
+  void ping() [ s_hint: perf_pref = busy, numa = 0; c_hint: proto = hybrid_eager_rndv; ]
 }

@@ -54,7 +54,7 @@
 #define PUT_S "Kv.put server: concurrency=64 perf_goal=throughput polling=event proto=eager"
 #define PLAIN_C "Kv.plain client: concurrency=64 perf_goal=throughput"
 #define PLAIN_S "Kv.plain server: concurrency=64 perf_goal=throughput polling=event"
-#define PING_C "KvChild.ping client: concurrency=64 perf_goal=throughput transport=tcp"
+#define PING_C "KvChild.ping client: concurrency=64 perf_goal=throughput proto=eager_rndv transport=tcp"
 #define PING_S "KvChild.ping server: concurrency=64 numa=0 perf_goal=throughput polling=busy"
 
 /* ---- RecordingTransport: a memory buffer that records the hint sets it is given ---- */
@@ -620,8 +620,19 @@ test_to_string (void)
   g_free (s);
   g_assert_cmpstr (thrift_hint_proto_to_string (THRIFT_HINT_PROTO_CHAINED_WRITE_SEND), ==,
                    "chained_write_send");
+  g_assert_cmpstr (thrift_hint_proto_to_string (THRIFT_HINT_PROTO_EAGER_RNDV), ==, "eager_rndv");
   g_assert_null (thrift_hint_proto_to_string (THRIFT_HINT_PROTO_UNSET));
   g_assert_null (thrift_hint_perf_goal_to_string ((ThriftHintPerfGoal) 99));
+  /* compiled programs hold these numbers: a value added later goes after the last one */
+  g_assert_cmpint (THRIFT_HINT_PROTO_EAGER, ==, 1);
+  g_assert_cmpint (THRIFT_HINT_PROTO_WRITE_RNDV, ==, 2);
+  g_assert_cmpint (THRIFT_HINT_PROTO_READ_RNDV, ==, 3);
+  g_assert_cmpint (THRIFT_HINT_PROTO_DIRECT_WRITE_SEND, ==, 4);
+  g_assert_cmpint (THRIFT_HINT_PROTO_CHAINED_WRITE_SEND, ==, 5);
+  g_assert_cmpint (THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, ==, 6);
+  g_assert_cmpint (THRIFT_HINT_PROTO_RFP, ==, 7);
+  g_assert_cmpint (THRIFT_HINT_PROTO_BATCHED_WRITE, ==, 8);
+  g_assert_cmpint (THRIFT_HINT_PROTO_EAGER_RNDV, ==, 9);
   g_assert_cmpstr (thrift_hint_transport_to_string (THRIFT_HINT_TRANSPORT_TCP), ==, "tcp");
   g_assert_cmpstr (thrift_hint_polling_to_string (THRIFT_HINT_POLLING_BUSY), ==, "busy");
 }

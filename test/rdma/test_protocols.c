@@ -20,7 +20,8 @@
  * protocols switch on every call of one connection.  RFP also runs with a client that waits
  * in the kernel, and with messages sent back to back by several protocols (they must arrive
  * in order).  Batched-Write also carries a stream of one-way messages with batched
- * confirmation.  Runs in the soft-RoCE guest.
+ * confirmation.  The pair eager_rndv splits messages between eager and read_rndv by their
+ * size.  Runs in the soft-RoCE guest.
  */
 #include "config.h"
 
@@ -504,6 +505,92 @@ test_rfp_pipelined (void)
   g_assert_true (rt_resources_at_baseline (baseline));
 }
 
+/* ---- eager_rndv: a pair, not a protocol ---- */
+
+/* @n echoes of @len bytes; what they cost the client (its counters' difference). */
+static void
+echoes (ThriftTransport *t, gsize len, guint n, guint seed, ThriftRdmaStats *cost)
+{
+  ThriftRdmaStats before, after;
+  GError *error = NULL;
+
+  thrift_rdma_get_stats (THRIFT_RDMA (t), &before);
+  for (guint i = 0; i < n; i++)
+    if (!rt_echo (t, len, seed + i, &error))
+      g_error ("eager_rndv: echo of %" G_GSIZE_FORMAT " bytes: %s", len, error->message);
+  thrift_rdma_get_stats (THRIFT_RDMA (t), &after);
+  cost->sends = after.sends - before.sends;
+  cost->writes = after.writes - before.writes;
+  cost->write_imms = after.write_imms - before.write_imms;
+  cost->reads = after.reads - before.reads;
+  cost->credit_messages = after.credit_messages - before.credit_messages;
+  cost->control_messages = after.control_messages - before.control_messages;
+}
+
+/* proto = eager_rndv on both sides (AR-gRPC's pair, the HatRPC paper's Hybrid-EagerRNDV
+ * baseline): a 64 B call and its reply go by Eager-SendRecv (one SEND each, no READ), a
+ * 64 KiB one by Read-RNDV (a request-to-send; the receiver READs it and answers DONE), as the
+ * counters of both sides show, and thrift_rdma_get_protocol_name names each. */
+static void
+test_eager_rndv (void)
+{
+  gint baseline = rt_live_resources ();
+  ThriftHintSet client, server;
+  RtEchoServer *srv;
+  ThriftTransport *t;
+  ThriftRdmaStats small, large, s;
+  const guint n = 40;
+  guint served;
+
+  hint_set_for (&client, THRIFT_HINT_PROTO_EAGER_RNDV, THRIFT_HINT_SIDE_CLIENT);
+  hint_set_for (&server, THRIFT_HINT_PROTO_EAGER_RNDV, THRIFT_HINT_SIDE_SERVER);
+  srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, MAX_MESSAGE, &server);
+  t = open_client (srv, &client);
+
+  echoes (t, 64, n, 0, &small);
+  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "eager");
+  echoes (t, 65536, n, n, &large);
+  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "read_rndv");
+  /* and back: the plan splits every message by its own length */
+  echoes (t, 64, 1, 2 * n, &s);
+  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "eager");
+  g_assert_cmpuint (s.reads, ==, 0);
+
+  g_test_message ("eager_rndv, client, %u calls of 64 B: sends %" G_GUINT64_FORMAT " reads %"
+                  G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT "; of 64 KiB: sends %"
+                  G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT,
+                  n, small.sends, small.reads, small.control_messages, large.sends,
+                  large.reads, large.control_messages);
+  /* 64 B: one SEND per call, nothing else (a direct protocol would WRITE, a rendezvous READ
+   * or ask for a buffer) */
+  g_assert_cmpuint (small.sends - small.credit_messages - small.control_messages, ==, n);
+  g_assert_cmpuint (small.reads, ==, 0);
+  g_assert_cmpuint (small.writes + small.write_imms, ==, 0);
+  g_assert_cmpuint (small.control_messages, ==, 0);
+  /* 64 KiB: the request is a request-to-send SEND; the reply comes by the client's READ (one
+   * piece: READs go in 256 KiB pieces), then its DONE */
+  g_assert_cmpuint (large.sends - large.credit_messages - large.control_messages, ==, n);
+  g_assert_cmpuint (large.reads, ==, n);
+  g_assert_cmpuint (large.control_messages, ==, n);
+  g_assert_cmpuint (large.writes + large.write_imms, ==, 0);
+
+  /* the server READ each large request and no small one */
+  served = rt_echo_server_served (srv);
+  thrift_transport_close (t, NULL);
+  g_object_unref (t);
+  while (rt_echo_server_served (srv) == served)
+    g_usleep (1000);
+  rt_echo_server_last_stats (srv, &s);
+  g_test_message ("eager_rndv, server, %u large and %u small calls: reads %" G_GUINT64_FORMAT
+                  " control %" G_GUINT64_FORMAT, n, n + 1, s.reads, s.control_messages);
+  g_assert_cmpuint (s.reads, ==, n);
+  g_assert_cmpuint (s.control_messages, ==, n);
+  g_assert_cmpuint (s.writes + s.write_imms, ==, 0);
+  g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
+  rt_echo_server_stop (srv);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
 /* ---- one-way streams ---- */
 
 #ifdef RDMA_TEST_SHORT
@@ -723,6 +810,7 @@ main (int argc, char **argv)
       g_free (path);
     }
   }
+  g_test_add_func ("/protocols/eager_rndv/pair", test_eager_rndv);
   g_test_add_func ("/protocols/switching", test_switching);
   g_test_add_func ("/protocols/mixed_stream", test_mixed_stream);
   if (forced_by_id (RDMA_PROTO_RFP) != NULL) {

@@ -45,6 +45,7 @@
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
 /* a white-box test: it looks inside connections (the engine-internal header) */
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
@@ -1473,58 +1474,161 @@ hints_for (ThriftHintSet *h, ThriftHintProto proto, ThriftHintSide side)
   };
 }
 
+/* Two ThriftRdma over a pair (event polling), the server side echoing in a thread. */
+typedef struct
+{
+  ThriftConfiguration *conf;
+  ThriftTransport *t;           /* the client's */
+  ThriftProtocol *proto;        /* over t */
+  ThriftEcho e;                 /* the server's */
+  GThread *thread;
+  Pair p;
+} ThriftPair;
+
+/* Opens @tp over connections with settings @cs and @ss, the client's messages written with
+ * @ch, the server's with @sh; with @whole, neither side lends a field. */
+static void
+thrift_pair_open (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaConnSettings *ss,
+                  const ThriftHintSet *ch, const ThriftHintSet *sh, gboolean whole)
+{
+  memset (tp, 0, sizeof *tp);
+  tp->conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size", (gint) MAX_MESSAGE,
+                           NULL);
+  pair_open (&tp->p, cs, ss);
+  tp->t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (tp->p.c, tp->conf, (gpointer) ch,
+                                                      THRIFT_RDMA_POLLING_EVENT,
+                                                      WAIT_S * 1000, 0, 0));
+  tp->e.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (tp->p.s, tp->conf, (gpointer) sh,
+                                                        THRIFT_RDMA_POLLING_EVENT,
+                                                        WAIT_S * 1000, 0, 0));
+  if (whole) {
+    g_object_set (tp->t, "bulk-threshold", 0, NULL);
+    g_object_set (tp->e.t, "bulk-threshold", 0, NULL);
+  }
+  tp->thread = g_thread_new ("thrift echo", thrift_echo_main, &tp->e);
+  tp->proto = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", tp->t, NULL);
+}
+
+/* One call of thrift_sizes[@i] patterned bytes, checked byte for byte; @what names it. */
+static void
+thrift_pair_echo (ThriftPair *tp, guint i, const gchar *what)
+{
+  guint8 *out = pattern_new (thrift_sizes[i], i);
+  GError *error = NULL;
+  gpointer in = NULL;
+  guint32 in_len = 0;
+
+  if (thrift_protocol_write_binary (tp->proto, out, (guint32) thrift_sizes[i], &error) < 0
+      || !thrift_transport_flush (tp->t, &error) || !thrift_transport_write_end (tp->t, &error)
+      || thrift_protocol_read_binary (tp->proto, &in, &in_len, &error) < 0
+      || !thrift_transport_read_end (tp->t, &error))
+    g_error ("%s, %" G_GSIZE_FORMAT " bytes: %s", what, thrift_sizes[i], error->message);
+  g_assert_cmpuint (in_len, ==, thrift_sizes[i]);
+  g_assert_true (memcmp (in, out, in_len) == 0);
+  g_free (in);
+  g_free (out);
+}
+
+/* Waits for the echo to end (it serves one call per thrift_sizes), unless that was done. */
+static void
+thrift_pair_join (ThriftPair *tp)
+{
+  if (tp->thread != NULL)
+    g_thread_join (tp->thread);
+  tp->thread = NULL;
+  g_assert_no_error (tp->e.error);
+}
+
+/* Joins the echo, closes both and checks that nothing is left. */
+static void
+thrift_pair_close (ThriftPair *tp)
+{
+  thrift_pair_join (tp);
+  g_object_unref (tp->proto);
+  thrift_transport_close (tp->t, NULL);
+  g_object_unref (tp->t);
+  thrift_transport_close (tp->e.t, NULL);
+  g_object_unref (tp->e.t);
+  g_object_unref (tp->conf);
+  assert_clean ();
+}
+
 /* The pair in two ThriftRdma transports, each side's hints forcing the protocol: calls of a
  * Thrift binary both ways, the carrier named by thrift_rdma_get_protocol_name on both. */
 static void
 test_thrift (gconstpointer data)
 {
   const Forced *f = data;
-  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
-                                            (gint) MAX_MESSAGE, NULL);
+  RdmaConnSettings cs, ss;
   ThriftHintSet ch, sh;
-  ThriftEcho e = { 0 };
-  ThriftTransport *t;
-  ThriftProtocol *proto;
-  GError *error = NULL;
-  GThread *thread;
-  Pair p;
+  ThriftPair tp;
 
   hints_for (&ch, f->ops->hint, THRIFT_HINT_SIDE_CLIENT);
   hints_for (&sh, f->ops->hint, THRIFT_HINT_SIDE_SERVER);
-  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
-  t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (p.c, conf, &ch, THRIFT_RDMA_POLLING_EVENT,
-                                                  WAIT_S * 1000, 0, 0));
-  e.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (p.s, conf, &sh, THRIFT_RDMA_POLLING_EVENT,
-                                                    WAIT_S * 1000, 0, 0));
-  thread = g_thread_new ("thrift echo", thrift_echo_main, &e);
-  proto = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  thrift_pair_open (&tp, &cs, &ss, &ch, &sh, FALSE);
   for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++) {
-    guint8 *out = pattern_new (thrift_sizes[i], i);
-    gpointer in = NULL;
-    guint32 in_len = 0;
-
-    if (thrift_protocol_write_binary (proto, out, (guint32) thrift_sizes[i], &error) < 0
-        || !thrift_transport_flush (t, &error) || !thrift_transport_write_end (t, &error)
-        || thrift_protocol_read_binary (proto, &in, &in_len, &error) < 0
-        || !thrift_transport_read_end (t, &error))
-      g_error ("%s, %" G_GSIZE_FORMAT " bytes: %s", f->ops->name, thrift_sizes[i],
-               error->message);
-    g_assert_cmpuint (in_len, ==, thrift_sizes[i]);
-    g_assert_true (memcmp (in, out, in_len) == 0);
-    g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, f->ops->name);
-    g_free (in);
-    g_free (out);
+    thrift_pair_echo (&tp, i, f->ops->name);
+    g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.t)), ==, f->ops->name);
   }
-  g_thread_join (thread);
-  g_assert_no_error (e.error);
-  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (e.t)), ==, f->ops->name);
-  g_object_unref (proto);
-  thrift_transport_close (t, NULL);
-  g_object_unref (t);
-  thrift_transport_close (e.t, NULL);
-  g_object_unref (e.t);
-  g_object_unref (conf);
-  assert_clean ();
+  thrift_pair_join (&tp);
+  g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.e.t)), ==, f->ops->name);
+  thrift_pair_close (&tp);
+}
+
+/* proto = eager_rndv (a pair, not a protocol) through two ThriftRdma: each message whose
+ * length is at most the plan's 4 KiB threshold goes by eager, each larger one by read_rndv
+ * (its receiver READs it: the client's READs grow with the replies); between peers that do
+ * not accept read_rndv, the large ones go by eager too, and the connection's explain line
+ * says why. */
+static void
+test_thrift_eager_rndv (gconstpointer data)
+{
+  gboolean no_read_rndv = GPOINTER_TO_INT (data);
+  RdmaConnSettings cs, ss;
+  ThriftHintSet ch, sh;
+  ThriftPair tp;
+  gchar *line;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  if (no_read_rndv) {
+    cs.rx_protocols &= ~(1u << RDMA_PROTO_READ_RNDV);
+    ss.rx_protocols &= ~(1u << RDMA_PROTO_READ_RNDV);
+  }
+  hints_for (&ch, THRIFT_HINT_PROTO_EAGER_RNDV, THRIFT_HINT_SIDE_CLIENT);
+  hints_for (&sh, THRIFT_HINT_PROTO_EAGER_RNDV, THRIFT_HINT_SIDE_SERVER);
+  /* whole messages: a lent field would make a large message small */
+  thrift_pair_open (&tp, &cs, &ss, &ch, &sh, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++) {
+    /* a binary's message is its bytes and a few more: none of the sizes is near 4 KiB */
+    gboolean large = thrift_sizes[i] > 4096;
+    const gchar *want = large && !no_read_rndv ? "read_rndv" : "eager";
+    ThriftRdmaStats before, after;
+
+    thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &before);
+    thrift_pair_echo (&tp, i, "eager_rndv");
+    thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &after);
+    g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.t)), ==, want);
+    if (strcmp (want, "read_rndv") == 0)
+      g_assert_cmpuint (after.reads, >, before.reads);
+    else
+      g_assert_cmpuint (after.reads, ==, before.reads);
+  }
+  line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
+  g_test_message ("%s", line);
+  if (no_read_rndv) {
+    g_assert_nonnull (strstr (line, "large eager/"));
+    g_assert_nonnull (strstr (line, "proto=eager_rndv hint: eager up to 4 KiB, read_rndv "
+                                    "above, peer cannot receive read_rndv: eager"));
+  } else {
+    g_assert_nonnull (strstr (line, "small (<= 4096 B) eager/event, large read_rndv/event"));
+    g_assert_nonnull (strstr (line, "proto: proto=eager_rndv hint: eager up to 4 KiB, "
+                                    "read_rndv above;"));
+  }
+  g_free (line);
+  thrift_pair_close (&tp);
 }
 
 /* ---- the handshake ---- */
@@ -1943,6 +2047,10 @@ main (int argc, char **argv)
   add_for_each ("polling", test_polling);
   add_for_each ("full", test_full);
   add_for_each ("thrift", test_thrift);
+  g_test_add_data_func ("/loopback/eager_rndv/thrift", GINT_TO_POINTER (FALSE),
+                        test_thrift_eager_rndv);
+  g_test_add_data_func ("/loopback/eager_rndv/thrift/peer_without_read_rndv",
+                        GINT_TO_POINTER (TRUE), test_thrift_eager_rndv);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
   for (guint i = 0; i < n_forced; i++) {
     RdmaProtoId id = forced[i].ops->id;

@@ -509,6 +509,14 @@ test_select_warnings (void)
   /* once per set */
   g_assert_cmpuint (rdma_select_warn_unimplemented (&h), ==, 0);
   g_assert_cmpuint (rdma_select_warn_unimplemented (&eager), ==, 0);
+  /* eager_rndv is a pair of implemented protocols, not a protocol to warn about */
+  {
+    static const ThriftHintSet pair = {
+      .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
+      .set = THRIFT_HINT_HAS_PROTO, .proto = THRIFT_HINT_PROTO_EAGER_RNDV,
+    };
+    g_assert_cmpuint (rdma_select_warn_unimplemented (&pair), ==, 0);
+  }
   /* transport = rdma is what an RDMA connection does: nothing to say */
   {
     static const ThriftHintSet on_rdma = {

@@ -192,6 +192,16 @@ test_no_hints (void)
   }
 }
 
+/* The plan of @h with payload_size = @size, into @p, and its line. */
+static gchar *
+plan_with_payload (ThriftHintSet *h, guint64 size, RdmaPlan *p)
+{
+  h->set |= THRIFT_HINT_HAS_PAYLOAD_SIZE;
+  h->payload_size = size;
+  rdma_plan_make (h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, p);
+  return rdma_plan_describe (p, h);
+}
+
 /* payload_size decides once: 4096 is small, 4097 large. */
 static void
 test_payload_threshold (void)
@@ -201,16 +211,11 @@ test_payload_threshold (void)
   g_autofree gchar *small_line = NULL, *large_line = NULL;
   RdmaPlan p;
 
-  h.set |= THRIFT_HINT_HAS_PAYLOAD_SIZE;
-  h.payload_size = 4096;
-  rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+  small_line = plan_with_payload (&h, 4096, &p);
   g_assert_cmpint (rdma_plan_polling (&p, 1 << 20), ==, EVENT);
-  small_line = rdma_plan_describe (&p, &h);
   assert_contains (small_line, "payload_size=4096 <= 4096, all small");
-  h.payload_size = 4097;
-  rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+  large_line = plan_with_payload (&h, 4097, &p);
   g_assert_cmpint (rdma_plan_polling (&p, 1), ==, BUSY);
-  large_line = rdma_plan_describe (&p, &h);
   assert_contains (large_line, "payload_size=4097 > 4096, all large");
 
   h.perf_goal = THRIFT_HINT_PERF_GOAL_RES_UTIL;
@@ -316,6 +321,62 @@ test_rfp_side (void)
   /* a server peer that cannot receive RFP does not matter to a client that does not use it */
   rdma_plan_make (&client, HYBRID, 1u << DWI, &two_nodes, &p);
   g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, DWI);
+}
+
+/* proto = eager_rndv (AR-gRPC's pair, the HatRPC paper's Hybrid-EagerRNDV baseline, Sec. 5):
+ * Eager-SendRecv for a message up to 4 KiB, Read-RNDV above, on both sides and over the
+ * table of any goal; payload_size picks one half; a peer without Read-RNDV gets the large
+ * messages by eager, and the line says each. */
+static void
+test_eager_rndv (void)
+{
+  const ThriftHintProto RRNDV = THRIFT_HINT_PROTO_READ_RNDV;
+
+  for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++) {
+    /* throughput, over: the table would give Direct-WriteIMM small and RFP large */
+    ThriftHintSet h = set_for (&brief[5], side);
+    g_autofree gchar *line = NULL, *small_line = NULL, *large_line = NULL, *peer_line = NULL;
+    RdmaPlan p;
+
+    h.set |= THRIFT_HINT_HAS_PROTO;
+    h.proto = THRIFT_HINT_PROTO_EAGER_RNDV;
+    rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    g_assert_true (p.by_length);
+    g_assert_cmpint (rdma_plan_proto (&p, 0), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 64), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 4096), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 4097), ==, RRNDV);
+    g_assert_cmpint (rdma_plan_proto (&p, 65536), ==, RRNDV);
+    g_assert_cmpint (rdma_plan_proto (&p, 1 << 24), ==, RRNDV);
+    /* the polling is still the table's */
+    g_assert_cmpint (rdma_plan_polling (&p, 1 << 24), ==, EVENT);
+    line = rdma_plan_describe (&p, &h);
+    assert_contains (line, "small (<= 4096 B) eager/event, large read_rndv/event");
+    assert_contains (line, "proto: proto=eager_rndv hint: eager up to 4 KiB, read_rndv above;");
+    assert_contains (line, "polling: perf_goal=throughput, over");
+
+    /* payload_size says which half every message takes */
+    small_line = plan_with_payload (&h, 64, &p);
+    g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, EAGER);
+    assert_contains (small_line, "payload_size=64 <= 4096, all small");
+    assert_contains (small_line, "proto=eager_rndv hint");
+    large_line = plan_with_payload (&h, 65536, &p);
+    g_assert_cmpint (rdma_plan_proto (&p, 1), ==, RRNDV);
+    assert_contains (large_line, "payload_size=65536 > 4096, all large");
+    h.set &= ~(guint32) THRIFT_HINT_HAS_PAYLOAD_SIZE;
+
+    /* a peer that takes eager and Direct-WriteIMM but not Read-RNDV */
+    rdma_plan_make (&h, HYBRID, (1u << EAGER) | (1u << DWI), &two_nodes, &p);
+    g_assert_cmpint (rdma_plan_proto (&p, 64), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 65536), ==, EAGER);
+    peer_line = rdma_plan_describe (&p, &h);
+    assert_contains (peer_line, "proto=eager_rndv hint: eager up to 4 KiB, read_rndv above, "
+                                "peer cannot receive read_rndv: eager");
+    assert_contains (peer_line, "peer: eager,direct_write_imm;");
+  }
+  /* not a protocol of its own: the peer masks and the registry's protocols do not have it */
+  g_assert_cmpuint (RDMA_PLAN_PEER_ANY & (1u << THRIFT_HINT_PROTO_EAGER_RNDV), ==, 0);
+  g_assert_cmpint (RDMA_PLAN_LAST_PROTO, <, THRIFT_HINT_PROTO_EAGER_RNDV);
 }
 
 /* Under is "at most the cores of one NUMA node", full "at most all cores": with two nodes of
@@ -547,6 +608,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_plan/override/polling", test_polling_override);
   g_test_add_func ("/rdma_plan/peer", test_peer);
   g_test_add_func ("/rdma_plan/rfp_side", test_rfp_side);
+  g_test_add_func ("/rdma_plan/override/eager_rndv", test_eager_rndv);
   g_test_add_func ("/rdma_plan/numa_boundary", test_numa_boundary);
   g_test_add_func ("/rdma_plan/describe/format", test_describe_format);
   g_test_add_func ("/rdma_plan/machine/read", test_machine_read);

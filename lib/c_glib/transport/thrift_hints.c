@@ -111,6 +111,7 @@ thrift_hint_proto_to_string (ThriftHintProto value)
     case THRIFT_HINT_PROTO_DIRECT_WRITE_IMM: return "direct_write_imm";
     case THRIFT_HINT_PROTO_RFP: return "rfp";
     case THRIFT_HINT_PROTO_BATCHED_WRITE: return "batched_write";
+    case THRIFT_HINT_PROTO_EAGER_RNDV: return "eager_rndv";
     case THRIFT_HINT_PROTO_UNSET: break;
     }
   return NULL;

@@ -98,7 +98,12 @@ typedef enum
   THRIFT_HINT_POLLING_HYBRID   /* hybrid: spin for a bounded time, then block */
 } ThriftHintPolling;
 
-/** proto: the RDMA protocol of the messages this side writes (paper Sec. 3.1). */
+/**
+ * proto: the RDMA protocol of the messages this side writes (paper Sec. 3.1).  Each value
+ * names one protocol, except THRIFT_HINT_PROTO_EAGER_RNDV, which names a pair, one chosen per
+ * message by its size.  New values are added at the end, so that the numbers of the others
+ * never change (generated code and compiled programs hold them).
+ */
 typedef enum
 {
   THRIFT_HINT_PROTO_UNSET = 0,
@@ -109,7 +114,11 @@ typedef enum
   THRIFT_HINT_PROTO_CHAINED_WRITE_SEND,  /* chained_write_send: WRITE+SEND, one doorbell */
   THRIFT_HINT_PROTO_DIRECT_WRITE_IMM,    /* direct_write_imm: one WRITE_WITH_IMM */
   THRIFT_HINT_PROTO_RFP,                 /* rfp: the client READs the response */
-  THRIFT_HINT_PROTO_BATCHED_WRITE        /* batched_write: WRITE into slots, batched confirmation */
+  THRIFT_HINT_PROTO_BATCHED_WRITE,       /* batched_write: WRITE into slots, batched confirmation */
+  /* eager_rndv (also hybrid_eager_rndv): Eager-SendRecv for a message up to the small/large
+   * threshold (4 KiB), Read-RNDV above it; the protocol pair of AR-gRPC, the HatRPC paper's
+   * Hybrid-EagerRNDV baseline.  A pair, not a protocol of its own. */
+  THRIFT_HINT_PROTO_EAGER_RNDV
 } ThriftHintProto;
 
 /** transport: which transport the function's calls should use (hybrid mode). */

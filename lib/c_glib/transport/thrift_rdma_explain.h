@@ -29,6 +29,7 @@
  *   SIZE     "by message length", or "payload_size=N <= 4096, all small" /
  *            "payload_size=N > 4096, all large" (both halves are then the same)
  *   WHY      what decided: "perf_goal=G, under|full|over", "proto=P hint", "polling=P hint",
+ *            "proto=eager_rndv hint: eager up to 4 KiB, read_rndv above",
  *            "no perf_goal (the fast path)", "no perf_goal (the transport's polling)",
  *            "no hint set (...)"; a protocol the peer lacks adds
  *            ", peer cannot receive P: eager"

@@ -90,6 +90,7 @@ static const gchar *const proto_hint_reasons[] = {
   [THRIFT_HINT_PROTO_DIRECT_WRITE_IMM] = "proto=direct_write_imm hint",
   [THRIFT_HINT_PROTO_RFP] = "proto=rfp hint",
   [THRIFT_HINT_PROTO_BATCHED_WRITE] = "proto=batched_write hint",
+  [THRIFT_HINT_PROTO_EAGER_RNDV] = "proto=eager_rndv hint: eager up to 4 KiB, read_rndv above",
 };
 
 static const gchar *const polling_names[] = {
@@ -230,10 +231,20 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
     out->small_polling = out->large_polling = large ? out->large_polling : out->small_polling;
   }
 
-  /* explicit hints beat the table, for every size */
+  /* explicit hints beat the table, for every size; the pair eager_rndv (AR-gRPC's, the
+   * paper's Hybrid-EagerRNDV) splits at the plan's own threshold, and a payload_size hint
+   * picks its one half as it does the table's */
   if ((set & THRIFT_HINT_HAS_PROTO) && (guint) h->proto < G_N_ELEMENTS (proto_hint_reasons)
       && h->proto != THRIFT_HINT_PROTO_UNSET) {
-    out->small_proto = out->large_proto = h->proto;
+    if (h->proto == THRIFT_HINT_PROTO_EAGER_RNDV) {
+      out->small_proto = THRIFT_HINT_PROTO_EAGER;
+      out->large_proto = THRIFT_HINT_PROTO_READ_RNDV;
+      if (!out->by_length)
+        out->small_proto = out->large_proto = out->payload_size > out->threshold
+                                              ? out->large_proto : out->small_proto;
+    } else {
+      out->small_proto = out->large_proto = h->proto;
+    }
     out->proto_reason = proto_hint_reasons[h->proto];
   }
   if ((set & THRIFT_HINT_HAS_POLLING) && (guint) h->polling < G_N_ELEMENTS (polling_hint_reasons)
@@ -288,7 +299,7 @@ append_peer (GString *s, guint32 peer_protocols)
     g_string_append (s, "all");
     return;
   }
-  for (guint proto = THRIFT_HINT_PROTO_EAGER; proto <= THRIFT_HINT_PROTO_BATCHED_WRITE; proto++)
+  for (guint proto = THRIFT_HINT_PROTO_EAGER; proto <= RDMA_PLAN_LAST_PROTO; proto++)
     if (peer_protocols & (1u << proto)) {
       g_string_append_printf (s, "%s%s", sep, proto_name (proto));
       sep = ",";

@@ -36,10 +36,14 @@ G_BEGIN_DECLS
 /* A message of at most this many bytes is small (the paper's 4 KB threshold). */
 #define RDMA_PLAN_THRESHOLD G_GUINT64_CONSTANT (4096)
 
+/* The last ThriftHintProto that names one protocol: the values after it (eager_rndv) name
+ * pairs, which a plan resolves into its small and large protocols. */
+#define RDMA_PLAN_LAST_PROTO THRIFT_HINT_PROTO_BATCHED_WRITE
+
 /* peer_protocols of a peer that can receive every protocol (or is not known yet): one bit
  * (1u << ThriftHintProto) per protocol. */
 #define RDMA_PLAN_PEER_ANY \
-  (((1u << (THRIFT_HINT_PROTO_BATCHED_WRITE + 1)) - 1) & ~(1u << THRIFT_HINT_PROTO_UNSET))
+  (((1u << (RDMA_PLAN_LAST_PROTO + 1)) - 1) & ~(1u << THRIFT_HINT_PROTO_UNSET))
 
 /* The machine a plan is made for: the concurrency hint is compared with these. */
 typedef struct {
@@ -56,7 +60,7 @@ typedef enum {
 } RdmaPlanSubscription;
 
 typedef struct {
-  ThriftHintProto small_proto, large_proto;       /* never UNSET */
+  ThriftHintProto small_proto, large_proto;       /* never UNSET, never a pair (eager_rndv) */
   ThriftRdmaPolling small_polling, large_polling;
   guint64 threshold;        /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
   gboolean by_length;       /* no payload_size hint: decided per message by its length;

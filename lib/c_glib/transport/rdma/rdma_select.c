@@ -29,6 +29,7 @@ static const gchar *const proto_hint_names[] = {
   [THRIFT_HINT_PROTO_DIRECT_WRITE_IMM] = "direct_write_imm",
   [THRIFT_HINT_PROTO_RFP] = "rfp",
   [THRIFT_HINT_PROTO_BATCHED_WRITE] = "batched_write",
+  [THRIFT_HINT_PROTO_EAGER_RNDV] = "eager_rndv",
 };
 
 guint
@@ -103,8 +104,9 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
     return 0;
 
   name = set_name (h);
+  /* eager_rndv is no protocol of the registry but a pair of two that are (the plan splits it) */
   if ((h->set & THRIFT_HINT_HAS_PROTO) && h->proto != THRIFT_HINT_PROTO_EAGER
-      && rdma_proto_for_hint (h->proto) == NULL) {
+      && h->proto != THRIFT_HINT_PROTO_EAGER_RNDV && rdma_proto_for_hint (h->proto) == NULL) {
     g_warning ("ThriftRdma: %s: hint proto = %s is not implemented yet; its messages go by "
                "Eager-SendRecv", name,
                (guint) h->proto < G_N_ELEMENTS (proto_hint_names) ? proto_hint_names[h->proto]

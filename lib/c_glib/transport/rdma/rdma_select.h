@@ -36,7 +36,8 @@ G_BEGIN_DECLS
 ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback);
 
 /* The protocol of a message written with @h: its proto hint, else eager (NULL: eager).  A
- * proto that is not implemented yet falls back to Eager-SendRecv.  The choice by the table
+ * proto that is not implemented yet falls back to Eager-SendRecv, and so does the pair
+ * eager_rndv (its small half: no length is known here).  The choice by the table
  * and the peer's protocols is rdma_plan_make's; the flush moves to it once the engine
  * has the protocols. */
 const RdmaProtoOps *rdma_select_protocol (const ThriftHintSet *h);
