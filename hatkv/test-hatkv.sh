@@ -184,8 +184,8 @@ check "it reported what the store did" grep -q 'keys read,.*written in' "$work/s
 # write (strategy $1).
 durable() {
   local sync=$1 records=20000 acked ycsb_pid rc
-  rm -rf "$work/d"
-  start_server "$work/d" "$work/d.out" --sync "$sync" || { echo "# no server"; return 1; }
+  rm -rf "$work/d" "$work/acks"
+  start_server "$work/d" "$work/d.out" --sync "$sync" || { echo "# no server"; sed "s/^/# server: /" "$work/d.out"; return 1; }
   "$bin/hatkv-ycsb" --target "function=$scheme://$addr:$((base + 1))" --phase load \
     --records $records --threads 2 --quiet --ack-log "$work/acks" > "$work/load.out" 2>&1 &
   ycsb_pid=$!
@@ -195,7 +195,7 @@ durable() {
   done
   kill -KILL "$server_pid"; wait "$server_pid" 2>/dev/null; server_pid=
   wait $ycsb_pid
-  sed 's/^/# load: /' "$work/load.out" | tail -n 3
+  sed 's/^/# load: /' "$work/load.out" | tail -n 5
   acked=$(wc -l 2>/dev/null < "$work/acks" || echo 0)
   echo "# $sync: $acked of $records writes acknowledged before the kill"
   if [ "$acked" -lt 1 ] || [ "$acked" -ge $records ]; then echo "# the kill did not land mid-load"; return 1; fi
