@@ -68,7 +68,7 @@ targets() {  # --target options for every variant of the running server
 }
 cli() { "$bin/hatkv-cli" --transport "$scheme://$addr:$((base + 1))" "$@"; }
 
-echo "1..20"
+echo "1..21"
 check "the server serves the five variants over $scheme and thrift_tcp over tcp" \
   start_server "$work/store" "$work/server.out"
 sed 's/^/# /' "$work/server.out"
@@ -170,11 +170,28 @@ CLAIMS
     done
     return $bad
   }
+  # the verbs counters of each row agree with themselves and with the protocols it names
+  counters_ok() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      function c(name) { return $col[name] + 0 }
+      $col["variant"] == "thrift_tcp" { if ($col["wr_posted"] != "") bad = bad " tcp-counters"; next }
+      { row = $col["workload"] "/" $col["variant"] "/" $col["op"]; ops = c("ops")
+        if (c("wr_posted") != c("sends") + c("writes") + c("write_imms") + c("reads") + c("recvs") + c("window_binds") + c("window_invalidations")) bad = bad " wr:" row
+        if (c("round_trips") != ops) bad = bad " rt:" row
+        if ($col["op"] == "all") next
+        v = $col["variant"]; op = $col["op"]
+        if (v == "herd" && c("writes") < ops) bad = bad " herd-writes:" row
+        if (v == "pilaf_rfp" && (c("reads") < ops || c("write_imms") < ops)) bad = bad " rfp:" row
+        if (v == "ar_grpc" && op == "multi_get" && c("reads") < ops) bad = bad " rndv-reads:" row
+        if (v == "ar_grpc" && (op == "get" || op == "put") && (c("reads") != 0 || c("sends") < ops)) bad = bad " eager:" row }
+      END { if (bad != "") { print "#" bad; exit 1 } }' "$work/ycsb.csv"
+  }
+  check "the CSV's counters: work requests add up, a round trip per call, and each variant's WRITEs, WRITE_IMMs, SENDs and READs are its protocols'" counters_ok
   check "service: each call carried as thrift_rdma_explain says for its hints" explained KvService service
   check "function: each call carried as thrift_rdma_explain says for its hints" explained KvFunction function
 else
-  for i in 1 2 3 4 5; do echo "ok $((n + i)) # SKIP protocols: over tcp:// every call is TCP"; done
-  n=$((n + 5))
+  for i in 1 2 3 4 5 6; do echo "ok $((n + i)) # SKIP protocols: over tcp:// every call is TCP"; done
+  n=$((n + 6))
 fi
 
 check "the server stops on SIGINT, cleanly" stop_server
