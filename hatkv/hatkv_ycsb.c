@@ -605,15 +605,17 @@ csv_row (FILE *f, const gchar *workload, const Target *t, const gchar *op, OpSta
   double *lat = (double *) (void *) s->lat->data;
   BenchSummary sum;
   gchar *req = protos_text (s, FALSE), *rep = protos_text (s, TRUE);
+  /* the counters are an RDMA connection's: rdma:// and hybrid://'s RDMA leg */
+  gboolean rdma = !g_str_has_prefix (t->uri, "tcp://");
 
   bench_summarize (lat, s->lat->len, &sum);
-  fprintf (f, "%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f,%.1f,%.1f,%.1f,"
-           "%.1f,%.1f,%s,%" G_GUINT64_FORMAT ",%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-           ",%" G_GUINT64_FORMAT, workload, t->variant->name, opt_threads, op, s->ops, s->errors,
-           seconds, seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50, sum.p95, sum.p99,
-           t->uri, opt_records, req, rep, checks, mismatches, s->missing);
-  bench_csv_counters (f, kv_variant_find (t->variant->name)->tcp_only == FALSE
-                      && !g_str_has_prefix (t->uri, "tcp://"), s->counters);
+  fprintf (f, "%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%.3f,%.1f,%.1f,"
+           "%.1f,%.1f,%s,%" G_GUINT64_FORMAT ",%s,%s,%s,%" G_GUINT64_FORMAT ",%"
+           G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, workload, t->variant->name, opt_threads, op,
+           s->ops, s->errors, seconds, seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50,
+           sum.p95, sum.p99, t->uri, opt_records, rdma ? "rdma" : "tcp", req, rep, checks,
+           mismatches, s->missing);
+  bench_csv_counters (f, rdma, s->counters);
   fprintf (f, ",\n");
   g_free (req);
   g_free (rep);
@@ -795,7 +797,7 @@ main (int argc, char **argv)
       return 2;
     }
     bench_csv_header (csv, "workload,variant,threads,op,ops,errors,seconds,ops_per_s,avg_us,"
-                      "p50_us,p95_us,p99_us,uri,records,req_proto,rep_proto,model_checks,"
+                      "p50_us,p95_us,p99_us,uri,records,transport,req_proto,rep_proto,model_checks,"
                       "model_mismatches,missing");
   }
   signal (SIGPIPE, SIG_IGN);
