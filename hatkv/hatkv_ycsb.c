@@ -42,6 +42,9 @@
 #define PROG "hatkv-ycsb"
 #define DEFAULT_TARGET "function=rdma://10.77.0.1:9100"
 #define MAX_BATCH 64
+/* zeta(n) takes O(n) at start, and the model 48 bytes per modelled record */
+#define YCSB_MAX_RECORDS 100000000
+#define YCSB_MAX_MODELLED 10000000
 
 typedef enum { OP_GET, OP_PUT, OP_MULTI_GET, OP_MULTI_PUT, N_OPS } Op;
 static const gchar *const op_names[N_OPS] = { "get", "put", "multi_get", "multi_put" };
@@ -733,14 +736,20 @@ main (int argc, char **argv)
   if (verify_path != NULL)
     return verify (targets->pdata[0], verify_path);
 
-  if (records < 1 || records > G_GINT64_CONSTANT (1) << 32 || opt_threads < 1
+  if (records < 1 || records > YCSB_MAX_RECORDS || opt_threads < 1
       || opt_threads > 1024 || opt_batch < 1 || opt_batch > MAX_BATCH || opt_load_batch < 1
       || opt_load_batch > MAX_BATCH || opt_rounds < 1 || opt_rounds > 1000 || opt_sample < 0
       || opt_duration <= 0 || operations < 0)
   {
-    fprintf (stderr, PROG ": --records 1 to 2^32, --threads 1 to 1024, --batch and "
+    fprintf (stderr, PROG ": --records 1 to %d, --threads 1 to 1024, --batch and "
              "--load-batch 1 to %d, --rounds 1 to 1000, --sample >= 0, --duration > 0\n",
-             MAX_BATCH);
+             YCSB_MAX_RECORDS, MAX_BATCH);
+    return 2;
+  }
+  if (opt_sample > 0 && records / opt_sample > YCSB_MAX_MODELLED)
+  {
+    fprintf (stderr, PROG ": --sample %d models %" G_GINT64_FORMAT " records; at most %d: "
+             "raise --sample\n", opt_sample, records / opt_sample, YCSB_MAX_MODELLED);
     return 2;
   }
   opt_records = (guint64) records;

@@ -212,6 +212,12 @@ kv_store_get_many (KvStore *store, const GPtrArray *keys, GPtrArray **values, GE
   gboolean ok = TRUE;
 
   *values = NULL;
+  if (keys->len > KV_STORE_MAX_BATCH)
+  {
+    g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_REQUEST,
+                 "a read takes at most %d keys, not %u", KV_STORE_MAX_BATCH, keys->len);
+    return FALSE;
+  }
   for (guint i = 0; i < keys->len; i++)
     if (!check_key (keys->pdata[i], error))
       return FALSE;
@@ -237,11 +243,11 @@ static gboolean
 check_write (const GPtrArray *keys, const GPtrArray *values, GError **error)
 {
   if (keys == NULL || values == NULL || keys->len != values->len || keys->len == 0
-      || keys->len > 4096)
+      || keys->len > KV_STORE_MAX_BATCH)
   {
     g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_REQUEST,
-                 "a write takes 1 to 4096 keys and as many values, not %u keys and %u values",
-                 keys != NULL ? keys->len : 0, values != NULL ? values->len : 0);
+                 "a write takes 1 to %d keys and as many values, not %u keys and %u values",
+                 KV_STORE_MAX_BATCH, keys != NULL ? keys->len : 0, values != NULL ? values->len : 0);
     return FALSE;
   }
   for (guint i = 0; i < keys->len; i++)

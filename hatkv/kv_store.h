@@ -78,6 +78,8 @@ typedef struct _KvStore KvStore;
 
 /* The longest key LMDB takes (mdb_env_get_maxkeysize: 511 by default). */
 #define KV_STORE_MAX_KEY 511
+/* The most keys one MultiGET or MultiPUT takes. */
+#define KV_STORE_MAX_BATCH 4096
 
 /* Opens (creating it if need be) the environment in directory @path with @tuning; NULL with
  * @error if it cannot.  The map size and readers of an existing environment are set anew. */
@@ -91,14 +93,14 @@ void kv_store_close (KvStore *store);
 gboolean kv_store_get (KvStore *store, const GByteArray *key, GByteArray **value,
                        GError **error);
 
-/* The values of @keys (GByteArray each) from one snapshot: *@values a new array of new
- * arrays, an empty one for a missing key. */
+/* The values of @keys (GByteArray each, at most KV_STORE_MAX_BATCH) from one snapshot:
+ * *@values a new array of new arrays, an empty one for a missing key. */
 gboolean kv_store_get_many (KvStore *store, const GPtrArray *keys, GPtrArray **values,
                             GError **error);
 
 /* Stores @values[i] under @keys[i], all or none, and returns once the strategy holds them
  * (see above).  Keys must be 1 to KV_STORE_MAX_KEY bytes and values not empty; the arrays
- * the same length, 1 to 4096. */
+ * the same length, 1 to KV_STORE_MAX_BATCH. */
 gboolean kv_store_put_many (KvStore *store, const GPtrArray *keys, const GPtrArray *values,
                             GError **error);
 

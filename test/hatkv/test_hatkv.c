@@ -111,6 +111,18 @@ test_calls (void)
   g_assert_cmpuint (((GByteArray *) many->pdata[2])->len, ==, 0);
   g_ptr_array_unref (many);
 
+  /* a batch larger than a call may be */
+  {
+    GPtrArray *big = g_ptr_array_new_with_free_func ((GDestroyNotify) g_byte_array_unref);
+    for (guint i = 0; i <= KV_STORE_MAX_BATCH; i++)
+      g_ptr_array_add (big, ycsb_key (i));
+    g_assert_false (kv_store_get_many (s, big, &many, &error));
+    g_assert_error (error, KV_STORE_ERROR, KV_STORE_ERROR_REQUEST);
+    g_assert_null (many);
+    g_clear_error (&error);
+    g_ptr_array_unref (big);
+  }
+
   /* bad keys: empty, too long */
   g_assert_false (kv_store_put (s, empty, v, &error));
   g_assert_error (error, KV_STORE_ERROR, KV_STORE_ERROR_REQUEST);
