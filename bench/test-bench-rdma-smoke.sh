@@ -15,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..19"
+echo "1..21"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -30,7 +30,7 @@ check "run-all --quick exits 0" test $rc -eq 0
 for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "Mixed (HatRPC Sec. 5.3): 512 B payload" "Hybrid mix (issue 9)" \
                "Bulk transfer (issue 10)" "Bulk transfer against raw RDMA" \
-               "System calls per RPC"; do
+               "System calls per RPC" "YCSB on HatKV"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
 check "latency.csv: 11 columns x 2 sizes" \
@@ -39,6 +39,8 @@ check "latency.csv holds together" "$srcdir/bench/check-suite-csv" latency "$wor
 check "throughput.csv holds together" \
   "$srcdir/bench/check-suite-csv" throughput "$work/csv/throughput.csv"
 check "mixed.csv holds together" "$srcdir/bench/check-suite-csv" mixed "$work/csv/mixed.csv"
+check "ycsb.csv holds together (every variant, both workloads)" bash -c \
+  "'$srcdir/bench/check-suite-csv' ycsb '$work/csv/ycsb.csv' && test \$(grep -c ',all,' '$work/csv/ycsb.csv') -eq 12"
 check "syscalls.csv holds together" "$srcdir/bench/check-suite-csv" syscalls \
   "$work/csv/syscalls.csv" "$work/csv/syscalls-detail.csv"
 check "hybrid.csv holds together (each call kind on its leg)" \
