@@ -19,10 +19,14 @@
  *
  *   echo_plan            perf_goal = latency with one caller: the hint-selected plan
  *   echo_plain           no hints: what code generated from IDL without hints gets
- *   echo_<proto>         the same latency hints with the protocol forced (both sides)
+ *   echo_<proto>         the same latency hints with the protocol forced (both sides);
+ *                        echo_eager_rndv forces the pair eager_rndv (eager up to 4 KiB,
+ *                        read_rndv above: AR-gRPC's, the HatRPC paper's Hybrid-EagerRNDV)
  *   tput_<size>_<sub>    perf_goal = throughput with the payload size of the throughput
  *                        benchmark (512 B or 128 KB) and a concurrency under (1) or over (64)
  *                        the cores: the client picks the one that tells the truth for N clients
+ *   tput_<size>_<sub>_eager_rndv
+ *                        the same with proto = eager_rndv: the Hybrid-EagerRNDV baseline
  *   mix_lat_<size>, mix_tput_<size>
  *                        the mixed benchmark (HatRPC paper Sec. 5.3): one latency and one
  *                        throughput function, labelled with the payload size, for 4 clients
@@ -62,6 +66,8 @@ service BenchSuite {
     [ hint: perf_goal = latency, concurrency = 1, proto = rfp; ]
   binary echo_batched_write(1: binary data)
     [ hint: perf_goal = latency, concurrency = 1, proto = batched_write; ]
+  binary echo_eager_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 1, proto = eager_rndv; ]
 
   // throughput: N clients, each with its own connection
   binary tput_small_under(1: binary data)
@@ -72,6 +78,14 @@ service BenchSuite {
     [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 1; ]
   binary tput_large_over(1: binary data)
     [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 64; ]
+  binary tput_small_under_eager_rndv(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 1, proto = eager_rndv; ]
+  binary tput_small_over_eager_rndv(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 64, proto = eager_rndv; ]
+  binary tput_large_under_eager_rndv(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 1, proto = eager_rndv; ]
+  binary tput_large_over_eager_rndv(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 64, proto = eager_rndv; ]
 
   // the mixed benchmark: 50/50 calls of a latency and a throughput function by 4 clients
   binary mix_lat_small(1: binary data)
@@ -114,6 +128,10 @@ service BenchSuite {
     [ hint: perf_goal = latency, concurrency = 4, proto = batched_write; ]
   binary mix_tput_batched_write(1: binary data)
     [ hint: perf_goal = throughput, concurrency = 4, proto = batched_write; ]
+  binary mix_lat_eager_rndv(1: binary data)
+    [ hint: perf_goal = latency, concurrency = 4, proto = eager_rndv; ]
+  binary mix_tput_eager_rndv(1: binary data)
+    [ hint: perf_goal = throughput, concurrency = 4, proto = eager_rndv; ]
 
   // hybrid:// (issue 9): small latency-bound calls by RDMA, bulk calls by TCP
   binary hy_small(1: binary data)

@@ -15,6 +15,8 @@
 /* suite_client.c: functions, connections and subscription of the suite (suite_client.h). */
 #include "config.h"
 
+#include <string.h>
+
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
@@ -45,6 +47,10 @@ static const SuiteFunction functions[] = {
   FN (tput_small_over)
   FN (tput_large_under)
   FN (tput_large_over)
+  FN (tput_small_under_eager_rndv)
+  FN (tput_small_over_eager_rndv)
+  FN (tput_large_under_eager_rndv)
+  FN (tput_large_over_eager_rndv)
   MIX (small)
   MIX (large)
   SUITE_PROTOCOLS (MIX)
@@ -62,12 +68,26 @@ suite_proto_short (const gchar *proto)
   static const gchar *const names[][2] = {
     { "write_rndv", "w_rndv" }, { "read_rndv", "r_rndv" }, { "direct_write_send", "dw_send" },
     { "chained_write_send", "cw_send" }, { "direct_write_imm", "dw_imm" },
-    { "batched_write", "batched" },
+    { "batched_write", "batched" }, { "eager_rndv", "e+r_rndv" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (g_strcmp0 (names[i][0], proto) == 0)
       return names[i][1];
   return proto;
+}
+
+gboolean
+suite_function_is_eager_rndv (const gchar *function)
+{
+  return function != NULL && g_str_has_suffix (function, "_eager_rndv");
+}
+
+gchar *
+suite_uri_whole_messages (const gchar *uri)
+{
+  if (!g_str_has_prefix (uri, "rdma://"))
+    return g_strdup (uri);
+  return g_strconcat (uri, strchr (uri, '?') != NULL ? "&" : "?", "bulk=0", NULL);
 }
 
 const SuiteFunction *

@@ -28,16 +28,28 @@
 
 G_BEGIN_DECLS
 
-/* The protocols a proto hint names, in the IDL's order: X(name) for each. */
+/* The values of the proto hint, in the IDL's order: X(name) for each.  The last, eager_rndv,
+ * is the pair of eager (up to 4 KiB) and read_rndv (above): the HatRPC paper's
+ * Hybrid-EagerRNDV baseline, whose columns move whole messages (suite_uri_whole_messages). */
 #define SUITE_PROTOCOLS(X) \
   X (eager) X (write_rndv) X (read_rndv) X (direct_write_send) X (chained_write_send) \
-  X (direct_write_imm) X (rfp) X (batched_write)
+  X (direct_write_imm) X (rfp) X (batched_write) X (eager_rndv)
 
 /* The proto hint spellings, NULL-terminated. */
 extern const gchar *const suite_protocol_names[];
 
-/* "dw_imm" for "direct_write_imm" and so on: table columns; other names as they are. */
+/* "dw_imm" for "direct_write_imm" and so on: table columns; other names as they are.
+ * "e+r_rndv" for the pair "eager_rndv". */
 const gchar *suite_proto_short (const gchar *proto);
+
+/* TRUE if @function forces the pair eager_rndv (the Hybrid-EagerRNDV baseline). */
+gboolean suite_function_is_eager_rndv (const gchar *function);
+
+/* @uri (rdma://) with bulk transfer off ("bulk=0"), for the Hybrid-EagerRNDV columns: the
+ * baseline (AR-gRPC) sends each message whole, by eager or by read_rndv, where the client's
+ * default would lend a large field out of its message and leave the message small.  Other
+ * URIs are returned as they are.  Free with g_free (). */
+gchar *suite_uri_whole_messages (const gchar *uri);
 
 /* One of the echo functions of the service. */
 typedef struct _SuiteFunction SuiteFunction;

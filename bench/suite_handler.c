@@ -87,6 +87,10 @@ suite_handler_class_init (SuiteHandlerClass *klass)
   h->tput_small_over = echo;
   h->tput_large_under = echo;
   h->tput_large_over = echo;
+  h->tput_small_under_eager_rndv = echo;
+  h->tput_small_over_eager_rndv = echo;
+  h->tput_large_under_eager_rndv = echo;
+  h->tput_large_over_eager_rndv = echo;
   h->hy_small = echo;
   h->hy_bulk = echo;
   h->bulk_echo = echo;

@@ -22,7 +22,9 @@
  * column per round, all connections open, so that a slow second of the host falls on all of
  * them rather than on one (under emulation the host's load moves a p50 by tens of percent
  * from one second to the next).  Each block starts with two unmeasured calls that bring its
- * connection back from idle (both sides' polling, the server's worker).
+ * connection back from idle (both sides' polling, the server's worker).  The column of the
+ * Hybrid-EagerRNDV baseline (echo_eager_rndv) connects with bulk transfer off, so that its
+ * messages go whole, by eager or read_rndv, as the baseline's do.
  */
 #include "config.h"
 
@@ -48,7 +50,7 @@ typedef struct
 typedef struct
 {
   const gchar *label;         /* plan, plain, eager, ..., tcp */
-  const gchar *uri;
+  gchar *uri;
   const gchar *function;
   const SuiteFunction *fn;
   SuiteConn *conn;            /* open while the sizes are measured */
@@ -188,7 +190,9 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
   printf ("rdma:// %s, tcp:// %s (stock ThriftSocket + ThriftFramedTransport, the baseline)\n",
           o->rdma_uri ? o->rdma_uri : "-", o->tcp_uri ? o->tcp_uri : "-");
   printf ("columns: plan = perf_goal=latency, concurrency=1 (hint-selected); plain = no hints;\n"
-          "  the others force a protocol with the same hints (proto = ...)\n");
+          "  the others force a protocol with the same hints (proto = ...); e+r_rndv = proto =\n"
+          "  eager_rndv, eager up to 4 KiB and read_rndv above (AR-gRPC's pair, the HatRPC\n"
+          "  paper's Hybrid-EagerRNDV baseline), whole messages (bulk=0)\n");
   printf ("\np50 latency (us)\n%-8s", "size");
   for (guint c = 0; c < n; c++)
     printf (" %8s", cols[c].label);
@@ -282,14 +286,15 @@ suite_run_latency (const SuiteOptions *o)
   for (guint c = 0; c < n_rdma; c++)
   {
     cols[c].label = suite_short_label (o->functions[c]);
-    cols[c].uri = o->rdma_uri;
+    cols[c].uri = suite_function_is_eager_rndv (o->functions[c])
+                  ? suite_uri_whole_messages (o->rdma_uri) : g_strdup (o->rdma_uri);
     cols[c].function = o->functions[c];
   }
   if (o->tcp_uri)
   {
     /* stock transports ignore hints: any function is the baseline; the unhinted one says so */
     cols[n - 1].label = "tcp";
-    cols[n - 1].uri = o->tcp_uri;
+    cols[n - 1].uri = g_strdup (o->tcp_uri);
     cols[n - 1].function = "echo_plain";
   }
   for (guint c = 0; c < n; c++)
@@ -323,6 +328,7 @@ suite_run_latency (const SuiteOptions *o)
       g_free (cols[c].cells[s].lat);
     }
     g_free (cols[c].cells);
+    g_free (cols[c].uri);
   }
   g_free (cols);
   return status;

@@ -17,8 +17,9 @@
  * call a latency function and a throughput function of one service, chosen at random by a
  * ratio (50/50 by default); the server computes a checksum of each payload before it echoes
  * it.  Both functions' latency and the total throughput, for the hint-selected plan (each
- * function labelled with its goal and payload size), each protocol forced on both functions,
- * and stock tcp://.
+ * function labelled with its goal and payload size), each protocol forced on both functions
+ * (and the pair eager_rndv, the Hybrid-EagerRNDV baseline, with whole messages: bulk transfer
+ * off), and stock tcp://.
  */
 #include "config.h"
 
@@ -28,7 +29,7 @@
 typedef struct
 {
   gchar *label;
-  const gchar *uri;
+  gchar *uri;
   gchar *functions[2];      /* latency, throughput */
 } Target;
 
@@ -114,7 +115,7 @@ suite_run_mixed (const SuiteOptions *o)
     {
       t = g_new0 (Target, 1);
       t->label = g_strdup ("plan");
-      t->uri = o->rdma_uri;
+      t->uri = g_strdup (o->rdma_uri);
       t->functions[0] = g_strdup_printf ("mix_lat_%s", class);
       t->functions[1] = g_strdup_printf ("mix_tput_%s", class);
       g_ptr_array_add (targets, t);
@@ -124,7 +125,8 @@ suite_run_mixed (const SuiteOptions *o)
 
         t = g_new0 (Target, 1);
         t->label = g_strdup (suite_short_label (echo));
-        t->uri = o->rdma_uri;
+        t->uri = suite_function_is_eager_rndv (echo) ? suite_uri_whole_messages (o->rdma_uri)
+                                                     : g_strdup (o->rdma_uri);
         t->functions[0] = g_strdup_printf ("mix_lat_%s", suite_protocol_names[p]);
         t->functions[1] = g_strdup_printf ("mix_tput_%s", suite_protocol_names[p]);
         g_ptr_array_add (targets, t);
@@ -134,7 +136,7 @@ suite_run_mixed (const SuiteOptions *o)
     {
       t = g_new0 (Target, 1);
       t->label = g_strdup ("tcp");
-      t->uri = o->tcp_uri;
+      t->uri = g_strdup (o->tcp_uri);
       t->functions[0] = g_strdup_printf ("mix_lat_%s", class);
       t->functions[1] = g_strdup_printf ("mix_tput_%s", class);
       g_ptr_array_add (targets, t);
@@ -144,7 +146,8 @@ suite_run_mixed (const SuiteOptions *o)
             "%.1f s per point in %u rounds ==\n", st, o->mixed_clients, o->ratio, o->duration,
             o->load_rounds);
     printf ("plan = mix_lat_%s (perf_goal=latency) and mix_tput_%s (perf_goal=throughput), both\n"
-            "with payload_size and concurrency=4; the protocol columns force proto on both; the\n"
+            "with payload_size and concurrency=4; the protocol columns force proto on both\n"
+            "(e+r_rndv: the pair eager_rndv, the Hybrid-EagerRNDV baseline, bulk=0); the\n"
             "server checksums each payload. The columns take turns, a round each. Latency in\n"
             "us; RPC/s total and of the throughput function; MB/s payload one way; CPU us per\n"
             "RPC of client and server\n", class, class);
@@ -187,6 +190,7 @@ suite_run_mixed (const SuiteOptions *o)
         status = 1;
       suite_load_result_clear (&res[i]);
       g_free (t->label);
+      g_free (t->uri);
       g_free (t->functions[0]);
       g_free (t->functions[1]);
       g_free (t);

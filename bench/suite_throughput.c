@@ -16,7 +16,9 @@
  * suite_throughput.c: throughput with N client threads, each with its own connection, against
  * ThriftThreadedServer: the hint-selected plan (perf_goal = throughput with the payload size,
  * and the concurrency hint that is true for N on this machine), the unhinted function, and
- * tcp:// for reference.  RPC/s, payload MB/s, latency, and CPU time per RPC of both sides.
+ * tcp:// for reference; and the Hybrid-EagerRNDV baseline: the plan's hints with proto =
+ * eager_rndv, whole messages (bulk transfer off).  RPC/s, payload MB/s, latency, and CPU time
+ * per RPC of both sides.
  */
 #include "config.h"
 
@@ -27,18 +29,24 @@ typedef struct
 {
   const gchar *label;
   const gchar *uri;
+  const gchar *const (*functions)[2];   /* [large][over], or NULL: echo_plain */
 } Target;
+
+static const gchar *const plan_functions[2][2] = {
+  { "tput_small_under", "tput_small_over" }, { "tput_large_under", "tput_large_over" }
+};
+static const gchar *const eager_rndv_functions[2][2] = {
+  { "tput_small_under_eager_rndv", "tput_small_over_eager_rndv" },
+  { "tput_large_under_eager_rndv", "tput_large_over_eager_rndv" }
+};
 
 /* The function a target calls at @size with @clients. */
 static const gchar *
 target_function (const Target *t, guint64 size, guint clients)
 {
-  static const gchar *const plan[2][2] = {
-    { "tput_small_under", "tput_small_over" }, { "tput_large_under", "tput_large_over" }
-  };
-  if (g_strcmp0 (t->label, "plan") != 0)
+  if (t->functions == NULL)
     return "echo_plain";
-  return plan[size > 4096][!suite_clients_under (clients)];
+  return t->functions[size > 4096][!suite_clients_under (clients)];
 }
 
 static void
@@ -48,7 +56,7 @@ print_row (const gchar *label, const gchar *function, guint clients, const Suite
   guint64 calls = suite_load_calls (r);
   double d = MAX (calls, 1);
 
-  printf ("%-6s %-17s %4u %9.0f %8.2f %8.1f %8.1f %8.1f %8.1f", label, function, clients,
+  printf ("%-8s %-27s %4u %9.0f %8.2f %8.1f %8.1f %8.1f %8.1f", label, function, clients,
           suite_load_rate (r), suite_load_mb_s (r, size), r->latency[0].p50, r->latency[0].p99,
           r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d);
   if (r->have_counters)
@@ -89,17 +97,19 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
 int
 suite_run_throughput (const SuiteOptions *o)
 {
-  Target targets[3];
+  g_autofree gchar *whole = o->rdma_uri ? suite_uri_whole_messages (o->rdma_uri) : NULL;
+  Target targets[4];
   guint n = 0;
   int status = 0;
 
   if (o->rdma_uri)
   {
-    targets[n++] = (Target) { "plan", o->rdma_uri };
-    targets[n++] = (Target) { "plain", o->rdma_uri };
+    targets[n++] = (Target) { "plan", o->rdma_uri, plan_functions };
+    targets[n++] = (Target) { "plain", o->rdma_uri, NULL };
+    targets[n++] = (Target) { suite_proto_short ("eager_rndv"), whole, eager_rndv_functions };
   }
   if (o->tcp_uri)
-    targets[n++] = (Target) { "tcp", o->tcp_uri };
+    targets[n++] = (Target) { "tcp", o->tcp_uri, NULL };
   if (o->csv)
   {
     bench_csv_header (o->csv, "column,function,transport,size,clients,duration_s,elapsed_s,calls,"
@@ -117,11 +127,13 @@ suite_run_throughput (const SuiteOptions *o)
     printf ("\n== Throughput: %s payload, N clients (a connection each), %.1f s per point in %u "
             "rounds ==\n", st, o->duration, o->load_rounds);
     printf ("plan = perf_goal=throughput, payload_size, concurrency 1 or 64 (whichever is true\n"
-            "for N here); plain = no hints; tcp = stock framed TCP. The columns of one N take\n"
+            "for N here); plain = no hints; e+r_rndv = the plan's hints with proto = eager_rndv\n"
+            "(eager up to 4 KiB, read_rndv above: the HatRPC paper's Hybrid-EagerRNDV baseline),\n"
+            "whole messages (bulk=0); tcp = stock framed TCP. The columns of one N take\n"
             "turns, a round each, so the host's load falls on all alike. MB/s = payload one way;\n"
             "CPU = us of CPU time per RPC, client process and server process (getrusage);\n"
             "counters per RPC summed over the client connections (evts = CQ events)\n");
-    printf ("%-6s %-17s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
+    printf ("%-8s %-27s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
             "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU",
             "request/reply", "WRs", "posts", "CQEs", "evts");
     fflush (stdout);

@@ -33,8 +33,15 @@ for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "System calls per RPC" "YCSB on HatKV"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
-check "latency.csv: 11 columns x 2 sizes" \
-  bash -c "test \$(tail -n +2 '$work/csv/latency.csv' | wc -l) -eq 22"
+check "latency.csv: 12 columns x 2 sizes" \
+  bash -c "test \$(tail -n +2 '$work/csv/latency.csv' | wc -l) -eq 24"
+# the Hybrid-EagerRNDV baseline: eager at 64 B, read_rndv at 64 KB, both ways (check-suite-csv
+# holds its READs to that)
+check "latency.csv: e+r_rndv by eager at 64 B, by read_rndv at 64 KB" \
+  bash -c "grep -qE '^e\\+r_rndv,echo_eager_rndv,rdma,64,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,eager,eager,0,' '$work/csv/latency.csv' &&
+           grep -qE '^e\\+r_rndv,echo_eager_rndv,rdma,65536,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,read_rndv,read_rndv,0,' '$work/csv/latency.csv'"
+check "throughput.csv: the e+r_rndv column at 512 B" \
+  bash -c "grep -qE '^e\\+r_rndv,tput_small_(under|over)_eager_rndv,rdma,512,' '$work/csv/throughput.csv'"
 check "latency.csv holds together" "$srcdir/bench/check-suite-csv" latency "$work/csv/latency.csv"
 check "throughput.csv holds together" \
   "$srcdir/bench/check-suite-csv" throughput "$work/csv/throughput.csv"
@@ -53,8 +60,8 @@ check "bulk-raw.csv holds together (ib_read_bw and ib_write_bw)" \
   "$srcdir/bench/check-suite-csv" bulk-raw "$work/csv/bulk-raw.csv"
 check "the side-by-side table: perftest and copy figures at 1 MB" \
   grep -qE '^1 MB +[0-9.]+ +[0-9.]+ \| +[0-9.]+ ' "$work/out"
-check "mixed.csv: the plan, 8 protocols and tcp" \
-  bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 10"
+check "mixed.csv: the plan, 8 protocols, the pair eager_rndv and tcp" \
+  bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 11"
 if [ "$failures" -gt 0 ]; then
   sed 's/^/# /' "$work/err" "$work/out"
   for f in "$work"/csv/*.csv; do echo "# ---- $f"; sed 's/^/# /' "$f"; done
