@@ -15,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..21"
+echo "1..23"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
