@@ -4,13 +4,14 @@
 # tcp:// against rdma:// side by side), and run-latency, which runs it in the soft-RoCE guest;
 # thrift-rdma-suite, the benchmark suite of issue 8 (latency per protocol and for the plan,
 # throughput with N clients, the mixed benchmark, the hybrid mix, bulk transfer of large
-# fields with run-bulk's perftest baselines, calls for strace), and run-all, which runs
-# the whole suite in one guest boot and writes CSV.
+# fields with run-bulk's perftest baselines, calls for strace; its latency, throughput and
+# mixed parts also as atb_lat, atb_thr and atb_mix, the paper's names), run-all, which runs
+# the whole suite in one guest boot and writes CSV, and plot-results, its figures.
 # Not part of `make check` (performance is measured, not asserted); test-bench-smoke.sh, a
 # tiny tcp:// run on the host, keeps them from rotting, and test-bench-rdma-smoke.sh a tiny
 # run-all in the guest.
 EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all bench/run-bulk \
-	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv
+	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv bench/plot-results
 
 bench_util = bench/bench_util.c bench/bench_util.h bench/bench_serve.c bench/bench_serve.h
 
@@ -55,6 +56,14 @@ bench_thrift_rdma_suite_CFLAGS = $(gen_cflags)
 bench_thrift_rdma_suite_LDADD = $(user_libs)
 bench_thrift_rdma_suite_LDFLAGS = $(test_link)
 $(bench_thrift_rdma_suite_OBJECTS): bench/suite-gen/stamp
+
+# The Apache Thrift Benchmarks' programs (issue 11): thrift-rdma-suite under the paper's names,
+# each one part (the name it is called by picks it).
+atb_links = bench/atb_lat bench/atb_thr bench/atb_mix
+noinst_SCRIPTS = $(atb_links)
+$(atb_links): bench/thrift-rdma-suite$(EXEEXT)
+	$(AM_V_GEN)ln -sf thrift-rdma-suite$(EXEEXT) $@
+CLEANFILES += $(atb_links)
 
 TESTS += bench/test-bench-smoke.sh
 # In the RDMA suite's guest boot: run-all --quick and its CSV checked (about 30 s there).

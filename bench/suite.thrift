@@ -27,9 +27,10 @@
  *                        the cores: the client picks the one that tells the truth for N clients
  *   tput_<size>_<sub>_eager_rndv
  *                        the same with proto = eager_rndv: the Hybrid-EagerRNDV baseline
- *   mix_lat_<size>, mix_tput_<size>
+ *   mix_lat_<size>_<sub>, mix_tput_<size>_<sub>
  *                        the mixed benchmark (HatRPC paper Sec. 5.3): one latency and one
- *                        throughput function, labelled with the payload size, for 4 clients
+ *                        throughput function, labelled with the payload size and, like the
+ *                        throughput functions, a concurrency under (1) or over (64) the cores
  *   mix_lat_<proto>, mix_tput_<proto>
  *                        the same two with the protocol forced
  *   bulk_echo            no hints: the bulk part (issue 10), where the rdma:// URI's bulk
@@ -87,15 +88,25 @@ service BenchSuite {
   binary tput_large_over_eager_rndv(1: binary data)
     [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 64, proto = eager_rndv; ]
 
-  // the mixed benchmark: 50/50 calls of a latency and a throughput function by 4 clients
-  binary mix_lat_small(1: binary data)
-    [ hint: perf_goal = latency, payload_size = 512, concurrency = 4; ]
-  binary mix_tput_small(1: binary data)
-    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 4; ]
-  binary mix_lat_large(1: binary data)
-    [ hint: perf_goal = latency, payload_size = 128K, concurrency = 4; ]
-  binary mix_tput_large(1: binary data)
-    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 4; ]
+  // the mixed benchmark: 50/50 calls of a latency and a throughput function by N clients,
+  // each pair with the concurrency that is true for N (as the throughput functions)
+  binary mix_lat_small_under(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 512, concurrency = 1; ]
+  binary mix_tput_small_under(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 1; ]
+  binary mix_lat_small_over(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 512, concurrency = 64; ]
+  binary mix_tput_small_over(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 512, concurrency = 64; ]
+  binary mix_lat_large_under(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 128K, concurrency = 1; ]
+  binary mix_tput_large_under(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 1; ]
+  binary mix_lat_large_over(1: binary data)
+    [ hint: perf_goal = latency, payload_size = 128K, concurrency = 64; ]
+  binary mix_tput_large_over(1: binary data)
+    [ hint: perf_goal = throughput, payload_size = 128K, concurrency = 64; ]
+  // the same two with the protocol forced (their concurrency hint only picks the polling)
   binary mix_lat_eager(1: binary data)
     [ hint: perf_goal = latency, concurrency = 4, proto = eager; ]
   binary mix_tput_eager(1: binary data)

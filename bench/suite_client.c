@@ -51,8 +51,10 @@ static const SuiteFunction functions[] = {
   FN (tput_small_over_eager_rndv)
   FN (tput_large_under_eager_rndv)
   FN (tput_large_over_eager_rndv)
-  MIX (small)
-  MIX (large)
+  MIX (small_under)
+  MIX (small_over)
+  MIX (large_under)
+  MIX (large_over)
   SUITE_PROTOCOLS (MIX)
   FN (hy_small)
   FN (hy_bulk)
@@ -189,6 +191,14 @@ suite_clients_under (guint clients)
     g_once_init_leave (&per_node, MAX (1, cores / MAX (1, nodes)));
   }
   return clients <= per_node;
+}
+
+const gchar *
+suite_column_transport (const gchar *label, const gchar *uri)
+{
+  if (g_strcmp0 (label, "rsocket") == 0)
+    return "rsocket";
+  return g_str_has_prefix (uri, "rdma") ? "rdma" : "tcp";
 }
 
 gboolean

@@ -89,6 +89,10 @@ gboolean suite_call (SuiteConn *c, const SuiteFunction *f, const GByteArray *dat
  * variant with concurrency = 1 tells the truth; FALSE: the one with concurrency = 64. */
 gboolean suite_clients_under (guint clients);
 
+/* The transport a column's CSV rows name: "rsocket" for the rsocket column (tcp:// carried by
+ * librspreload), else "rdma" or "tcp" by @uri. */
+const gchar *suite_column_transport (const gchar *label, const gchar *uri);
+
 /* The server's CPU seconds and benchmark calls so far (the usage function). */
 gboolean suite_server_usage (SuiteConn *c, double *cpu_s, gint64 *calls, GError **error);
 

@@ -78,8 +78,10 @@ suite_handler_class_init (SuiteHandlerClass *klass)
 #define ECHO(p) h->echo_##p = echo;
 #define MIX(p) h->mix_lat_##p = checksum_echo; h->mix_tput_##p = checksum_echo;
   SUITE_PROTOCOLS (ECHO)
-  MIX (small)
-  MIX (large)
+  MIX (small_under)
+  MIX (small_over)
+  MIX (large_under)
+  MIX (large_over)
   SUITE_PROTOCOLS (MIX)
 #undef ECHO
 #undef MIX

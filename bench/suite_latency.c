@@ -189,6 +189,9 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
   printf ("\n== Latency: one call at a time, echo of a binary argument ==\n");
   printf ("rdma:// %s, tcp:// %s (stock ThriftSocket + ThriftFramedTransport, the baseline)\n",
           o->rdma_uri ? o->rdma_uri : "-", o->tcp_uri ? o->tcp_uri : "-");
+  if (o->rsocket_uri)
+    printf ("rsocket: %s, the same stock transports with every socket an rsocket (LD_PRELOAD of "
+            "librspreload)\n", o->rsocket_uri);
   printf ("columns: plan = perf_goal=latency, concurrency=1 (hint-selected); plain = no hints;\n"
           "  the others force a protocol with the same hints (proto = ...); e+r_rndv = proto =\n"
           "  eager_rndv, eager up to 4 KiB and read_rndv above (AR-gRPC's pair, the HatRPC\n"
@@ -224,7 +227,7 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
       g_autofree gchar *proto = x->have_counters
         ? g_strdup_printf ("%s/%s%s", suite_proto_short (x->request_proto),
                            suite_proto_short (x->reply_proto), x->protocol_changed ? "*" : "")
-        : g_strdup ("tcp");
+        : g_strdup (suite_column_transport (cols[c].label, cols[c].uri));
       if (!x->ok)
       {
         printf ("%-8s %-8s failed: %s\n", cols[c].label, st, x->error ? x->error : "?");
@@ -259,7 +262,7 @@ write_csv (const SuiteOptions *o, Column *cols, guint n)
     {
       Cell *x = &cols[c].cells[s];
       fprintf (f, "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,", cols[c].label, cols[c].function,
-               g_str_has_prefix (cols[c].uri, "rdma") ? "rdma" : "tcp",
+               suite_column_transport (cols[c].label, cols[c].uri),
                g_array_index (o->sizes, guint64, s), x->calls);
       if (x->ok)
         fprintf (f, "%.2f,%.2f,%.2f,%.2f", x->lat_summary.mean, x->lat_summary.p50,
@@ -279,7 +282,7 @@ int
 suite_run_latency (const SuiteOptions *o)
 {
   guint n_rdma = o->rdma_uri ? g_strv_length (o->functions) : 0;
-  guint n = n_rdma + (o->tcp_uri ? 1 : 0);
+  guint n = n_rdma + (o->tcp_uri ? 1 : 0) + (o->rsocket_uri ? 1 : 0);
   Column *cols = g_new0 (Column, n);
   int status = 0;
 
@@ -290,13 +293,13 @@ suite_run_latency (const SuiteOptions *o)
                   ? suite_uri_whole_messages (o->rdma_uri) : g_strdup (o->rdma_uri);
     cols[c].function = o->functions[c];
   }
+  /* stock transports ignore hints: any function is the baseline; the unhinted one says so */
   if (o->tcp_uri)
-  {
-    /* stock transports ignore hints: any function is the baseline; the unhinted one says so */
-    cols[n - 1].label = "tcp";
-    cols[n - 1].uri = g_strdup (o->tcp_uri);
-    cols[n - 1].function = "echo_plain";
-  }
+    cols[n_rdma] = (Column) { .label = "tcp", .uri = g_strdup (o->tcp_uri),
+                              .function = "echo_plain" };
+  if (o->rsocket_uri)
+    cols[n - 1] = (Column) { .label = "rsocket", .uri = g_strdup (o->rsocket_uri),
+                             .function = "echo_plain" };
   for (guint c = 0; c < n; c++)
   {
     cols[c].fn = suite_function_find (cols[c].function);

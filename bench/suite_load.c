@@ -44,6 +44,7 @@ struct _Load
   gboolean go;                /* set with deadline: start calling */
   double deadline_us;
   double last_end_us;         /* when the last call of any worker ended */
+  guint32 seed;               /* the workers' random choices: another each run */
 };
 
 /* One call of function @f of @w with @data; FALSE (error kept in @w) if it failed. */
@@ -92,7 +93,7 @@ worker_run (gpointer data)
   Load *load = w->load;
   const SuiteLoadSpec *spec = load->spec;
   GByteArray *payload = g_byte_array_sized_new ((guint) spec->size);
-  GRand *rand = g_rand_new_with_seed (w->index + 1);
+  GRand *rand = g_rand_new_with_seed (w->load->seed + w->index);
   GError *error = NULL;
   gboolean ok = TRUE;
   double took, end = 0;

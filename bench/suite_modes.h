@@ -34,6 +34,8 @@ typedef struct
 {
   const gchar *rdma_uri;    /* the rdma:// server, or NULL */
   const gchar *tcp_uri;     /* the tcp:// baseline server, or NULL */
+  const gchar *rsocket_uri; /* a tcp:// server measured as the rsocket column (this process
+                             * runs under librspreload), or NULL */
   const gchar *hybrid_uri;  /* the hybrid:// server (hybrid mix), or NULL */
   guint mix_small;          /* hybrid mix: small calls per unit */
   guint mix_units;          /* hybrid mix: units per column */
@@ -46,7 +48,7 @@ typedef struct
   guint rounds;             /* latency: blocks each cell's calls are made in, interleaved */
   double duration;          /* throughput, mixed: seconds per point */
   guint load_rounds;        /* throughput, mixed: runs each point's duration is split into */
-  guint mixed_clients;      /* mixed: client threads */
+  GArray *mixed_clients;    /* mixed: guint64 client counts, a point each */
   guint ratio;              /* mixed: percent of calls to the latency function */
   const gchar *client_uri;  /* calls: the server */
   const gchar *function;    /* calls: the function */

@@ -83,7 +83,7 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
 
   fprintf (f, "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT
               ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%s,%s,%d",
-           label, function, g_str_has_prefix (uri, "rdma") ? "rdma" : "tcp", size, clients,
+           label, function, suite_column_transport (label, uri), size, clients,
            duration, r->elapsed_s, calls, r->server_calls, suite_load_rate (r),
            suite_load_mb_s (r, size), r->latency[0].mean, r->latency[0].p50, r->latency[0].p99,
            r->client_cpu_s, r->server_cpu_s, r->client_cpu_s * 1e6 / d,
@@ -98,7 +98,7 @@ int
 suite_run_throughput (const SuiteOptions *o)
 {
   g_autofree gchar *whole = o->rdma_uri ? suite_uri_whole_messages (o->rdma_uri) : NULL;
-  Target targets[4];
+  Target targets[5];
   guint n = 0;
   int status = 0;
 
@@ -110,6 +110,8 @@ suite_run_throughput (const SuiteOptions *o)
   }
   if (o->tcp_uri)
     targets[n++] = (Target) { "tcp", o->tcp_uri, NULL };
+  if (o->rsocket_uri)
+    targets[n++] = (Target) { "rsocket", o->rsocket_uri, NULL };
   if (o->csv)
   {
     bench_csv_header (o->csv, "column,function,transport,size,clients,duration_s,elapsed_s,calls,"
@@ -129,10 +131,11 @@ suite_run_throughput (const SuiteOptions *o)
     printf ("plan = perf_goal=throughput, payload_size, concurrency 1 or 64 (whichever is true\n"
             "for N here); plain = no hints; e+r_rndv = the plan's hints with proto = eager_rndv\n"
             "(eager up to 4 KiB, read_rndv above: the HatRPC paper's Hybrid-EagerRNDV baseline),\n"
-            "whole messages (bulk=0); tcp = stock framed TCP. The columns of one N take\n"
-            "turns, a round each, so the host's load falls on all alike. MB/s = payload one way;\n"
-            "CPU = us of CPU time per RPC, client process and server process (getrusage);\n"
-            "counters per RPC summed over the client connections (evts = CQ events)\n");
+            "whole messages (bulk=0); tcp = stock framed TCP; rsocket = the same over\n"
+            "librspreload. The columns of one N take turns, a round each, so the host's load\n"
+            "falls on all alike. MB/s = payload one way; CPU = us of CPU time per RPC, client\n"
+            "process and server process (getrusage); counters per RPC summed over the client\n"
+            "connections (evts = CQ events)\n");
     printf ("%-8s %-27s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
             "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU",
             "request/reply", "WRs", "posts", "CQEs", "evts");

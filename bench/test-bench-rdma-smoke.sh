@@ -4,8 +4,10 @@
 # printed, its CSV file is written and holds together (bench/check-suite-csv: the figures agree
 # with each other and with the verbs counters, forced protocols carry their calls, the plan
 # goes by Direct-WriteIMM; the bulk part's copy columns are measured, a bulk mode this build
-# refuses is marked skipped, perftest's raw figures sit beside them). It measures nothing: it
-# keeps run-all working.
+# refuses is marked skipped, perftest's raw figures sit beside them; the rsocket column of
+# latency, throughput and mixed is measured and its calls moved RDMA packets, not TCP
+# segments; the figures are plotted when gnuplot is installed). It measures nothing: it keeps
+# run-all working.
 # Environment: top_builddir (default: the source tree).
 set -u
 # SPDX-License-Identifier: Apache-2.0
@@ -15,7 +17,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..23"
+echo "1..26"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -33,8 +35,8 @@ for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "System calls per RPC" "YCSB on HatKV"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
-check "latency.csv: 12 columns x 2 sizes" \
-  bash -c "test \$(tail -n +2 '$work/csv/latency.csv' | wc -l) -eq 24"
+check "latency.csv: 12 columns x 2 sizes, and rsocket" \
+  bash -c "test \$(tail -n +2 '$work/csv/latency.csv' | grep -vc ',rsocket,') -eq 24"
 # the Hybrid-EagerRNDV baseline: eager at 64 B, read_rndv at 64 KB, both ways (check-suite-csv
 # holds its READs to that)
 check "latency.csv: e+r_rndv by eager at 64 B, by read_rndv at 64 KB" \
@@ -60,8 +62,17 @@ check "bulk-raw.csv holds together (ib_read_bw and ib_write_bw)" \
   "$srcdir/bench/check-suite-csv" bulk-raw "$work/csv/bulk-raw.csv"
 check "the side-by-side table: perftest and copy figures at 1 MB" \
   grep -qE '^1 MB +[0-9.]+ +[0-9.]+ \| +[0-9.]+ ' "$work/out"
-check "mixed.csv: the plan, 8 protocols, the pair eager_rndv and tcp" \
-  bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | wc -l) -eq 11"
+check "mixed.csv: the plan, 8 protocols, the pair eager_rndv and tcp, at 1 and 2 clients" \
+  bash -c "test \$(tail -n +2 '$work/csv/mixed.csv' | grep -vc ',rsocket,') -eq 22"
+# rsocket: stock Thrift over librspreload, its server and client processes of their own
+for part in latency throughput mixed; do
+  check "$part.csv: the rsocket column measured (not skipped)" \
+    bash -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[\$i] = i; next }
+      \$h[\"column\"] == \"rsocket\" && \$h[\"error\"] == \"\" { n++ } END { exit !n }' '$work/csv/$part.csv'"
+done
+check "rsocket.csv: its calls moved RDMA packets and next to no TCP segments" \
+  "$srcdir/bench/check-suite-csv" rsocket "$work/csv/rsocket.csv"
+check "machine.txt says where it ran" grep -q '^rdma: ' "$work/csv/machine.txt"
 if [ "$failures" -gt 0 ]; then
   sed 's/^/# /' "$work/err" "$work/out"
   for f in "$work"/csv/*.csv; do echo "# ---- $f"; sed 's/^/# /' "$f"; done

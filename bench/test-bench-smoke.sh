@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # test-bench-smoke.sh [--tap]: tiny runs of the benchmarks over tcp:// on 127.0.0.1: the
 # latency benchmark thrift-rdma-bench (3 calls per size, 4 B to 64 KB) and each measurement
-# of thrift-rdma-suite (a few calls, 0.2 s per point), checking that the tables are full, the
-# CSV files hold together (bench/check-suite-csv) and the servers stop cleanly.
+# of thrift-rdma-suite (a few calls, 0.2 s per point; mixed as atb_mix, at two sizes and two
+# client counts), checking that the tables are full, the CSV files hold together
+# (bench/check-suite-csv) and the servers stop cleanly; then bench/plot-results on those CSV
+# files and a YCSB fixture: every figure a PNG of the size asked for, a missing column named.
 # It measures nothing: it keeps the benchmarks building and working. Prints TAP.
 set -u
 # SPDX-License-Identifier: Apache-2.0
@@ -10,6 +12,8 @@ set -u
 bench=${top_builddir:-.}/bench/thrift-rdma-bench
 suite=${top_builddir:-.}/bench/thrift-rdma-suite
 checker=${top_srcdir:-$(dirname "$0")/..}/bench/check-suite-csv
+plotter=${top_srcdir:-$(dirname "$0")/..}/bench/plot-results
+rspreload=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX")
 server=
 trap '[ -n "$server" ] && kill -KILL "$server" 2>/dev/null; rm -rf "$work"' EXIT
@@ -38,7 +42,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..22"
+echo "1..39"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
@@ -53,6 +57,23 @@ check "server stops on SIGINT" stop_server
 
 # --- thrift-rdma-suite ---
 check "thrift-rdma-suite --help" bash -c "'$suite' --help | grep -q -- '--run=WHAT'"
+check "atb_lat, atb_thr, atb_mix --help: each its part and its options" bash -c "
+  '${top_builddir:-.}/bench/atb_lat' --help | grep -q -- '--iterations=N' &&
+  '${top_builddir:-.}/bench/atb_thr' --help | grep -q -- '--clients=N,N' &&
+  '${top_builddir:-.}/bench/atb_mix' --help | grep -q -- '--mixed-clients=N,N' &&
+  ! '${top_builddir:-.}/bench/atb_lat' --help | grep -q -- '--mixed-clients'"
+"${top_builddir:-.}/bench/atb_lat" --run mixed --tcp tcp://127.0.0.1:1 > /dev/null 2>&1
+check "atb_lat --run mixed is refused (exit 2)" test $? -eq 2
+"$suite" --run latency --rsocket tcp://127.0.0.1:1 > /dev/null 2> "$work/err"
+check "--rsocket without librspreload is refused (exit 2), saying so" \
+  bash -c "test $? -eq 2 && grep -q 'not under LD_PRELOAD' '$work/err'"
+if [ -r "$rspreload" ]; then
+  LD_PRELOAD=$rspreload "$suite" --run latency --tcp tcp://127.0.0.1:1 > /dev/null 2> "$work/err"
+  check "--tcp under librspreload is refused (exit 2): it would be rsocket" \
+    bash -c "test $? -eq 2 && grep -q 'every socket is an rsocket' '$work/err'"
+else
+  n=$((n + 1)); echo "ok $n # SKIP $rspreload is not installed"
+fi
 "$suite" --run latency --tcp tcp://127.0.0.1:1 --functions echo_nonesuch > /dev/null 2>&1
 check "an unknown function is refused (exit 2)" test $? -eq 2
 # bulk (issue 10) needs RDMA: here only what it refuses, and its rows when nothing answers
@@ -86,13 +107,64 @@ check "throughput: 1 and 3 clients in the CSV" \
 check "throughput.csv holds together" "$checker" throughput "$work/throughput.csv"
 check "throughput: each point measured in the 3 rounds asked for" \
   bash -c "test \$(grep -cE 'tcp echo_plain, 512 B, [13] clients, round [123]/3 ' '$work/progress') -eq 6"
-"$suite" --run mixed --tcp "$uri" --sizes 512 --mixed-clients 2 -d 0.2 -w 1 \
+"${top_builddir:-.}/bench/atb_mix" --tcp "$uri" --sizes 512,128K --mixed-clients 1,2 -d 0.2 -w 1 \
   --csv "$work/mixed.csv" > "$work/mixed" 2> "$work/progress"
 rc=$?
 sed 's/^/# /' "$work/progress" "$work/mixed"
-check "mixed exits 0" test $rc -eq 0
+check "mixed (atb_mix) exits 0" test $rc -eq 0
 check "mixed.csv holds together" "$checker" mixed "$work/mixed.csv"
+check "mixed: a row per size and client count (512 B and 128 KB, 1 and 2 clients)" \
+  test "$(awk -F, 'NR > 1 { print $5 "/" $6 }' "$work/mixed.csv" | sort -u | tr '\n' ' ')" \
+  = "131072/1 131072/2 512/1 512/2 "
+check "mixed: a summary per size, latency and throughput function against N" \
+  test "$(grep -cE '^(Latency|Throughput) function, ' "$work/mixed")" -eq 4
 "$suite" --run calls --client "$uri" --calls 5 --csv "$work/calls.csv" 2> "$work/progress"
 rc=$?
 check "calls: 5 calls, one CSV row" bash -c "test $rc -eq 0 && test \$(sed -n 2p '$work/calls.csv' | cut -d, -f4) = 5"
 check "suite server stops on SIGINT" stop_server
+
+# --- plot-results: the figures of those CSV files and of a YCSB fixture ---
+# png_size FILE: "WIDTH HEIGHT" from the IHDR chunk, if FILE starts with the PNG signature
+png_size() {
+  local b
+  b=$(od -An -tu1 -N24 "$1" 2>/dev/null | tr -s ' \n' ' ')
+  set -- $b
+  [ $# -eq 24 ] && [ "$1 $2 $3 $4 $5 $6 $7 $8" = "137 80 78 71 13 10 26 10" ] || return 1
+  echo "$(( (${17} << 24) | (${18} << 16) | (${19} << 8) | ${20} ))" \
+    "$(( (${21} << 24) | (${22} << 16) | (${23} << 8) | ${24} ))"
+}
+cat > "$work/ycsb.csv" <<'CSV'
+workload,variant,threads,op,ops,errors,seconds,ops_per_s,avg_us,p50_us,p95_us,p99_us,gets,puts
+a,hatrpc_service,4,all,4000,0,2.0,2000,1900,1500,4000,6000,1000,1000
+a,hatrpc_service,4,get,1000,0,2.0,500,1500,1400,3000,5000,1000,0
+a,hatrpc_function,4,all,4600,0,2.0,2300,1700,1400,3500,5500,1150,1150
+a,thrift_tcp,4,all,2400,0,2.0,1200,3200,3000,7000,9000,600,600
+b,hatrpc_service,4,all,6000,0,2.0,3000,1300,1100,2500,4000,2850,150
+b,herd,4,all,3000,0,2.0,1500,2600,2400,5000,7000,1425,75
+CSV
+printf 'date: 2026-01-01 12:00 UTC\nhost: smoke\ncpu: test CPU (2 CPUs)\nrdma: none (tcp:// smoke)\n' \
+  > "$work/machine.txt"
+if command -v gnuplot > /dev/null; then
+  "$plotter" --size 640x480 "$work" > "$work/plot.out" 2>&1
+  rc=$?
+  sed 's/^/# /' "$work/plot.out"
+  check "plot-results exits 0" test $rc -eq 0
+  for png in fig11-latency fig12-throughput fig13-mixed fig14-mixed fig15-ycsb-a fig16-ycsb-b; do
+    check "$png.png: a PNG of 640x480" test "$(png_size "$work/$png.png")" = "640 480"
+  done
+  "$plotter" --size 320x200 --out "$work/other" "$work" > /dev/null 2>&1
+  check "--size 320x200 --out DIR: the PNGs there at that size" \
+    test "$(png_size "$work/other/fig11-latency.png")" = "320 200"
+  mkdir -p "$work/renamed"
+  sed '1s/,p50_us,/,median_us,/' "$work/latency.csv" > "$work/renamed/latency.csv"
+  "$plotter" "$work/renamed" > /dev/null 2> "$work/plot.err"
+  rc=$?
+  sed 's/^/# /' "$work/plot.err"
+  check "a CSV without a column it needs: exit 1, the column named" \
+    bash -c "test $rc -eq 1 && grep -q 'latency.csv: no column \"p50_us\"' '$work/plot.err'"
+  check "... and no figure made of it" test ! -e "$work/renamed/fig11-latency.png"
+  "$plotter" "$work/renamed/nonesuch" > /dev/null 2>&1
+  check "a directory that is not there: exit 1" test $? -eq 1
+else
+  for _ in $(seq 1 11); do n=$((n + 1)); echo "ok $n # SKIP gnuplot is not installed"; done
+fi

@@ -26,6 +26,11 @@
  *                                                                  bulk transfer (issue 10)
  *   thrift-rdma-suite --run calls      --client URI              calls only, for strace
  *
+ * Called as atb_lat, atb_thr or atb_mix (the names of the paper's Apache Thrift Benchmarks;
+ * make links them in bench/), it is --run latency, throughput or mixed with that part's
+ * options.  --rsocket URI measures a stock tcp:// server as the rsocket column, in a process
+ * of its own run under LD_PRELOAD of librdmacm's librspreload.
+ *
  * bench/run-all runs them all in one soft-RoCE guest boot.
  */
 #include "config.h"
@@ -42,6 +47,45 @@
 #include "suite_modes.h"
 
 static const gchar *prog = "thrift-rdma-suite";
+
+/* The Apache Thrift Benchmarks' programs: this one under another name, one part each. */
+static const struct
+{
+  const gchar *name, *part, *summary;
+  const gchar *options;       /* the options of the part, shown by --help */
+} atb_programs[] = {
+  { "atb_lat", "latency",
+    "ATB latency (thrift-rdma-suite --run latency): one call at a time per function and\n"
+    "payload size (4 B to 1 MiB): the hint-selected plan, no hints, each protocol forced,\n"
+    "stock tcp:// and rsocket; mean, p50, p99, the protocols and the verbs counters per RPC.",
+    " functions iterations large-iterations rounds " },
+  { "atb_thr", "throughput",
+    "ATB throughput (thrift-rdma-suite --run throughput): N client threads, a connection\n"
+    "each, at 512 B and 128 KB: RPC/s, MB/s, p50/p99, CPU time per RPC of both sides.",
+    " clients duration load-rounds " },
+  { "atb_mix", "mixed",
+    "ATB mixed (thrift-rdma-suite --run mixed, HatRPC Sec. 5.3): N clients call a latency\n"
+    "and a throughput function at random (--ratio), for each N of --mixed-clients: the\n"
+    "latency function's latency and the throughput function's RPC/s per column.",
+    " mixed-clients ratio duration load-rounds " },
+};
+
+/* Options every ATB program shows: the server, the columns' servers, sizes, CSV. */
+static const gchar atb_common[] = " server server-mode rdma tcp rsocket sizes warmup csv ";
+
+/* TRUE when librspreload is loaded into this process: then every socket is an rsocket. */
+static gboolean
+under_rspreload (void)
+{
+  gchar *maps = NULL;
+  gboolean found;
+
+  if (!g_file_get_contents ("/proc/self/maps", &maps, NULL, NULL))
+    return FALSE;
+  found = strstr (maps, "librspreload") != NULL;
+  g_free (maps);
+  return found;
+}
 
 static int
 usage_error (const gchar *message)
@@ -107,11 +151,12 @@ int
 main (int argc, char **argv)
 {
   gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
+  gchar *rsocket = NULL, *mixed_clients = NULL;
   gchar *hybrid = NULL, *bulk = NULL, *bulk_server = NULL, *bulk_modes = NULL;
   gint mix_small = 20, mix_units = 40;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
   gchar *csv = NULL;
-  gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10, mixed_clients = 4;
+  gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10;
   gint ratio = 50, calls = 1000, load_rounds = 4;
   gdouble duration = 2.0;
   GOptionEntry entries[] = {
@@ -126,6 +171,10 @@ main (int argc, char **argv)
       "measure: latency, throughput, mixed, hybrid, bulk or calls", "WHAT" },
     { "rdma", 0, 0, G_OPTION_ARG_STRING, &rdma, "the rdma:// server to measure", "URI" },
     { "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp, "the tcp:// baseline server", "URI" },
+    { "rsocket", 0, 0, G_OPTION_ARG_STRING, &rsocket,
+      "latency, throughput, mixed: a tcp:// server measured as the rsocket column; this "
+      "process and the server must run under LD_PRELOAD=librspreload.so (alone: every socket "
+      "of the process is then an rsocket)", "URI" },
     { "hybrid", 0, 0, G_OPTION_ARG_STRING, &hybrid, "hybrid: the hybrid:// server", "URI" },
     { "bulk", 0, 0, G_OPTION_ARG_STRING, &bulk,
       "bulk: the rdma:// URI given to the server's --bulk-server", "URI" },
@@ -146,8 +195,8 @@ main (int argc, char **argv)
       "throughput and mixed 512,128K, bulk 1M,16M, calls 64)", "S,S,..." },
     { "clients", 0, 0, G_OPTION_ARG_STRING, &clients,
       "throughput: client threads per point (default 1,2,4,8,16,32,64)", "N,N,..." },
-    { "mixed-clients", 0, 0, G_OPTION_ARG_INT, &mixed_clients,
-      "mixed: client threads (default 4, what the mix functions' concurrency hint says)", "N" },
+    { "mixed-clients", 0, 0, G_OPTION_ARG_STRING, &mixed_clients,
+      "mixed: client threads, a point each (default 4)", "N,N,..." },
     { "ratio", 0, 0, G_OPTION_ARG_INT, &ratio,
       "mixed: percent of calls to the latency function (default 50)", "PCT" },
     { "duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration,
@@ -171,10 +220,40 @@ main (int argc, char **argv)
   GOptionContext *context;
   GError *error = NULL;
   SuiteOptions o = { 0 };
+  gchar *base = g_path_get_basename (argv[0]), *summary;
+  gint atb = -1;
   int status;
 
-  context = g_option_context_new ("- the RDMA transport's benchmark suite");
-  g_option_context_set_summary (context,
+  for (guint i = 0; i < G_N_ELEMENTS (atb_programs); i++)
+    if (g_strcmp0 (base, atb_programs[i].name) == 0)
+      atb = (gint) i;
+  g_free (base);
+  if (atb >= 0)
+  {
+    prog = atb_programs[atb].name;
+    /* the other parts' options stay accepted, as for thrift-rdma-suite, but unlisted */
+    for (guint i = 0; entries[i].long_name != NULL; i++)
+    {
+      g_autofree gchar *word = g_strdup_printf (" %s ", entries[i].long_name);
+
+      if (strstr (atb_common, word) == NULL && strstr (atb_programs[atb].options, word) == NULL)
+        entries[i].flags |= G_OPTION_FLAG_HIDDEN;
+    }
+    summary = g_strdup_printf (
+      "%s\n\nStart the server (the same program), then measure:\n"
+      "  %s --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
+      "  %s --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
+      "The rsocket column: a server of its own and a client process, both under\n"
+      "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so (the server a thread per\n"
+      "connection: in pool mode, whose poller waits in librspreload's poll, calls stalled):\n"
+      "  %s --server tcp://:9097 --server-mode per-connection &\n"
+      "  %s --rsocket tcp://10.77.0.1:9097\n"
+      "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
+      "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.",
+      atb_programs[atb].summary, prog, prog, prog, prog);
+  }
+  else
+    summary = g_strdup (
     "Start the server, then one measurement at a time:\n"
     "  thrift-rdma-suite --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
     "  thrift-rdma-suite --run latency --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
@@ -187,8 +266,15 @@ main (int argc, char **argv)
     "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
     "on consecutive ports) with the same buffer every call or a new one; calls: --calls\n"
     "calls and one CSV row of counters (for strace).\n"
-    "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
-    "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.");
+    "tcp:// is stock ThriftSocket with framed transports; --rsocket measures one as the\n"
+    "rsocket column, this process and its server under LD_PRELOAD of librspreload. Called as\n"
+    "atb_lat, atb_thr or atb_mix, it is --run latency, throughput or mixed. Tables go to\n"
+    "stdout, progress to stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE\n"
+    "guest.");
+  context = g_option_context_new (atb >= 0 ? "- a part of the Apache Thrift Benchmarks"
+                                           : "- the RDMA transport's benchmark suite");
+  g_option_context_set_summary (context, summary);
+  g_free (summary);
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
@@ -197,6 +283,13 @@ main (int argc, char **argv)
   }
   g_option_context_free (context);
   signal (SIGPIPE, SIG_IGN);
+  if (atb >= 0 && servers == NULL && bulk_server == NULL)
+  {
+    if (run != NULL && g_strcmp0 (run, atb_programs[atb].part) != 0)
+      return usage_error ("--run names another part than this program measures");
+    g_free (run);
+    run = g_strdup (atb_programs[atb].part);
+  }
 
   if ((servers == NULL && bulk_server == NULL) == (run == NULL))
     return usage_error ("give --server URI... (or --bulk-server URI) or --run WHAT");
@@ -221,11 +314,11 @@ main (int argc, char **argv)
     return status;
   }
 
-  if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0 || mixed_clients < 1
+  if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0
       || rounds < 1 || load_rounds < 1 || ratio < 0 || ratio > 100 || mix_small < 0
       || mix_units < 1
       || !(duration > 0 && duration <= 3600))
-    return usage_error ("iterations, rounds, load-rounds and mixed-clients must be at least 1, "
+    return usage_error ("iterations, rounds and load-rounds must be at least 1, "
                         "warmup and calls at least 0, ratio 0 to 100 and duration above 0 (at "
                         "most 3600 s)");
   o.iterations = (guint) iterations;
@@ -237,11 +330,11 @@ main (int argc, char **argv)
   o.mix_units = (guint) mix_units;
   o.hybrid_uri = hybrid;
   o.calls = (guint) calls;
-  o.mixed_clients = (guint) mixed_clients;
   o.ratio = (guint) ratio;
   o.duration = duration;
   o.rdma_uri = rdma;
   o.tcp_uri = tcp;
+  o.rsocket_uri = rsocket;
   o.client_uri = client;
   o.function = function ? function : "echo_plan";
   o.functions = functions ? g_strsplit (functions, ",", -1) : default_functions ();
@@ -256,13 +349,15 @@ main (int argc, char **argv)
     }
   o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
+  o.mixed_clients = g_array_new (FALSE, FALSE, sizeof (guint64));
   if (sizes == NULL)
     sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
                       : g_strcmp0 (run, "calls") == 0 ? "64"
                       : g_strcmp0 (run, "bulk") == 0 ? "1M,16M"
                       : g_strcmp0 (run, "hybrid") == 0 ? "64,1M" : "512,128K");
   if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
-      || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error))
+      || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error)
+      || !bench_parse_list (mixed_clients ? mixed_clients : "4", FALSE, o.mixed_clients, &error))
   {
     fprintf (stderr, "%s: %s\n", prog, error->message);
     return 2;
@@ -277,6 +372,33 @@ main (int argc, char **argv)
   {
     fprintf (stderr, "%s: no echo function '%s' in bench/suite.thrift\n", prog, o.function);
     return 2;
+  }
+  /* Under librspreload every socket of the process is an rsocket: a tcp:// column there would
+   * be rsocket under another name, and the rsocket column needs the preload. */
+  if (rsocket != NULL || rdma != NULL || tcp != NULL || hybrid != NULL)
+  {
+    const gchar *wrong = NULL;
+
+    if (rsocket != NULL && !g_str_has_prefix (rsocket, "tcp://"))
+      wrong = "--rsocket takes a tcp:// URI (stock ThriftSocket, which librspreload carries)";
+    else if (rsocket != NULL && g_strcmp0 (run, "latency") != 0
+             && g_strcmp0 (run, "throughput") != 0 && g_strcmp0 (run, "mixed") != 0)
+      wrong = "--rsocket is a column of latency, throughput and mixed only";
+    else if (rsocket != NULL && (rdma != NULL || tcp != NULL || hybrid != NULL))
+      wrong = "--rsocket goes alone: under librspreload the other columns' sockets would be "
+              "rsockets too; measure them in another process";
+    else if (rsocket != NULL && !under_rspreload ())
+      wrong = "--rsocket: this process is not under LD_PRELOAD of librspreload, so its sockets "
+              "are plain TCP; run it as LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/"
+              "librspreload.so (librdmacm1), the server too";
+    else if (rsocket == NULL && under_rspreload ())
+      wrong = "this process runs under librspreload, so every socket is an rsocket: give "
+              "--rsocket URI alone, and --rdma, --tcp or --hybrid in a process without it";
+    if (wrong != NULL)
+    {
+      fprintf (stderr, "%s: %s\n", prog, wrong);
+      return 2;
+    }
   }
   if (csv != NULL && (o.csv = fopen (csv, "w")) == NULL)
   {
@@ -299,8 +421,9 @@ main (int argc, char **argv)
     else
       status = suite_run_bulk (&o);
   }
-  else if (rdma == NULL && tcp == NULL && hybrid == NULL)
-    status = usage_error ("give --rdma URI, --tcp URI or both (and --hybrid URI for hybrid)");
+  else if (rdma == NULL && tcp == NULL && hybrid == NULL && rsocket == NULL)
+    status = usage_error ("give --rdma URI, --tcp URI or both (and --hybrid URI for hybrid), or "
+                          "--rsocket URI");
   else if (g_strcmp0 (run, "hybrid") == 0)
     status = suite_run_hybrid (&o);
   else if (g_strcmp0 (run, "latency") == 0)
@@ -321,5 +444,6 @@ main (int argc, char **argv)
   g_strfreev (o.bulk_modes);
   g_array_free (o.sizes, TRUE);
   g_array_free (o.clients, TRUE);
+  g_array_free (o.mixed_clients, TRUE);
   return status;
 }
