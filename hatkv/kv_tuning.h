@@ -22,8 +22,8 @@
  *                    its sync), res_util -> nosync (no sync: the least CPU and I/O);
  *                    no perf_goal -> durable
  *   max readers      the concurrency hint (the most of any function's server set), times the
- *                    listeners that share the store, plus 8 for tools (mdb_stat, hatkv-cli's
- *                    server); without a concurrency hint, LMDB's default of 126 in its place
+ *                    listeners that share the store, plus 8 for LMDB's own tools (mdb_stat,
+ *                    mdb_dump); without a concurrency hint, LMDB's default of 126 in its place
  *   map size         room for each of those concurrent clients to have written 1,024 of the
  *                    largest writes (the client-side payload_size of put and multi_put;
  *                    4 KiB without one), twice over for the B-tree's pages: between 64 MiB
