@@ -94,7 +94,13 @@ window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error
   return TRUE;
 }
 
-/* Posts one signalled bind or invalidation. */
+/* Posts one signalled bind or invalidation.  Fenced: soft-RoCE (rxe, seen on Linux 6.1) runs
+ * a local operation again when a retransmission takes its send queue back to an older WR
+ * still waiting for its ACK, and a type-2 window's second bind (or an invalidation of a key
+ * rebound since) fails, so the QP goes to the error state under packet loss.  With the fence
+ * rxe starts the operation only once every WR before it has completed, so no retransmission
+ * goes back past it.  A device that runs it once waits only for this side's earlier READs
+ * (IBA's fence). */
 static gboolean
 post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
                 GError **error)
@@ -106,7 +112,7 @@ post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint6
   op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
   op->done = window_done;
   wr->wr_id = rdma_op_wr_id (op);
-  wr->send_flags = IBV_SEND_SIGNALED;
+  wr->send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
   if (!rdma_conn_post_wr (conn, wr, what, error))
     return FALSE;
   conn->bulk->window_ops++;
