@@ -965,26 +965,27 @@ replay_fails (FakeQp *qp, FakeSwr *w, enum ibv_wc_status status)
 }
 
 /* A retransmission of @qp as soft-RoCE makes one when its ACK timer fires (rxe's req_retry,
- * Linux 6.1): the local operations executed at the head complete first (rxe's completer
- * retires them), then the requester goes back to the oldest WR waiting for its ACK and runs
- * every WR after it again, local operations included, since rxe does not skip those.  A
- * second bind of a window (its key is no longer the one the WR names) or an invalidation of
- * a key bound since fails as in rxe, and so does the QP; an invalidation of a window already
- * free with that key passes.  FALSE: nothing was waiting for an ACK. */
+ * Linux 6.1), for a QP with a WR executed and waiting for its ACK: the requester goes back to
+ * the oldest WR not retired and runs every executed WR from there again, local operations
+ * included (rxe does not skip those; a local operation at the head that its completer had not
+ * retired yet is caught too, as traced in the guest).  A second bind of a window (its key is
+ * no longer the one the WR names) or an invalidation of a key bound since fails as in rxe,
+ * and so does the QP; an invalidation of a window already free with that key passes.  FALSE:
+ * no WR was waiting for an ACK. */
 static gboolean
 qp_retransmit (FakeQp *qp)
 {
   FakeSwr *w;
+  gboolean waiting = FALSE;
 
   if (qp->failed)
     return FALSE;
-  while (qp->executed > 0
-         && is_local_op (((FakeSwr *) g_queue_peek_head (&qp->sq))->wr.opcode))
-    swr_complete (qp);
-  if (qp->executed == 0)
+  for (guint i = 0; i < qp->executed && !waiting; i++)
+    waiting = !is_local_op (((FakeSwr *) g_queue_peek_nth (&qp->sq, i))->wr.opcode);
+  if (!waiting)
     return FALSE;
   qp->id->stats.retransmissions++;
-  for (guint i = 1; i < qp->executed; i++) {
+  for (guint i = 0; i < qp->executed; i++) {
     w = g_queue_peek_nth (&qp->sq, i);
     if (!is_local_op (w->wr.opcode))
       continue;
@@ -2065,6 +2066,18 @@ fake_verbs_complete (struct rdma_cm_id *id)
   }
   g_mutex_unlock (&lock);
   return done;
+}
+
+guint
+fake_verbs_executed (struct rdma_cm_id *id)
+{
+  guint n = 0;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL)
+    n = ((FakeQp *) id->qp)->executed;
+  g_mutex_unlock (&lock);
+  return n;
 }
 
 guint

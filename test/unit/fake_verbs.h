@@ -52,10 +52,10 @@
  *   - a WR with IBV_SEND_FENCE starts once every WR before it on its QP has completed (rxe's
  *     fence; IBA's waits for earlier READs and atomics only).
  *   - retransmissions, on demand (fake_verbs_retransmit, fake_verbs_set_retransmissions), as
- *     soft-RoCE makes them: rxe (seen on Linux 6.1) goes back to the oldest WR waiting for
- *     its ACK and runs the local operations after it again, so a bind that executed behind an
- *     unacknowledged WR is run twice and the second fails (IBV_WC_MW_BIND_ERR, the QP
- *     failing), as in rxe; a fenced one never executes behind such a WR.
+ *     soft-RoCE makes them: while a WR waits for its ACK, rxe (seen on Linux 6.1) goes back to
+ *     the oldest WR not retired and runs the executed local operations from there again, so a
+ *     bind that executed and was not yet retired is run twice and the second fails
+ *     (IBV_WC_MW_BIND_ERR, the QP failing), as in rxe.
  *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
  *     error state, where every receive posted and every WR not yet executed or posted later
  *     completes with IBV_WC_WR_FLUSH_ERR (after those that executed); a WR to a peer whose
@@ -197,9 +197,9 @@ gboolean fake_verbs_execute (struct rdma_cm_id *id);
  * there is none. */
 gboolean fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes);
 /* A retransmission of @id's side as soft-RoCE (rxe, Linux 6.1) makes one when its ACK timer
- * fires: the requester goes back to the oldest WR waiting for its ACK and runs every WR after
- * it again, the executed local operations (bind, invalidate) too, which fails a second bind
- * of a window and so the QP (see above).  FALSE if no WR was waiting for an ACK. */
+ * fires while a WR waits for its ACK: the requester goes back to the oldest WR not retired and
+ * runs the executed WRs again, local operations (bind, invalidate) too, which fails a second
+ * bind of a window and so the QP (see above).  FALSE if no WR was waiting for an ACK. */
 gboolean fake_verbs_retransmit (struct rdma_cm_id *id);
 /* FAKE_DEFERRED: with TRUE a step may also be such a retransmission of a QP that has a WR
  * waiting for its ACK (as often as any other step); FALSE (the default) stops them. */
@@ -207,6 +207,8 @@ void fake_verbs_set_retransmissions (gboolean on);
 /* The oldest executed WR of @id's side completes (its completion, if signalled, in its CQ);
  * FALSE if there is none. */
 gboolean fake_verbs_complete (struct rdma_cm_id *id);
+/* WRs @id's side posted that executed and have not completed yet. */
+guint fake_verbs_executed (struct rdma_cm_id *id);
 /* WRs @id's side posted that are queued or executed and not yet completed. */
 guint fake_verbs_queued (struct rdma_cm_id *id);
 

@@ -29,8 +29,9 @@
  * window left.  Under FAKE_MANUAL an invalidation or a dealloc between two pieces of a READ
  * fails the rest of it, and under FAKE_DEFERRED over many seeds a LOCAL_INV racing a READ
  * either comes after it, before it, or between its pieces, never anything else.  A
- * retransmission as soft-RoCE makes one runs an executed bind again and fails it, unless the
- * bind was fenced.
+ * retransmission as soft-RoCE makes one runs an executed bind not yet retired again and
+ * fails it: one fenced behind an unacknowledged SEND waits and is not, one with a SEND posted
+ * after it is.
  */
 #include "config.h"
 
@@ -980,7 +981,8 @@ test_retransmit (void)
       g_assert_true (fake_verbs_complete (l.id[1]));
       g_assert_cmpuint (wc_of (&l, 1).wr_id, ==, 2);
       g_assert_true (fake_verbs_execute (l.id[1]));       /* now the bind may start */
-      g_assert_false (fake_verbs_retransmit (l.id[1]));   /* it completes, nothing to resend */
+      g_assert_false (fake_verbs_retransmit (l.id[1]));   /* no WR waits for an ACK */
+      g_assert_true (fake_verbs_complete (l.id[1]));
       wc = wc_of (&l, 1);
       g_assert_cmpuint (wc.wr_id, ==, 50);
       g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
@@ -993,6 +995,39 @@ test_retransmit (void)
     fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
     fake_verbs_assert_clean ();
   }
+}
+
+/* The fence does not cover what comes after: a bind executed at the head and not yet
+ * retired is run again by a retransmission for a SEND posted after it, and fails. */
+static void
+test_retransmit_after (void)
+{
+  struct ibv_mw *mw;
+  struct ibv_wc wc;
+  FakeStats f;
+  Link l;
+
+  fake_verbs_set_timing (FAKE_MANUAL, 1);
+  link_open (&l, NULL, LENDER_ACCESS);
+  mw = rdma_verbs->alloc_mw (l.pd[1], IBV_MW_TYPE_2);
+  post_recv (&l, 0, 98);
+  post_window (&l, mw, IBV_ACCESS_REMOTE_READ);
+  g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
+  g_assert_true (fake_verbs_execute (l.id[1]));   /* the bind */
+  g_assert_true (fake_verbs_execute (l.id[1]));   /* the SEND, its ACK still out */
+  g_assert_cmpuint (fake_verbs_executed (l.id[1]), ==, 2);
+  g_assert_true (fake_verbs_retransmit (l.id[1]));
+  fake_verbs_stats (l.id[1], &f);
+  g_assert_cmpuint (f.replays, ==, 1);
+  wc = wc_of (&l, 1);
+  g_assert_cmpuint (wc.wr_id, ==, 50);
+  g_assert_cmpint (wc.status, ==, IBV_WC_MW_BIND_ERR);
+  g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_SUCCESS);   /* the SEND had executed */
+  g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
+  g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
+  link_close (&l);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+  fake_verbs_assert_clean ();
 }
 
 /* FAKE_DEFERRED, over DEFERRED_SEEDS seeds: the borrower's READ of the window and the
@@ -1069,6 +1104,7 @@ main (int argc, char **argv)
   g_test_add_func ("/fake_mw/pieces", test_pieces);
   g_test_add_func ("/fake_mw/deferred", test_deferred);
   g_test_add_func ("/fake_mw/retransmit", test_retransmit);
+  g_test_add_func ("/fake_mw/retransmit-after", test_retransmit_after);
   rc = g_test_run ();
   fake_verbs_uninstall ();
   return rc;

@@ -94,13 +94,20 @@ window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error
   return TRUE;
 }
 
-/* Posts one signalled bind or invalidation.  Fenced: soft-RoCE (rxe, seen on Linux 6.1) runs
- * a local operation again when a retransmission takes its send queue back to an older WR
- * still waiting for its ACK, and a type-2 window's second bind (or an invalidation of a key
- * rebound since) fails, so the QP goes to the error state under packet loss.  With the fence
- * rxe starts the operation only once every WR before it has completed, so no retransmission
- * goes back past it.  A device that runs it once waits only for this side's earlier READs
- * (IBA's fence). */
+static gboolean
+windows_idle (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->window_ops == 0;
+}
+
+/* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, seen on Linux 6.1) runs a local
+ * operation again when a retransmission takes its send queue back to it, executed but not yet
+ * retired, while another WR waits for its ACK; a type-2 window's second bind fails, and so
+ * does the QP.  So the operation is fenced (rxe starts it once every WR before it has
+ * completed) and the callers wait for its completion before they post the message (so no WR
+ * of theirs is newer while it could be run again; a control or credit message that a
+ * completion handler sends meanwhile still could be).  A device that runs it once waits only
+ * for this side's earlier READs (IBA's fence) and for a local completion. */
 static gboolean
 post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
                 GError **error)
@@ -172,6 +179,9 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
     return FALSE;
   /* for type-2 windows the consumer keeps the key (libibverbs does not update it) */
   b->mw[i]->rkey = rkey;
+  /* bound and retired before the message goes (post_window_op) */
+  if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
+    return FALSE;
   *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
                            .rkey = rkey };
   return TRUE;
@@ -183,11 +193,6 @@ returned (RdmaConn *conn, gpointer data)
   return conn->bulk->returned && conn->bulk->window_ops == 0;
 }
 
-static gboolean
-windows_idle (RdmaConn *conn, gpointer data)
-{
-  return conn->bulk->window_ops == 0;
-}
 
 static void
 release_lent (RdmaConn *conn)
