@@ -192,6 +192,7 @@ static guint misuse;
 static gchar *first_misuse;
 static FakeTiming timing = FAKE_IMMEDIATE;
 static guint32 timing_seed;
+static gboolean retransmissions;   /* FAKE_DEFERRED: steps may retransmit (rxe's replays) */
 static guint links_made;    /* since the timing was set: numbers each link's generators */
 static GList *all_qps;      /* FakeQp *: what fake_verbs_settle runs */
 static GThread *watchdog;   /* FAKE_DEFERRED's */
@@ -934,11 +935,83 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   qp->executed++;
 }
 
-/* The oldest WR of @qp not yet executed (NULL: none). */
+/* The oldest WR of @qp not yet executed that may start (NULL: none).  A WR with
+ * IBV_SEND_FENCE starts once every WR before it has completed, as rxe has it (IBA asks it to
+ * wait for earlier READs and atomics only; waiting for all is within that). */
 static FakeSwr *
 swr_next (FakeQp *qp)
 {
-  return g_queue_peek_nth (&qp->sq, qp->executed);
+  FakeSwr *w = g_queue_peek_nth (&qp->sq, qp->executed);
+
+  if (w != NULL && (w->wr.send_flags & IBV_SEND_FENCE) && !w->started && qp->executed > 0)
+    return NULL;
+  return w;
+}
+
+/* @w, an executed local operation of @qp that a retransmission ran again, failed with
+ * @status: those before it complete (their retransmission was answered), it completes with
+ * @status, and the QP fails. */
+static void
+replay_fails (FakeQp *qp, FakeSwr *w, enum ibv_wc_status status)
+{
+  while (g_queue_peek_head (&qp->sq) != w)
+    swr_complete (qp);
+  qp->id->stats.errors++;
+  g_queue_pop_head (&qp->sq);
+  qp->executed--;
+  sq_complete (qp, &w->wr, status, 0);
+  swr_free (w);
+  qp_fail (qp);
+}
+
+/* A retransmission of @qp as soft-RoCE makes one when its ACK timer fires (rxe's req_retry,
+ * Linux 6.1), for a QP with a WR executed and waiting for its ACK: the requester goes back to
+ * the oldest WR not retired and runs every executed WR from there again, local operations
+ * included (rxe does not skip those; a local operation at the head that its completer had not
+ * retired yet is caught too, as traced in the guest).  A second bind of a window (its key is
+ * no longer the one the WR names) or an invalidation of a key bound since fails as in rxe,
+ * and so does the QP; an invalidation of a window already free with that key passes.  FALSE:
+ * no WR was waiting for an ACK. */
+static gboolean
+qp_retransmit (FakeQp *qp)
+{
+  FakeSwr *w;
+  gboolean waiting = FALSE;
+
+  if (qp->failed)
+    return FALSE;
+  for (guint i = 0; i < qp->executed && !waiting; i++)
+    waiting = !is_local_op (((FakeSwr *) g_queue_peek_nth (&qp->sq, i))->wr.opcode);
+  if (!waiting)
+    return FALSE;
+  qp->id->stats.retransmissions++;
+  for (guint i = 0; i < qp->executed; i++) {
+    w = g_queue_peek_nth (&qp->sq, i);
+    if (!is_local_op (w->wr.opcode))
+      continue;
+    qp->id->stats.replays++;
+    if (w->wr.opcode == IBV_WR_BIND_MW) {
+      const gchar *refused = bind_mw (qp, w);
+
+      if (refused != NULL) {
+        g_debug ("fake_verbs: IBV_WR_BIND_MW run again by a retransmission: %s", refused);
+        replay_fails (qp, w, IBV_WC_MW_BIND_ERR);
+        return TRUE;
+      }
+    } else {
+      FakeMw *mw = mw_by_key (w->wr.invalidate_rkey);
+
+      if (mw == NULL) {
+        g_debug ("fake_verbs: IBV_WR_LOCAL_INV run again by a retransmission: the key is "
+                 "no window's now");
+        replay_fails (qp, w, IBV_WC_LOC_QP_OP_ERR);
+        return TRUE;
+      }
+      if (mw->mr != NULL)
+        mw_unbind (mw);
+    }
+  }
+  return TRUE;
 }
 
 /* Runs @qp's queue to its end: each WR executes whole and completes, in order. */
@@ -979,32 +1052,48 @@ link_settle (FakeId *side)
 /* One step of @side's link, chosen by @r among what may happen next: the oldest WR of a QP
  * not yet executed moves on (whole, or a piece of its bytes), or the oldest executed one
  * completes.  FALSE: nothing is on the way. */
+typedef enum
+{
+  STEP_MOVE,           /* its next WR moves on */
+  STEP_COMPLETE,       /* its oldest executed WR completes */
+  STEP_RETRANSMIT      /* it retransmits (fake_verbs_set_retransmissions) */
+} StepKind;
+
 typedef struct
 {
   FakeQp *qp;
-  gboolean complete;   /* its oldest executed WR completes (else its next one moves on) */
+  StepKind kind;
 } Step;
 
 static gboolean
 link_step (FakeId *side, GRand *r)
 {
-  Step c[4];
+  Step c[6];
   FakeQp *q[2];
   guint n = link_qps (side, q), choices = 0, pick;
 
   for (guint i = 0; i < n; i++) {
     if (q[i]->executed > 0)
-      c[choices++] = (Step) { q[i], TRUE };
+      c[choices++] = (Step) { q[i], STEP_COMPLETE };
+    if (q[i]->executed > 0 && retransmissions && !q[i]->failed)
+      c[choices++] = (Step) { q[i], STEP_RETRANSMIT };
     if (swr_next (q[i]) != NULL)
-      c[choices++] = (Step) { q[i], FALSE };
+      c[choices++] = (Step) { q[i], STEP_MOVE };
   }
   if (choices == 0)
     return FALSE;
   pick = (guint) g_rand_int_range (r, 0, (gint32) choices);
-  if (c[pick].complete)
+  switch (c[pick].kind) {
+  case STEP_COMPLETE:
     swr_complete (c[pick].qp);
-  else
+    break;
+  case STEP_RETRANSMIT:
+    qp_retransmit (c[pick].qp);
+    break;
+  default:
     swr_advance (c[pick].qp, swr_next (c[pick].qp), g_rand_boolean (r), r, 0);
+    break;
+  }
   return TRUE;
 }
 
@@ -1946,6 +2035,26 @@ fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes)
 }
 
 gboolean
+fake_verbs_retransmit (struct rdma_cm_id *id)
+{
+  gboolean done = FALSE;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL)
+    done = qp_retransmit ((FakeQp *) id->qp);
+  g_mutex_unlock (&lock);
+  return done;
+}
+
+void
+fake_verbs_set_retransmissions (gboolean on)
+{
+  g_mutex_lock (&lock);
+  retransmissions = on;
+  g_mutex_unlock (&lock);
+}
+
+gboolean
 fake_verbs_complete (struct rdma_cm_id *id)
 {
   gboolean done = FALSE;
@@ -1957,6 +2066,18 @@ fake_verbs_complete (struct rdma_cm_id *id)
   }
   g_mutex_unlock (&lock);
   return done;
+}
+
+guint
+fake_verbs_executed (struct rdma_cm_id *id)
+{
+  guint n = 0;
+
+  g_mutex_lock (&lock);
+  if (id->qp != NULL)
+    n = ((FakeQp *) id->qp)->executed;
+  g_mutex_unlock (&lock);
+  return n;
 }
 
 guint

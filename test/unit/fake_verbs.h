@@ -49,6 +49,13 @@
  *     PD fails it with IBV_WC_LOC_QP_OP_ERR (rxe's status).  A region with a window bound is
  *     not deregistered (EINVAL, as rxe: misuse); ibv_dealloc_mw unbinds a bound window
  *     first.  A window bound on a QP that is destroyed stays bound to its region.
+ *   - a WR with IBV_SEND_FENCE starts once every WR before it on its QP has completed (rxe's
+ *     fence; IBA's waits for earlier READs and atomics only).
+ *   - retransmissions, on demand (fake_verbs_retransmit, fake_verbs_set_retransmissions), as
+ *     soft-RoCE makes them: while a WR waits for its ACK, rxe (seen on Linux 6.1) goes back to
+ *     the oldest WR not retired and runs the executed local operations from there again, so a
+ *     bind that executed and was not yet retired is run twice and the second fails
+ *     (IBV_WC_MW_BIND_ERR, the QP failing), as in rxe.
  *   - unsignalled WRs complete nothing unless they fail; a failed WR puts its QP in the
  *     error state, where every receive posted and every WR not yet executed or posted later
  *     completes with IBV_WC_WR_FLUSH_ERR (after those that executed); a WR to a peer whose
@@ -134,6 +141,9 @@ typedef struct
   guint64 cq_events;          /* completion events taken */
   guint64 rnr;                /* SENDs and WRITE_WITH_IMMs that found no receive posted */
   guint64 errors;             /* WRs that failed (not flushed) */
+  guint64 retransmissions;    /* fake_verbs_retransmit and FAKE_DEFERRED's retransmit steps
+                                 that found a WR waiting for its ACK */
+  guint64 replays;            /* local operations they ran again */
 } FakeStats;
 
 /* The counts of @id's side so far (its QP's WRs and its CQ's completions). */
@@ -186,9 +196,19 @@ gboolean fake_verbs_execute (struct rdma_cm_id *id);
  * none moves the rest, and other WRs run whole), checked first as every piece is; FALSE if
  * there is none. */
 gboolean fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes);
+/* A retransmission of @id's side as soft-RoCE (rxe, Linux 6.1) makes one when its ACK timer
+ * fires while a WR waits for its ACK: the requester goes back to the oldest WR not retired and
+ * runs the executed WRs again, local operations (bind, invalidate) too, which fails a second
+ * bind of a window and so the QP (see above).  FALSE if no WR was waiting for an ACK. */
+gboolean fake_verbs_retransmit (struct rdma_cm_id *id);
+/* FAKE_DEFERRED: with TRUE a step may also be such a retransmission of a QP that has a WR
+ * waiting for its ACK (as often as any other step); FALSE (the default) stops them. */
+void fake_verbs_set_retransmissions (gboolean on);
 /* The oldest executed WR of @id's side completes (its completion, if signalled, in its CQ);
  * FALSE if there is none. */
 gboolean fake_verbs_complete (struct rdma_cm_id *id);
+/* WRs @id's side posted that executed and have not completed yet. */
+guint fake_verbs_executed (struct rdma_cm_id *id);
 /* WRs @id's side posted that are queued or executed and not yet completed. */
 guint fake_verbs_queued (struct rdma_cm_id *id);
 

@@ -20,7 +20,8 @@
  * before the lender's call returns (a READ with the old key afterwards is refused); a wrong
  * key, a range past the window and a lender whose host vanishes in the middle of a pipelined
  * pull end the reader's call with an error and never hang; nothing is left registered.
- * ASan/UBSan.
+ * Soft-RoCE's retransmissions, which run a bind or an invalidation again when they go back
+ * past it (fake_verbs.h), fail no lender: each one runs once.  ASan/UBSan.
  */
 #include "config.h"
 
@@ -179,6 +180,28 @@ pair_close (Pair *p)
   fake_verbs_assert_clean ();
 }
 
+/* The client lends a field of @len bytes (pattern @seed) by @ops; the echo server sends it
+ * back; it must come back byte-exact. */
+static void
+echo_one (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
+{
+  guint8 *field = g_malloc (len), *back = NULL;
+  gsize back_len = 0;
+  GError *error = NULL;
+  gboolean ok;
+
+  for (gsize k = 0; k < len; k++)
+    field[k] = pattern (seed, k);
+  ok = lend_message (p->c, ops, field, len, deadline_s (30), &error)
+       && take_message (p->c, &back, &back_len, deadline_s (30), &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_cmpuint (back_len, ==, len);
+  g_assert_true (memcmp (back, field, len) == 0);
+  g_free (back);
+  g_free (field);
+}
+
 static void
 test_echo (gconstpointer data)
 {
@@ -190,24 +213,12 @@ test_echo (gconstpointer data)
   p.s->tx_proto = ops;
   p.thread = g_thread_new ("echo", echo_main, &p);
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
-    guint8 *field = g_malloc (sizes[i]), *back = NULL;
-    gsize back_len = 0;
-    GError *error = NULL;
     guint64 copied = p.c->stats.bytes_copied;
 
-    for (gsize k = 0; k < sizes[i]; k++)
-      field[k] = pattern (i, k);
-    g_assert_true (lend_message (p.c, ops, field, sizes[i], deadline_s (30), &error));
-    g_assert_no_error (error);
-    g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
-    g_assert_no_error (error);
-    g_assert_cmpuint (back_len, ==, sizes[i]);
-    g_assert_true (memcmp (back, field, sizes[i]) == 0);
+    echo_one (&p, ops, sizes[i], i);
     /* only the inline bytes went through the CPU (and a protocol that stages messages in its
      * own memory, RFP, copies the framing too), never the field */
     g_assert_cmpuint (p.c->stats.bytes_copied - copied, <=, HEAD + RDMA_BULK_FRAMING_MAX);
-    g_free (back);
-    g_free (field);
   }
   g_assert_cmpuint (p.c->stats.window_binds, ==, G_N_ELEMENTS (sizes));
   g_assert_cmpuint (p.c->stats.bulk_sent, ==, THRESHOLD + 100000 + (1u << 20) + 3);
@@ -470,6 +481,132 @@ test_fault (gconstpointer data)
   pair_close (&p);
 }
 
+typedef struct
+{
+  RdmaConn *c;
+  const guint8 *field;
+  gsize len;
+  RdmaBulkDesc desc;
+  gboolean ok;
+  GError *error;
+  gint done;
+} Lend;
+
+static gpointer
+lend_main (gpointer data)
+{
+  Lend *l = data;
+
+  l->ok = rdma_bulk_lend (l->c, l->field, l->len, &l->desc, deadline_s (5), &l->error);
+  g_atomic_int_set (&l->done, 1);
+  return NULL;
+}
+
+/* Runs what @id's side may start until everything it posted has executed (completing the
+ * oldest when nothing may start), without completing the rest: their ACKs are still out. */
+static void
+execute_all (struct rdma_cm_id *id)
+{
+  while (fake_verbs_execute (id)
+         || (fake_verbs_queued (id) > fake_verbs_executed (id) && fake_verbs_complete (id)))
+    ;
+}
+
+/* Soft-RoCE runs a bind again when a retransmission takes the send queue back to it, executed
+ * and not yet retired, while a WR waits for its ACK (fake_verbs.h).  The lender binds a
+ * window behind a SEND (the device going on step by step meanwhile, its ACK timer firing after
+ * each step), then sends a message after it, and the timer fires once more with everything
+ * executed and nothing acknowledged.  The lender's connection must come through, its window
+ * bound once. */
+static void
+test_retransmit_bind (void)
+{
+  guint8 *small = g_malloc0 (64);
+  Lend l = { .len = THRESHOLD };
+  GThread *t;
+  GError *error = NULL;
+  FakeStats f;
+  gboolean ok;
+  Pair p;
+
+  fake_verbs_set_timing (FAKE_MANUAL, 1);
+  pair_open (&p);
+  l.c = p.c;
+  l.field = g_malloc (l.len);
+  /* a message first (small enough to go inline): its SEND is posted and waits */
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, small, 64, deadline_s (5), &error));
+  g_assert_no_error (error);
+  t = g_thread_new ("lend", lend_main, &l);
+  while (fake_verbs_queued (p.cid) < 2)   /* the SEND and the bind */
+    g_usleep (100);
+  /* the ACK timer may fire after any step */
+  while (!g_atomic_int_get (&l.done)) {
+    if (!fake_verbs_execute (p.cid) && !fake_verbs_complete (p.cid))
+      g_usleep (100);
+    fake_verbs_retransmit (p.cid);
+  }
+  g_thread_join (t);
+  g_assert_no_error (l.error);
+  g_assert_true (l.ok);
+  /* the message that carries the window goes next */
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, small, 64, deadline_s (5), &error));
+  g_assert_no_error (error);
+  execute_all (p.cid);
+  g_assert_cmpuint (fake_verbs_executed (p.cid), ==, fake_verbs_queued (p.cid));
+  g_assert_true (fake_verbs_retransmit (p.cid));
+  fake_verbs_settle ();
+  ok = rdma_poller_drain_all (&p.c->poller, &error) && rdma_conn_check_usable (p.c, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  fake_verbs_stats (p.cid, &f);
+  g_assert_cmpuint (f.binds, ==, 1);
+  g_assert_cmpuint (f.retransmissions, >=, 2);
+  g_assert_cmpuint (f.replays, ==, 0);
+  g_assert_cmpuint (f.errors, ==, 0);
+  rdma_bulk_abandon (p.c);
+  g_free (small);
+  g_free ((gpointer) l.field);
+  pair_close (&p);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+}
+
+/* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
+ * retransmission: every bind and every invalidation is run once, and nothing fails. */
+static void
+test_retransmit_echo (gconstpointer data)
+{
+  const RdmaProtoOps *ops = data;
+  static const gsize sizes[] = { THRESHOLD, 100000, 300000 };
+  guint64 retransmissions = 0;
+
+  for (guint32 seed = 1; seed <= 6; seed++) {
+    Pair p;
+    FakeStats fc, fs;
+
+    fake_verbs_set_timing (FAKE_DEFERRED, seed);
+    fake_verbs_set_retransmissions (TRUE);
+    pair_open (&p);
+    p.s->tx_proto = ops;
+    p.thread = g_thread_new ("echo", echo_main, &p);
+    for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+      echo_one (&p, ops, sizes[i], seed + i);
+    fake_verbs_stats (p.cid, &fc);
+    fake_verbs_stats (p.sid, &fs);
+    /* both sides lent every field (the server echoes by lending) */
+    g_assert_cmpuint (fc.binds, ==, G_N_ELEMENTS (sizes));
+    g_assert_cmpuint (fs.binds, ==, G_N_ELEMENTS (sizes));
+    g_assert_cmpuint (fc.replays + fs.replays, ==, 0);
+    g_assert_cmpuint (fc.errors + fs.errors, ==, 0);
+    retransmissions += fc.retransmissions + fs.retransmissions;
+    fake_verbs_set_retransmissions (FALSE);
+    pair_close (&p);
+  }
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+  /* the runs did retransmit (else they proved nothing) */
+  g_test_message ("%" G_GUINT64_FORMAT " retransmissions", retransmissions);
+  g_assert_cmpuint (retransmissions, >, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -506,6 +643,9 @@ main (int argc, char **argv)
     g_test_add_data_func (name, &faults[i], test_fault);
     g_free (name);
   }
+  g_test_add_func ("/bulk-loopback/retransmission/bind", test_retransmit_bind);
+  g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
+                        test_retransmit_echo);
   rc = g_test_run ();
   fake_verbs_uninstall ();
   return rc;

@@ -28,7 +28,10 @@
  * the window is invalidated or deallocated; a PD with a window is busy; the leak check names a
  * window left.  Under FAKE_MANUAL an invalidation or a dealloc between two pieces of a READ
  * fails the rest of it, and under FAKE_DEFERRED over many seeds a LOCAL_INV racing a READ
- * either comes after it, before it, or between its pieces, never anything else.
+ * either comes after it, before it, or between its pieces, never anything else.  A
+ * retransmission as soft-RoCE makes one runs an executed bind not yet retired again and
+ * fails it: one fenced behind an unacknowledged SEND waits and is not, one with a SEND posted
+ * after it is.
  */
 #include "config.h"
 
@@ -918,6 +921,115 @@ test_pieces (void)
   }
 }
 
+/* A retransmission as soft-RoCE makes one (fake_verbs_retransmit): a bind that executed
+ * behind a SEND still waiting for its ACK is run again and fails (IBV_WC_MW_BIND_ERR after
+ * the SEND's completion, the QP failed), as in rxe; with IBV_SEND_FENCE the bind waits until
+ * the SEND completed, is run once, and the window serves. */
+static void
+test_retransmit (void)
+{
+  for (guint fenced = 0; fenced < 2; fenced++) {
+    struct ibv_mw *mw;
+    guint32 key;
+    struct ibv_wc wc;
+    FakeStats f;
+    Link l;
+    struct ibv_send_wr *bad = NULL, wr = {
+      .wr_id = 50,
+      .opcode = IBV_WR_BIND_MW,
+      .send_flags = IBV_SEND_SIGNALED | (fenced ? IBV_SEND_FENCE : 0),
+    };
+
+    g_test_message ("%s", fenced ? "fenced" : "not fenced");
+    fake_verbs_set_timing (FAKE_MANUAL, 1);
+    link_open (&l, NULL, LENDER_ACCESS);
+    mw = rdma_verbs->alloc_mw (l.pd[1], IBV_MW_TYPE_2);
+    key = ibv_inc_rkey (mw->rkey);
+    wr.bind_mw.mw = mw;
+    wr.bind_mw.rkey = key;
+    wr.bind_mw.bind_info = (struct ibv_mw_bind_info) {
+      .mr = l.mr[1], .addr = (guintptr) l.mem[1] + WIN_OFF, .length = WIN_LEN,
+      .mw_access_flags = IBV_ACCESS_REMOTE_READ,
+    };
+    post_recv (&l, 0, 98);
+    g_assert_false (fake_verbs_retransmit (l.id[1]));   /* nothing sent yet */
+    g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
+    g_assert_cmpint (rdma_verbs->post_send (l.id[1]->qp, &wr, &bad), ==, 0);
+    g_assert_true (fake_verbs_execute (l.id[1]));         /* the SEND, its ACK still out */
+    wc = wc_of (&l, 0);
+    g_assert_cmpuint (wc.wr_id, ==, 98);
+    g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+    g_assert_true (fake_verbs_execute (l.id[1]) == !fenced);
+    g_assert_true (fake_verbs_retransmit (l.id[1]));
+    fake_verbs_stats (l.id[1], &f);
+    g_assert_cmpuint (f.retransmissions, ==, 1);
+    g_assert_cmpuint (f.replays, ==, fenced ? 0 : 1);
+    if (!fenced) {
+      wc = wc_of (&l, 1);
+      g_assert_cmpuint (wc.wr_id, ==, 2);
+      g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+      wc = wc_of (&l, 1);
+      g_assert_cmpuint (wc.wr_id, ==, 50);
+      g_assert_cmpint (wc.status, ==, IBV_WC_MW_BIND_ERR);
+      /* the QP failed: what comes after is flushed */
+      g_assert_cmpint (post_send (&l, 1, 3), ==, 0);
+      wc = wc_of (&l, 1);
+      g_assert_cmpuint (wc.wr_id, ==, 3);
+      g_assert_cmpint (wc.status, ==, IBV_WC_WR_FLUSH_ERR);
+    } else {
+      no_wc (&l, 1);
+      g_assert_true (fake_verbs_complete (l.id[1]));
+      g_assert_cmpuint (wc_of (&l, 1).wr_id, ==, 2);
+      g_assert_true (fake_verbs_execute (l.id[1]));       /* now the bind may start */
+      g_assert_false (fake_verbs_retransmit (l.id[1]));   /* no WR waits for an ACK */
+      g_assert_true (fake_verbs_complete (l.id[1]));
+      wc = wc_of (&l, 1);
+      g_assert_cmpuint (wc.wr_id, ==, 50);
+      g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+      mw->rkey = key;
+      fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+      read_window (&l, key);
+    }
+    g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
+    link_close (&l);
+    fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+    fake_verbs_assert_clean ();
+  }
+}
+
+/* The fence does not cover what comes after: a bind executed at the head and not yet
+ * retired is run again by a retransmission for a SEND posted after it, and fails. */
+static void
+test_retransmit_after (void)
+{
+  struct ibv_mw *mw;
+  struct ibv_wc wc;
+  FakeStats f;
+  Link l;
+
+  fake_verbs_set_timing (FAKE_MANUAL, 1);
+  link_open (&l, NULL, LENDER_ACCESS);
+  mw = rdma_verbs->alloc_mw (l.pd[1], IBV_MW_TYPE_2);
+  post_recv (&l, 0, 98);
+  post_window (&l, mw, IBV_ACCESS_REMOTE_READ);
+  g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
+  g_assert_true (fake_verbs_execute (l.id[1]));   /* the bind */
+  g_assert_true (fake_verbs_execute (l.id[1]));   /* the SEND, its ACK still out */
+  g_assert_cmpuint (fake_verbs_executed (l.id[1]), ==, 2);
+  g_assert_true (fake_verbs_retransmit (l.id[1]));
+  fake_verbs_stats (l.id[1], &f);
+  g_assert_cmpuint (f.replays, ==, 1);
+  wc = wc_of (&l, 1);
+  g_assert_cmpuint (wc.wr_id, ==, 50);
+  g_assert_cmpint (wc.status, ==, IBV_WC_MW_BIND_ERR);
+  g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_SUCCESS);   /* the SEND had executed */
+  g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
+  g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
+  link_close (&l);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+  fake_verbs_assert_clean ();
+}
+
 /* FAKE_DEFERRED, over DEFERRED_SEEDS seeds: the borrower's READ of the window and the
  * lender's LOCAL_INV, posted at once, run in steps the polls take.  Either the READ ran
  * whole first (all its bytes), or it failed with what its pieces before the invalidation
@@ -991,6 +1103,8 @@ main (int argc, char **argv)
   g_test_add_func ("/fake_mw/dereg", test_dereg);
   g_test_add_func ("/fake_mw/pieces", test_pieces);
   g_test_add_func ("/fake_mw/deferred", test_deferred);
+  g_test_add_func ("/fake_mw/retransmit", test_retransmit);
+  g_test_add_func ("/fake_mw/retransmit-after", test_retransmit_after);
   rc = g_test_run ();
   fake_verbs_uninstall ();
   return rc;

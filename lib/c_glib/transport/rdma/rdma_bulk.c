@@ -94,7 +94,20 @@ window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error
   return TRUE;
 }
 
-/* Posts one signalled bind or invalidation. */
+static gboolean
+windows_idle (RdmaConn *conn, gpointer data)
+{
+  return conn->bulk->window_ops == 0;
+}
+
+/* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, seen on Linux 6.1) runs a local
+ * operation again when a retransmission takes its send queue back to it, executed but not yet
+ * retired, while another WR waits for its ACK; a type-2 window's second bind fails, and so
+ * does the QP.  So the operation is fenced (rxe starts it once every WR before it has
+ * completed) and the callers wait for its completion before they post the message (so no WR
+ * of theirs is newer while it could be run again; a control or credit message that a
+ * completion handler sends meanwhile still could be).  A device that runs it once waits only
+ * for this side's earlier READs (IBA's fence) and for a local completion. */
 static gboolean
 post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
                 GError **error)
@@ -106,7 +119,7 @@ post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint6
   op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
   op->done = window_done;
   wr->wr_id = rdma_op_wr_id (op);
-  wr->send_flags = IBV_SEND_SIGNALED;
+  wr->send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
   if (!rdma_conn_post_wr (conn, wr, what, error))
     return FALSE;
   conn->bulk->window_ops++;
@@ -166,6 +179,9 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
     return FALSE;
   /* for type-2 windows the consumer keeps the key (libibverbs does not update it) */
   b->mw[i]->rkey = rkey;
+  /* bound and retired before the message goes (post_window_op) */
+  if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
+    return FALSE;
   *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
                            .rkey = rkey };
   return TRUE;
@@ -177,11 +193,6 @@ returned (RdmaConn *conn, gpointer data)
   return conn->bulk->returned && conn->bulk->window_ops == 0;
 }
 
-static gboolean
-windows_idle (RdmaConn *conn, gpointer data)
-{
-  return conn->bulk->window_ops == 0;
-}
 
 static void
 release_lent (RdmaConn *conn)

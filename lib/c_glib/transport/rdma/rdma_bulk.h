@@ -67,8 +67,9 @@ typedef struct _RdmaBulk RdmaBulk;
 /* Lender, for the message being written: lends the @len bytes at @ptr (they must stay as they
  * are until rdma_bulk_settle or rdma_bulk_abandon); @desc gets address, length and key (its
  * `at` is the caller's).  The bind is posted before the message, so the device makes the
- * window before the message can reach the reader; its completion is awaited by
- * rdma_bulk_settle.  FALSE with RDMA_ERR_SYSTEM when the device has no type-2 memory windows:
+ * window before the message can reach the reader, and awaited here (a soft-RoCE
+ * retransmission could run it again while a newer WR is unacknowledged: rdma_bulk.c).
+ * FALSE with RDMA_ERR_SYSTEM when the device has no type-2 memory windows:
  * copy the field instead (rdma_bulk_can_lend says so before). */
 gboolean rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc,
                          gint64 deadline_us, GError **error);
