@@ -38,3 +38,18 @@ TESTS += test/server/test_transport_uri
 test_server_test_transport_uri_SOURCES = test/server/test_transport_uri.c
 test_server_test_transport_uri_LDADD = $(test_libs)
 test_server_test_transport_uri_LDFLAGS = $(test_link)
+
+# Upstream's SIGINT handler (SA_RESETHAND, calling thrift_server_stop) stops ThriftSimpleServer
+# and ThriftThreadedServer on every server transport, idle and with a client connected: tcp://
+# and hybrid:// (TCP alone) on the host, rdma:// and hybrid:// (both legs) in the guest.
+check_PROGRAMS += test/server/test_stop_signal
+TESTS += test/server/test_stop_signal
+rdma_tests += test/server/test_stop_signal
+test_server_test_stop_signal_SOURCES = test/server/test_stop_signal.c $(gate_test_support)
+nodist_test_server_test_stop_signal_SOURCES = $(gate_gen)
+test_server_test_stop_signal_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
+test_server_test_stop_signal_CFLAGS = $(gen_cflags)
+test_server_test_stop_signal_LDADD = $(test_libs)
+test_server_test_stop_signal_LDFLAGS = $(test_link)
+test/server/test_stop_signal-test_stop_signal.$(OBJEXT) \
+test/server/test_stop_signal-gate_handler.$(OBJEXT): test/server/gen/stamp

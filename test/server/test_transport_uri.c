@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/wait.h>
 
 #include <glib.h>
 #include <glib-object.h>
@@ -117,6 +118,10 @@ static const Bad bad[] = {
   { "tcp://:1?idle-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to tcp://" },
   { "tcp://h:1?backlog=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a client" },
   { "tcp://:1?backlog=0", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: 1 to 4096" },
+  { "tcp://h:+80", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '+80'" },
+  { "tcp://h: 80", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port ' 80'" },
+  { "rdma://h:1?call-timeout=2147483648", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: milliseconds" },
+  { "rdma://h:1?numa=1024", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "0 to 1023" },
 };
 
 static void
@@ -385,12 +390,98 @@ test_tcp_refused (void)
   g_object_unref (t);
 }
 
+/* Several threads parse at the same moment, the first parses of a fresh process (GLib sets up
+ * its C locale on the first g_ascii_strtoll of a process, and the threads that waited for it
+ * came back with errno set, which the parser took for a bad number).  Hence a process per
+ * round, started before g_test_init, which parses numbers itself. */
+#define RACE_THREADS 6
+#define RACE_ROUNDS 300
+
+static const gchar *const race_uris[] = { "hybrid://:9300", "tcp://:9301", "rdma://:9302" };
+static gint race_ready, race_failed;
+static volatile gint race_go;
+
+static gpointer
+race_thread (gpointer data)
+{
+  guint i = GPOINTER_TO_UINT (data);
+  const gchar *uri = race_uris[i % G_N_ELEMENTS (race_uris)];
+  GError *error = NULL;
+  gboolean ok;
+
+  g_atomic_int_inc (&race_ready);
+  while (!g_atomic_int_get (&race_go))
+    ;
+  if (i % 2 == 0)
+  {
+    ThriftTransportUri *u = thrift_transport_uri_parse (uri, TRUE, &error);
+    ok = u != NULL;
+    thrift_transport_uri_free (u);
+  }
+  else
+  {
+    ThriftServerTransport *s = thrift_server_transport_new_for_uri (uri, NULL, NULL, &error);
+    ok = s != NULL;
+    g_clear_object (&s);
+  }
+  if (!ok)
+  {
+    g_printerr ("%s: %s\n", uri, error->message);
+    g_atomic_int_inc (&race_failed);
+  }
+  g_clear_error (&error);
+  return NULL;
+}
+
+static int
+race_child (void)
+{
+  GThread *threads[RACE_THREADS];
+  guint i;
+
+  for (i = 0; i < RACE_THREADS; i++)
+    threads[i] = g_thread_new ("parse", race_thread, GUINT_TO_POINTER (i));
+  while (g_atomic_int_get (&race_ready) < RACE_THREADS)
+    ;
+  g_atomic_int_set (&race_go, 1);
+  for (i = 0; i < RACE_THREADS; i++)
+    g_thread_join (threads[i]);
+  return race_failed == 0 ? 0 : 1;
+}
+
+static void
+test_parse_concurrent (void)
+{
+  gchar *argv[] = { (gchar *) "/proc/self/exe", (gchar *) "--race-child", NULL };
+  guint round, failed = 0;
+
+  for (round = 0; round < RACE_ROUNDS; round++)
+  {
+    g_autofree gchar *err = NULL;
+    GError *error = NULL;
+    gint status;
+
+    g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
+                                 &status, &error));
+    g_assert_no_error (error);
+    if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    {
+      g_test_message ("round %u: %s", round, err);
+      failed++;
+    }
+  }
+  g_assert_cmpuint (failed, ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc == 2 && strcmp (argv[1], "--race-child") == 0)
+    return race_child ();
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/transport_uri/parse/good", test_parse_good);
   g_test_add_func ("/transport_uri/parse/bad", test_parse_bad);
+  g_test_add_func ("/transport_uri/parse/concurrent", test_parse_concurrent);
   g_test_add_func ("/transport_uri/describe", test_describe);
   g_test_add_func ("/transport_uri/tcp/client", test_tcp_client);
   g_test_add_func ("/transport_uri/tcp/server", test_tcp_server);

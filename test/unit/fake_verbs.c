@@ -137,6 +137,7 @@ struct _FakeQp
   guint rq_used;
   guint unsignalled;        /* unsignalled WRs since the last completion */
   gboolean failed;          /* the error state */
+  gboolean mute;            /* failed without a word: it completes nothing any more */
   GQueue sq;                /* FakeSwr *, oldest first: those executed (waiting for their
                                completion) come first */
   guint executed;           /* how many at the head of sq have executed */
@@ -440,6 +441,8 @@ cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_
 {
   FakeWc *w;
 
+  if (qp != NULL && qp->mute)
+    return;   /* fake_verbs_fail_silently */
   if (g_queue_get_length (&cq->wcs) >= (guint) cq->cq.cqe) {
     misused ("a CQ of %d entries overruns (a completion is lost)", cq->cq.cqe);
     return;
@@ -1607,6 +1610,22 @@ forget_windows_of (FakeQp *qp)
       ((FakeMw *) mw)->qp = NULL;
 }
 
+static int
+fake_query_qp (struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+               struct ibv_qp_init_attr *init_attr)
+{
+  FakeQp *qp = (FakeQp *) ibqp;
+
+  memset (attr, 0, sizeof *attr);
+  memset (init_attr, 0, sizeof *init_attr);
+  g_mutex_lock (&lock);
+  attr->qp_state = qp->failed ? IBV_QPS_ERR : IBV_QPS_RTS;
+  attr->cap = qp->cap;
+  init_attr->cap = qp->cap;
+  g_mutex_unlock (&lock);
+  return 0;
+}
+
 static void
 fake_destroy_qp (struct rdma_cm_id *cm_id)
 {
@@ -1806,6 +1825,7 @@ static const RdmaVerbs fake_table = {
   .destroy_cq = fake_destroy_cq,
   .create_qp = fake_create_qp,
   .destroy_qp = fake_destroy_qp,
+  .query_qp = fake_query_qp,
   .create_event_channel = fake_create_event_channel,
   .destroy_event_channel = fake_destroy_event_channel,
   .migrate_id = fake_migrate_id,
@@ -1895,6 +1915,18 @@ fake_verbs_vanish (struct rdma_cm_id *id, gboolean tell_peer)
 {
   g_mutex_lock (&lock);
   vanish ((FakeId *) id, tell_peer);
+  g_mutex_unlock (&lock);
+}
+
+void
+fake_verbs_fail_silently (struct rdma_cm_id *id)
+{
+  g_mutex_lock (&lock);
+  if (id->qp != NULL) {
+    FakeQp *qp = (FakeQp *) id->qp;
+    qp->failed = TRUE;
+    qp->mute = TRUE;
+  }
   g_mutex_unlock (&lock);
 }
 

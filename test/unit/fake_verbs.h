@@ -168,6 +168,10 @@ void fake_verbs_inject (struct rdma_cm_id *id, enum ibv_wr_opcode opcode, guint 
 /* @id's host goes down now (its QP fails; the peer learns nothing), or with @tell_peer its
  * process dies (the peer's kernel sends it DISCONNECTED as well). */
 void fake_verbs_vanish (struct rdma_cm_id *id, gboolean tell_peer);
+/* @id's own QP goes to the error state and says nothing: no completion, flushed or not, for
+ * what it holds or for what is posted later (as soft-RoCE has been seen to leave a QP it
+ * failed on a replayed bind); ibv_query_qp tells. */
+void fake_verbs_fail_silently (struct rdma_cm_id *id);
 
 /* Completions waiting in @id's CQ (not yet polled). */
 guint fake_verbs_pending (struct rdma_cm_id *id);

@@ -570,6 +570,58 @@ test_retransmit_bind (void)
   fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
 }
 
+/* A lend whose bind is slow misses its deadline; the bind completes just then, and the lend
+ * is abandoned before its completion is taken.  The next lend must still wait for its own bind before it returns (its message may
+ * not go before its window is bound): the late completion must not count against it. */
+static void
+test_abandon_late_bind (void)
+{
+  Lend a = { .len = THRESHOLD }, b = { .len = THRESHOLD };
+  GThread *t;
+  GError *error = NULL;
+  gboolean ok;
+  Pair p;
+
+  fake_verbs_set_timing (FAKE_MANUAL, 1);
+  pair_open (&p);
+  a.c = b.c = p.c;
+  a.field = g_malloc0 (a.len);
+  b.field = g_malloc0 (b.len);
+
+  /* nothing moves: the bind waits, the lend gives up at its deadline (5 s) */
+  t = g_thread_new ("lend", lend_main, &a);
+  g_thread_join (t);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
+  /* the bind runs and completes just then; its completion is taken after the abandon */
+  execute_all (p.cid);
+  while (fake_verbs_complete (p.cid))
+    ;
+  rdma_bulk_abandon (p.c);
+  ok = rdma_poller_drain_all (&p.c->poller, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+
+  t = g_thread_new ("lend", lend_main, &b);
+  while (fake_verbs_queued (p.cid) < 1)
+    g_usleep (100);
+  g_usleep (200 * 1000);
+  /* its bind has not run: it must still be waiting */
+  g_assert_cmpint (g_atomic_int_get (&b.done), ==, 0);
+  while (!g_atomic_int_get (&b.done))
+    if (!fake_verbs_execute (p.cid) && !fake_verbs_complete (p.cid))
+      g_usleep (100);
+  g_thread_join (t);
+  g_assert_no_error (b.error);
+  g_assert_true (b.ok);
+  rdma_bulk_abandon (p.c);
+  g_free ((gpointer) a.field);
+  g_free ((gpointer) b.field);
+  g_clear_error (&a.error);
+  pair_close (&p);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+}
+
 /* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
  * retransmission: every bind and every invalidation is run once, and nothing fails. */
 static void
@@ -644,6 +696,7 @@ main (int argc, char **argv)
     g_free (name);
   }
   g_test_add_func ("/bulk-loopback/retransmission/bind", test_retransmit_bind);
+  g_test_add_func ("/bulk-loopback/abandon/late-bind", test_abandon_late_bind);
   g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
                         test_retransmit_echo);
   rc = g_test_run ();

@@ -1825,6 +1825,34 @@ test_gone_before_cts (gconstpointer data)
   assert_clean ();
 }
 
+/* The device puts our own QP in the error state and says nothing (soft-RoCE was seen to): the
+ * keepalive's probe goes unanswered, and the error names this side, not the peer, which is
+ * there and well. */
+static void
+test_own_qp_failed_silently (void)
+{
+  RdmaConnSettings cs, ss;
+  GError *error = NULL;
+  gint64 t0;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  cs.keepalive_ms = 400;
+  pair_open (&p, &cs, &ss);
+  fake_verbs_fail_silently (p.cid);
+  t0 = g_get_monotonic_time ();
+  g_assert_null (rdma_conn_wait_message (p.c, deadline (), &error));
+  g_test_message ("after %.2f s: %s", (g_get_monotonic_time () - t0) / 1e6,
+                  error != NULL ? error->message : "(none)");
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_COMPLETION);
+  g_assert_nonnull (strstr (error->message, "this side's queue pair is in the error state"));
+  g_error_free (error);
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
 static const FaultCase bad_access[] = {
   { RDMA_PROTO_DIRECT_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_BAD_RKEY, 0 },
   { RDMA_PROTO_DIRECT_WRITE_SEND, IBV_WR_RDMA_WRITE, FALSE, FAKE_FAULT_OUT_OF_RANGE, 0 },
@@ -2094,6 +2122,7 @@ main (int argc, char **argv)
     g_test_add_data_func (path, &vanish_cases[i], test_vanish);
     g_free (path);
   }
+  g_test_add_func ("/loopback/keepalive/own-qp-failed", test_own_qp_failed_silently);
   g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/disconnected", GINT_TO_POINTER (TRUE),
                         test_gone_before_cts);
   g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/silent", GINT_TO_POINTER (FALSE),

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -697,6 +698,82 @@ test_churn (Fixture *f, gconstpointer data)
   g_assert_cmpuint (live_mrs (), ==, 0);
 }
 
+/* The VmFlags of the mapping that holds @addr (/proc/self/smaps), or NULL. */
+static gchar *
+vma_flags (gconstpointer addr)
+{
+  g_autofree gchar *smaps = NULL;
+  g_auto (GStrv) lines = NULL;
+  gboolean inside = FALSE;
+
+  if (!g_file_get_contents ("/proc/self/smaps", &smaps, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (smaps, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++) {
+    guint64 lo, hi;
+
+    /* a mapping's line: "START-END perms ..."; its fields' lines are "Name: value" */
+    if (g_ascii_isxdigit (lines[i][0])
+        && sscanf (lines[i], "%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x", &lo, &hi) == 2)
+      inside = (guintptr) addr >= lo && (guintptr) addr < hi;
+    else if (inside && g_str_has_prefix (lines[i], "VmFlags:"))
+      return g_strdup (lines[i] + strlen ("VmFlags:"));
+  }
+  return NULL;
+}
+
+static gboolean
+watched_by_userfaultfd (gconstpointer addr)
+{
+  g_autofree gchar *flags = vma_flags (addr);
+
+  /* uw: registered with userfaultfd for write protection, as the watch registers */
+  return flags != NULL && strstr (flags, " uw") != NULL;
+}
+
+/* A watched buffer moved by mremap (MREMAP_MAYMOVE): the entry is dropped, and the pages at
+ * their new place are no longer attached to the process's userfaultfd, with a cache still
+ * alive (the watch kept them until the last cache went). */
+static void
+test_remap_detached (Fixture *f, gconstpointer data)
+{
+  RdmaRcache *c = rdma_rcache_new (f->pd, 16, 1 << 20);
+  guint8 *buf = map_pages (4), *dest = map_pages (4), *moved;
+  RdmaRcacheEntry *e;
+  guint32 old_key;
+
+  (void) data;
+  if (skip_unless_watching (c)) {
+    munmap (buf, 4 * ps);
+    munmap (dest, 4 * ps);
+    return;
+  }
+  memset (buf, 7, 4 * ps);
+  e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  old_key = e->lkey;
+  rdma_rcache_release (c, e);
+  if (!watched_by_userfaultfd (buf)) {
+    rdma_rcache_free (c);
+    munmap (buf, 4 * ps);
+    munmap (dest, 4 * ps);
+    g_test_skip ("this kernel's smaps does not show userfaultfd registrations");
+    return;
+  }
+  moved = mremap (buf, 4 * ps, 4 * ps, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+  g_assert_true (moved == dest);
+  g_assert_cmpuint (moved[5], ==, 7);
+  g_assert_false (watched_by_userfaultfd (moved));
+  /* the old place is gone from the cache: mapped anew, it gets a registration of its own */
+  g_assert_true (mmap (buf, 4 * ps, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == buf);
+  e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  g_assert_cmpuint (e->lkey, !=, old_key);
+  rdma_rcache_release (c, e);
+  rdma_rcache_free (c);
+  munmap (buf, 4 * ps);
+  munmap (moved, 4 * ps);
+}
+
 /* Freeing a cache with an entry held: a warning, counted, and nothing left registered. */
 static void
 test_free_held (Fixture *f, gconstpointer data)
@@ -733,5 +810,6 @@ main (int argc, char **argv)
   ADD ("/rcache/uncached", test_uncached);
   ADD ("/rcache/churn", test_churn);
   ADD ("/rcache/free_held", test_free_held);
+  ADD ("/rcache/remap_detached", test_remap_detached);
   return g_test_run ();
 }

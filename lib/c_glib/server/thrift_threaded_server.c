@@ -98,7 +98,8 @@ typedef struct
   GMutex lock;
   GCond slot_freed;           /* a worker ended, or stop began */
   gint stopping;              /* atomic: set by the teardown, read by workers */
-  gboolean stop_requested;    /* under lock: stop asked before or while serving */
+  gint stop_requested;        /* atomic: stop asked before or while serving */
+  int stop_fd;                /* eventfd the serving loop watches (-1: none, use the lock) */
   gboolean serving;           /* under lock */
   gboolean listening;         /* under lock: between listen and the end of the teardown */
   GMainLoop *loop;            /* under lock; set while serving */
@@ -161,18 +162,46 @@ static GParamSpec *props[N_PROPS];
 
 #define PRIV(s) ((ThriftThreadedServerPrivate *) thrift_threaded_server_get_instance_private (s))
 
-/* Asks the serving thread to stop; safe from any thread. */
+/* Asks the serving thread to stop; safe from any thread, and from a signal handler, as
+ * upstream's programs call thrift_server_stop from their SIGINT handler: a flag and a write to
+ * the eventfd the serving loop watches, no lock (the handler may have interrupted a thread
+ * that holds it).  The teardown wakes the acceptor. */
 static void
 request_stop (ThriftThreadedServer *self)
 {
   ThriftThreadedServerPrivate *priv = PRIV (self);
 
+  g_atomic_int_set (&priv->stop_requested, 1);
+  if (priv->stop_fd >= 0)
+  {
+    guint64 one = 1;
+    ssize_t r = write (priv->stop_fd, &one, sizeof one);
+    (void) r;   /* EAGAIN: the counter is already non-zero, the loop wakes anyway */
+    return;
+  }
   g_mutex_lock (&priv->lock);
-  priv->stop_requested = TRUE;
   if (priv->loop != NULL)
     g_main_loop_quit (priv->loop);
-  g_cond_broadcast (&priv->slot_freed);
   g_mutex_unlock (&priv->lock);
+}
+
+static gboolean
+on_stop_fd (gint fd, GIOCondition condition, gpointer data)
+{
+  g_main_loop_quit (data);
+  return G_SOURCE_CONTINUE;
+}
+
+/* Forgets a stop that was asked: serve has returned. */
+static void
+clear_stop (ThriftThreadedServerPrivate *priv)
+{
+  guint64 v;
+
+  if (priv->stop_fd >= 0)
+    while (read (priv->stop_fd, &v, sizeof v) > 0)
+      ;
+  g_atomic_int_set (&priv->stop_requested, 0);
 }
 
 /* Per-connection transports and protocols from the server's factories. The base
@@ -776,8 +805,8 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
   {
     g_mutex_lock (&priv->lock);
     priv->serving = FALSE;
-    priv->stop_requested = FALSE;
     g_mutex_unlock (&priv->lock);
+    clear_stop (priv);
     return FALSE;
   }
 
@@ -793,6 +822,13 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
   {
     GSource *s = g_unix_signal_source_new (g_array_index (priv->signals, gint, i));
     g_source_set_callback (s, on_stop_signal, self, NULL);
+    g_source_attach (s, context);
+    g_ptr_array_add (sources, s);
+  }
+  if (priv->stop_fd >= 0)
+  {
+    GSource *s = g_unix_fd_source_new (priv->stop_fd, G_IO_IN);
+    g_source_set_callback (s, (GSourceFunc) (void (*) (void)) on_stop_fd, loop, NULL);
     g_source_attach (s, context);
     g_ptr_array_add (sources, s);
   }
@@ -815,7 +851,7 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
   {
     g_mutex_lock (&priv->lock);
     priv->loop = loop;
-    if (!priv->stop_requested)
+    if (!g_atomic_int_get (&priv->stop_requested))
     {
       g_mutex_unlock (&priv->lock);
       g_main_loop_run (loop);
@@ -848,8 +884,8 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
   g_mutex_lock (&priv->lock);
   priv->serving = FALSE;
   priv->listening = FALSE;
-  priv->stop_requested = FALSE;
   g_mutex_unlock (&priv->lock);
+  clear_stop (priv);
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_LISTENING]);
   return ok;
 }
@@ -970,6 +1006,8 @@ thrift_threaded_server_finalize (GObject *object)
 
   g_array_free (priv->signals, TRUE);
   g_clear_error (&priv->accept_error);
+  if (priv->stop_fd >= 0)
+    close (priv->stop_fd);
   g_mutex_clear (&priv->lock);
   g_cond_clear (&priv->slot_freed);
   G_OBJECT_CLASS (thrift_threaded_server_parent_class)->finalize (object);
@@ -1030,4 +1068,7 @@ thrift_threaded_server_init (ThriftThreadedServer *self)
   priv->max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
   priv->signals = g_array_new (FALSE, FALSE, sizeof (gint));
   priv->wake_fd = -1;
+  /* without it (out of descriptors) a stop takes the lock: still right, but not from a
+   * signal handler */
+  priv->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
 }

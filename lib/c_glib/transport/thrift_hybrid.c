@@ -30,6 +30,7 @@
 #include "hybrid/hybrid_transport.h"
 #include "hybrid/hybrid_wire.h"
 #include "rdma/rdma_gobject.h"
+#include "rdma/rdma_signal.h"
 
 enum
 {
@@ -503,10 +504,14 @@ wait_leg (ThriftHybridPrivate *priv, gint64 end_us, GError **error)
     if (end_us != 0 && (until == 0 || end_us < until))
       until = end_us;
     timeout = until == 0 ? -1 : (int) CLAMP ((until - now + 999) / 1000, 0, G_MAXINT);
-    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0 && errno != EINTR) {
+    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0) {
       int err = errno;
+      /* as recv (2) in ThriftSocket (rdma/rdma_signal.h) */
+      if (err == EINTR && !rdma_signal_interrupts_waits ())
+        continue;
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
-                   "hybrid: poll: %s", g_strerror (err));
+                   "hybrid: %s", err == EINTR ? "wait interrupted by a signal (a handler "
+                   "without SA_RESTART)" : g_strerror (err));
       return -1;
     }
   }
@@ -949,6 +954,7 @@ hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma,
   ThriftHybrid *self = g_object_new (THRIFT_TYPE_HYBRID, "configuration", configuration, NULL);
   ThriftHybridPrivate *priv = PRIV (self);
 
+  rdma_signal_snapshot ();
   priv->accepted = TRUE;
   priv->socket = socket;
   priv->rdma = rdma;

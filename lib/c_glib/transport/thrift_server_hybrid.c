@@ -36,6 +36,7 @@
 #include "hybrid/hybrid_transport.h"
 #include "hybrid/hybrid_wire.h"
 #include "rdma/rdma_gobject.h"
+#include "rdma/rdma_signal.h"
 
 enum
 {
@@ -419,6 +420,7 @@ thrift_server_hybrid_accept (ThriftServerTransport *transport, GError **error)
                  "ThriftServerHybrid is not listening");
     return NULL;
   }
+  rdma_signal_snapshot ();
   for (;;) {
     guint n_pending = g_list_length (priv->pending);
     g_autofree struct pollfd *pfd = g_new0 (struct pollfd, 3 + n_pending);
@@ -462,10 +464,13 @@ thrift_server_hybrid_accept (ThriftServerTransport *transport, GError **error)
     timeout = next == 0 ? -1 : (int) CLAMP ((next - now + 999) / 1000, 0, G_MAXINT);
     if (poll (pfd, n, timeout) < 0) {
       int err = errno;
-      if (err == EINTR)
+      /* as accept (2) in ThriftServerSocket: a handler without SA_RESTART ends the wait, and
+       * the server's loop decides (ThriftSimpleServer stops from a SIGINT handler that way) */
+      if (err == EINTR && !rdma_signal_interrupts_waits ())
         continue;
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
-                   "hybrid: accept: poll: %s", g_strerror (err));
+                   "hybrid: accept: %s", err == EINTR ? "interrupted by a signal (a handler "
+                   "without SA_RESTART)" : g_strerror (err));
       return NULL;
     }
     if (pfd[1].revents & POLLIN) {

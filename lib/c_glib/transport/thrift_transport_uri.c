@@ -18,7 +18,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,18 +84,27 @@ thrift_transport_uri_free (ThriftTransportUri *uri)
   g_free (uri);
 }
 
-/* A decimal number in [MIN, MAX], the whole of TEXT. */
+/* A decimal number in [MIN, MAX] (MIN >= 0), the whole of TEXT.  Digits are summed here rather
+ * than with g_ascii_strtoll and errno: the first g_ascii_strtoll of a process sets up GLib's C
+ * locale under g_once_init_enter, and the threads that wait for it there come back with errno
+ * EAGAIN from futex (2), so a valid port parsed at that moment was refused. */
 static gboolean
 parse_number (const gchar *text, gint64 min, gint64 max, gint64 *out)
 {
-  gchar *end;
-  gint64 v;
+  const gchar *c;
+  gint64 v = 0;
 
-  if (text[0] < '0' || text[0] > '9')
+  if (*text == '\0')
     return FALSE;
-  errno = 0;
-  v = g_ascii_strtoll (text, &end, 10);
-  if (errno != 0 || *end != '\0' || v < min || v > max)
+  for (c = text; *c != '\0'; c++)
+  {
+    gint digit = *c - '0';
+
+    if (!g_ascii_isdigit (*c) || v > max / 10 || v * 10 > max - digit)
+      return FALSE;
+    v = v * 10 + digit;
+  }
+  if (v < min)
     return FALSE;
   *out = v;
   return TRUE;

@@ -40,6 +40,7 @@ struct _RdmaBulk
   guint32 tx_seq;
   gboolean returned;                           /* its DONE arrived */
   guint window_ops;                            /* binds and invalidations in flight */
+  guint64 window_epoch;                        /* of those counted: abandon starts anew */
 
   /* pulling */
   guint reads;                                 /* READs in flight */
@@ -90,7 +91,9 @@ rdma_bulk_seq (RdmaConn *conn)
 static gboolean
 window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
 {
-  conn->bulk->window_ops--;
+  /* one posted before an abandon is no longer counted */
+  if (op->arg == conn->bulk->window_epoch)
+    conn->bulk->window_ops--;
   return TRUE;
 }
 
@@ -118,6 +121,7 @@ post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint6
     return FALSE;
   op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
   op->done = window_done;
+  op->arg = conn->bulk->window_epoch;
   wr->wr_id = rdma_op_wr_id (op);
   wr->send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
   if (!rdma_conn_post_wr (conn, wr, what, error))
@@ -257,7 +261,10 @@ rdma_bulk_abandon (RdmaConn *conn)
   if (b == NULL || b->n_lent == 0)
     return;
   free_windows (b);
+  /* what is in flight may still complete (a deadline passed, the QP is well): the count
+   * starts anew, and those completions no longer take from it */
   b->window_ops = 0;
+  b->window_epoch++;
   b->can_lend = -1;
   release_lent (conn);
 }

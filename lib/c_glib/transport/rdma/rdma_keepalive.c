@@ -18,6 +18,7 @@
 #include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
 #include "rdma_status.h"
+#include "rdma_verbs.h"
 
 static gint64
 probe_interval_us (const RdmaConn *conn)
@@ -66,6 +67,21 @@ post_probe (RdmaConn *conn, GError **error)
   return TRUE;
 }
 
+/* TRUE if our own QP is in the error state.  A device may fail it without a completion (rxe
+ * was seen to, on a replayed window bind): the probe then goes unanswered because of us, and
+ * blaming the peer would send the user to look at the wrong host. */
+static gboolean
+local_qp_failed (RdmaConn *conn)
+{
+  struct ibv_qp_attr attr;
+  struct ibv_qp_init_attr init;
+
+  if (conn->id == NULL || conn->id->qp == NULL
+      || rdma_verbs->query_qp (conn->id->qp, &attr, IBV_QP_STATE, &init) != 0)
+    return FALSE;
+  return attr.qp_state == IBV_QPS_ERR || attr.qp_state == IBV_QPS_SQE;
+}
+
 gboolean
 rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
 {
@@ -84,10 +100,17 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
    * handler, an idle client) the last sign of life is old, and the peer may well be there. */
   if (conn->probe_outstanding && now - conn->probe_sent_us >= interval) {
     GError *e = NULL;
-    rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
-                           "no sign of life from the peer for %" G_GINT64_FORMAT " ms, and a "
-                           "probe was not acknowledged (its host or link went down, or its "
-                           "packets are lost)", quiet / 1000);
+    if (local_qp_failed (conn))
+      rdma_status_set_error (&e, RDMA_ERR_COMPLETION, "keepalive", 0, -1,
+                             "this side's queue pair is in the error state, put there by the "
+                             "local device without a completion to say why; the peer may well "
+                             "be there (no sign of it for %" G_GINT64_FORMAT " ms)",
+                             quiet / 1000);
+    else
+      rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
+                             "no sign of life from the peer for %" G_GINT64_FORMAT " ms, and a "
+                             "probe was not acknowledged (its host or link went down, or its "
+                             "packets are lost)", quiet / 1000);
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
     return FALSE;

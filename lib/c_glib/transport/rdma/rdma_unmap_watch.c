@@ -20,6 +20,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -38,8 +40,9 @@ static int stop_fd = -1;
 static GThread *thread;
 static GArray *watched;       /* RdmaUnmapRange (page-aligned), one per add not yet removed */
 
-/* Taken by the thread while it reads and records, and by readers of the ring; nobody
- * allocates or frees under it. */
+/* Taken by the thread while it reads and records (and detaches an mremap's destination), by
+ * readers of the ring, and by an add around its registration; nobody allocates or frees
+ * under it. */
 static GMutex ev_lock;
 static RdmaUnmapRange ring[RDMA_UNMAP_WATCH_RING];
 static guint64 ev_seq;        /* events recorded since the process started */
@@ -94,10 +97,17 @@ watch_thread (gpointer data)
         r.start = msg.arg.remove.start;
         r.end = msg.arg.remove.end;
         break;
-      case UFFD_EVENT_REMAP:
+      case UFFD_EVENT_REMAP: {
+        /* the registration moved with the pages and no cache knows the new place: let it go.
+         * The mremap may return once the event is read, but an add of the new place
+         * registers under ev_lock, so after this */
+        struct uffdio_range to = { .start = msg.arg.remap.to, .len = msg.arg.remap.len };
+
+        (void) ioctl (fds[0].fd, UFFDIO_UNREGISTER, &to);
         r.start = msg.arg.remap.from;
         r.end = msg.arg.remap.from + msg.arg.remap.len;
         break;
+      }
       default:
         /* No page is write-protected, so no fault can come; nothing else is asked for. */
         continue;
@@ -148,8 +158,15 @@ rdma_unmap_watch_ref (guint64 *cursor)
       uffd = -1;
     }
     if (uffd >= 0) {
+      sigset_t all, old;
+
       watched = g_array_new (FALSE, FALSE, sizeof (RdmaUnmapRange));
+      /* born with every signal blocked: a process signal (SIGINT for a server's stop) goes to
+       * the program's threads, whose waits it is meant to end, never to ours */
+      sigfillset (&all);
+      pthread_sigmask (SIG_SETMASK, &all, &old);
       thread = g_thread_new ("rdma-unmap-watch", watch_thread, NULL);
+      pthread_sigmask (SIG_SETMASK, &old, NULL);
     }
   }
   watching = uffd >= 0;
@@ -198,13 +215,19 @@ rdma_unmap_watch_add (gconstpointer addr, gsize len)
   page_span (addr, len, &start, &end);
   g_mutex_lock (&watch_lock);
   if (uffd >= 0) {
+    int rc, err;
+
     reg.range.start = start;
     reg.range.len = end - start;
     reg.mode = UFFDIO_REGISTER_MODE_WP;
     /* pages attached already (by another add) are attached again harmlessly */
-    if (ioctl (uffd, UFFDIO_REGISTER, &reg) < 0) {
+    g_mutex_lock (&ev_lock);
+    rc = ioctl (uffd, UFFDIO_REGISTER, &reg);
+    err = errno;
+    g_mutex_unlock (&ev_lock);
+    if (rc < 0) {
       g_debug ("rdma_unmap_watch: cannot watch %p+%" G_GSIZE_FORMAT " (%s)", addr, len,
-               g_strerror (errno));
+               g_strerror (err));
     } else {
       RdmaUnmapRange r = { start, end };
       g_array_append_val (watched, r);

@@ -111,6 +111,7 @@ const RdmaVerbs rdma_verbs_real = {
   .destroy_cq = ibv_destroy_cq,
   .create_qp = rdma_create_qp,
   .destroy_qp = rdma_destroy_qp,
+  .query_qp = ibv_query_qp,
   .create_event_channel = rdma_create_event_channel,
   .destroy_event_channel = rdma_destroy_event_channel,
   .migrate_id = rdma_migrate_id,

@@ -64,6 +64,8 @@ typedef struct
   int (*destroy_cq) (struct ibv_cq *cq);
   int (*create_qp) (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
   void (*destroy_qp) (struct rdma_cm_id *id);
+  int (*query_qp) (struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+                   struct ibv_qp_init_attr *init_attr);
 
   /* a connection's CM id and event channel */
   struct rdma_event_channel *(*create_event_channel) (void);

@@ -23,8 +23,8 @@
  *                                              queue, maps and registers a buffer, READs
  *                                 (READ)  <-   the bytes into it
  *                                      <-      DONE (control: seq); the message is readable
- *   deregisters its MR (the key dies) and
- *   frees the transmit buffer
+ *   frees the transmit buffer; its MR (the
+ *   key) lives until the next DONE
  *
  * send_message returns once the RTS is posted: the transmit buffer stays busy (tx->busy) until
  * the DONE, so the next message goes into the other one and the one after waits for the DONE
@@ -61,6 +61,13 @@ typedef struct
   guint reads;          /* READs posted and not completed */
   guint32 tx_seq;       /* of the next message sent */
   GQueue lent;          /* Lent (owned), oldest first */
+  /* (owned) (nullable) the key of the last message DONE, deregistered at the next DONE.  A
+   * retransmitted READ can reach our device after the DONE that ended its message (soft-RoCE
+   * replays work requests it has executed but not retired; a duplicate READ then checks the
+   * key again, rxe_recheck_mr, and a dead key puts the reader's QP in error).  The reader posts
+   * the next message's READs, and so its DONE, only after our next RTS: once that DONE is
+   * here, every earlier request of the peer's send queue has passed our device. */
+  struct ibv_mr *retired;
 } ReadRndv;
 
 static gboolean
@@ -84,6 +91,7 @@ rr_teardown (RdmaConn *conn)
     rdma_res_mr_dereg (&l->mr);
     g_free (l);
   }
+  rdma_res_mr_dereg (&st->retired);
   g_free (st);
   conn->proto_state[RDMA_PROTO_READ_RNDV] = NULL;
 }
@@ -266,7 +274,8 @@ rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
     return FALSE;
   }
   g_queue_pop_head (&st->lent);
-  rdma_res_mr_dereg (&l->mr);
+  rdma_res_mr_dereg (&st->retired);
+  st->retired = g_steal_pointer (&l->mr);
   if (l->tx->busy > 0)
     l->tx->busy--;
   g_free (l);
