@@ -622,6 +622,55 @@ test_abandon_late_bind (void)
   fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
 }
 
+typedef struct
+{
+  Pair *p;
+  guint8 *got;
+  gsize got_len;
+} Take;
+
+static gpointer
+take_main (gpointer data)
+{
+  Take *t = data;
+
+  take_message (t->p->s, &t->got, &t->got_len, deadline_s (10), &t->p->error);
+  return NULL;
+}
+
+/* The reader's registration cache holds two entries: a pipelined pull of 1 MiB needs more
+ * windows than that at once.  The pull waits for its READs and goes on with the room they
+ * leave; the field arrives whole and the connection carries the next message. */
+static void
+test_full_cache_mid_pull (void)
+{
+  const gsize len = 1u << 20;
+  guint8 *field = g_malloc (len);
+  GError *error = NULL;
+  Take t = { 0 };
+  GThread *thread;
+  Pair p;
+
+  for (gsize i = 0; i < len; i++)
+    field[i] = pattern (3, i);
+  pair_open (&p);
+  p.s->settings.rcache_entries = 2;
+  p.s->settings.bulk_depth = 4;
+  t.p = &p;
+  for (guint round = 0; round < 2; round++) {
+    thread = g_thread_new ("reader", take_main, &t);
+    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
+                                 &error));
+    g_assert_no_error (error);
+    g_thread_join (thread);
+    g_assert_no_error (p.error);
+    g_assert_cmpmem (t.got, t.got_len, field, len);
+    g_clear_pointer (&t.got, g_free);
+  }
+  g_free (field);
+  pair_close (&p);
+}
+
 /* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
  * retransmission: every bind and every invalidation is run once, and nothing fails. */
 static void
@@ -697,6 +746,7 @@ main (int argc, char **argv)
   }
   g_test_add_func ("/bulk-loopback/retransmission/bind", test_retransmit_bind);
   g_test_add_func ("/bulk-loopback/abandon/late-bind", test_abandon_late_bind);
+  g_test_add_func ("/bulk-loopback/full-cache-mid-pull", test_full_cache_mid_pull);
   g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
                         test_retransmit_echo);
   rc = g_test_run ();

@@ -398,10 +398,24 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
     posted += k;
     /* the next window is registered while this one's READs are in flight */
     if (posted == cur_end && posted < n) {
-      cur = window_acquire (b, dst, posted, n, window_size (chunk, windows++), access,
-                            error);
-      if (cur == NULL)
-        goto failed;
+      gsize size = window_size (chunk, windows++);
+      GError *e = NULL;
+
+      cur = window_acquire (b, dst, posted, n, size, access, &e);
+      if (cur == NULL && g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_NO_MEMORY)) {
+        /* the cache may be full of this pull's own windows: let their READs land, give
+         * them back and try again with none held, so a full cache slows the pull down
+         * instead of failing it (or, with READs in flight, the connection) */
+        g_clear_error (&e);
+        if (!rdma_conn_wait_for (conn, reads_idle, NULL, deadline_us, error))
+          goto failed;
+        release_windows (b, first);
+        cur = window_acquire (b, dst, posted, n, size, access, &e);
+      }
+      if (cur == NULL) {
+        g_propagate_error (error, e);
+        goto failed;   /* no READ in flight after a full cache: the call fails, not the QP */
+      }
       g_ptr_array_add (b->reading, cur);
     }
   }
