@@ -671,6 +671,83 @@ test_full_cache_mid_pull (void)
   pair_close (&p);
 }
 
+typedef struct
+{
+  Pair *p;
+  const guint8 *data;
+  gsize len;
+  gboolean ok;
+  GError *error;
+  gint done;
+} Send;
+
+static gpointer
+send_main (gpointer data)
+{
+  Send *m = data;
+
+  m->ok = lend_message (m->p->s, &rdma_proto_write_rndv_ops, m->data, m->len, deadline_s (10),
+                        &m->error);
+  g_atomic_int_set (&m->done, 1);
+  return NULL;
+}
+
+/* While a lend waits for its bind, a Write-RNDV request-to-send arrives and its completion
+ * handler answers with a CTS: the CTS waits for the bind, or it would be a WR newer than a
+ * bind that soft-RoCE could still run again (post_window_op in rdma_bulk.c). */
+static void
+test_control_waits_for_bind (void)
+{
+  guint8 *small = g_malloc0 (8192);
+  Lend l = { .len = THRESHOLD };
+  Send m = { .len = 8192 };
+  GThread *lender, *sender;
+  GError *error = NULL;
+  guint8 *got = NULL;
+  gsize got_len = 0;
+  Pair p;
+
+  fake_verbs_set_timing (FAKE_MANUAL, 1);
+  pair_open (&p);
+  l.c = p.c;
+  l.field = g_malloc0 (l.len);
+  m.p = &p;
+  m.data = small;
+  lender = g_thread_new ("lend", lend_main, &l);
+  while (fake_verbs_queued (p.cid) < 1)      /* the bind */
+    g_usleep (100);
+  sender = g_thread_new ("send", send_main, &m);
+  while (fake_verbs_queued (p.sid) < 1)      /* the RTS */
+    g_usleep (100);
+  g_assert_true (fake_verbs_execute (p.sid));
+  /* the lender's wait takes the RTS and answers it */
+  g_usleep (300 * 1000);
+  g_assert_cmpuint (fake_verbs_queued (p.cid), ==, 1);
+  while (!g_atomic_int_get (&l.done) || !g_atomic_int_get (&m.done)) {
+    gboolean moved = FALSE;
+    moved |= fake_verbs_execute (p.cid) || fake_verbs_complete (p.cid);
+    moved |= fake_verbs_execute (p.sid) || fake_verbs_complete (p.sid);
+    if (!moved)
+      g_usleep (100);
+  }
+  g_thread_join (lender);
+  g_thread_join (sender);
+  g_assert_no_error (l.error);
+  g_assert_true (l.ok);
+  g_assert_no_error (m.error);
+  g_assert_true (m.ok);
+  fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
+  /* the message came whole */
+  g_assert_true (take_message (p.c, &got, &got_len, deadline_s (5), &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (got, got_len, small, m.len);
+  g_free (got);
+  rdma_bulk_abandon (p.c);
+  g_free (small);
+  g_free ((gpointer) l.field);
+  pair_close (&p);
+}
+
 /* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
  * retransmission: every bind and every invalidation is run once, and nothing fails. */
 static void
@@ -747,6 +824,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk-loopback/retransmission/bind", test_retransmit_bind);
   g_test_add_func ("/bulk-loopback/abandon/late-bind", test_abandon_late_bind);
   g_test_add_func ("/bulk-loopback/full-cache-mid-pull", test_full_cache_mid_pull);
+  g_test_add_func ("/bulk-loopback/control-waits-for-bind", test_control_waits_for_bind);
   g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
                         test_retransmit_echo);
   rc = g_test_run ();

@@ -94,7 +94,14 @@ window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error
   /* one posted before an abandon is no longer counted */
   if (op->arg == conn->bulk->window_epoch)
     conn->bulk->window_ops--;
-  return TRUE;
+  /* what the connection held back meanwhile goes now (rdma_bulk_windows_busy) */
+  return conn->bulk->window_ops > 0 || rdma_conn_return_credits (conn, error);
+}
+
+gboolean
+rdma_bulk_windows_busy (RdmaConn *conn)
+{
+  return conn->bulk != NULL && conn->bulk->window_ops > 0;
 }
 
 static gboolean
@@ -108,8 +115,8 @@ windows_idle (RdmaConn *conn, gpointer data)
  * retired, while another WR waits for its ACK; a type-2 window's second bind fails, and so
  * does the QP.  So the operation is fenced (rxe starts it once every WR before it has
  * completed) and the callers wait for its completion before they post the message (so no WR
- * of theirs is newer while it could be run again; a control or credit message that a
- * completion handler sends meanwhile still could be).  A device that runs it once waits only
+ * of theirs is newer while it could be run again; control and credit messages and keepalive
+ * probes wait too, rdma_bulk_windows_busy).  A device that runs it once waits only
  * for this side's earlier READs (IBA's fence) and for a local completion. */
 static gboolean
 post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,

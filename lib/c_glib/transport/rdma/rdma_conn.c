@@ -350,7 +350,7 @@ flush_control (RdmaConn *conn, GError **error)
     guint32 len;
 
     if (conn->state != RDMA_CONN_CONNECTED || conn->sq_used + 1 > conn->sq_depth
-        || !rdma_pool_get (&conn->send_pool, &slot))
+        || rdma_bulk_windows_busy (conn) || !rdma_pool_get (&conn->send_pool, &slot))
       return TRUE;
     g_queue_pop_head (&conn->control_out);
     dst = rdma_pool_slot (&conn->send_pool, slot);
@@ -473,7 +473,8 @@ rdma_conn_return_credits (RdmaConn *conn, GError **error)
     return FALSE;
   if (!rdma_credit_need_explicit (&conn->credits) && !rdma_ring_need_report (conn))
     return TRUE;
-  if (conn->sq_used + 1 > conn->sq_depth || !rdma_pool_get (&conn->send_pool, &slot))
+  if (conn->sq_used + 1 > conn->sq_depth || rdma_bulk_windows_busy (conn)
+      || !rdma_pool_get (&conn->send_pool, &slot))
     return TRUE; /* deferred: tried again after the next completion */
   rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,
                     RDMA_WIRE_CREDIT, 0, 0, 0);
