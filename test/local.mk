@@ -159,3 +159,8 @@ if HAVE_VALGRIND
 TESTS += test/unit/valgrind.sh
 endif
 EXTRA_DIST += test/unit/valgrind.sh
+
+# The guest's programs, for scripts/soak.
+print-rdma-tests:
+	@echo $(rdma_tests)
+.PHONY: print-rdma-tests

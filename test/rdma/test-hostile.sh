@@ -21,11 +21,15 @@
 #                              black hole shows the method (their DREQs do arrive there)
 #   idle                       1000 idle rdma:// connections (server defaults) and 100 idle
 #                              tcp:// ones: a good client within 5 s meanwhile
+#   mid-reply                  5 clients (tutorial/calculator-client) killed with SIGKILL while
+#                              a 16 MiB reverse() reply is on its way: VmRSS must not grow
+#                              with the deaths
 #
 # Environment: top_builddir (where the programs are built; default .),
 # THRIFT_RDMA_TEST_SERVER_ADDR (default 10.77.0.1; the vanish cases need the guest's veth
 # pair and are skipped elsewhere), HOSTILE_ONLY (sections to run, e.g. "2,4"; default all:
-# 1 small requests, 2 half-open, 3 flood, 4 vanish, 5 idle). Every wait is bounded; all started processes are killed
+# 1 small requests, 2 half-open, 3 flood, 4 vanish, 5 idle, 6 mid-reply), HOSTILE_MIDREPLY_DEATHS
+# (default 5). Every wait is bounded; all started processes are killed
 # and the guest's network changes undone on exit.
 set -u
 # SPDX-License-Identifier: Apache-2.0
@@ -42,6 +46,8 @@ IP=/usr/sbin/ip
 RSS_SLACK_KB=16384
 FLOOD_MIB=128
 FLOOD_RSS_LIMIT_KB=65536
+MIDREPLY_BYTES=$((16 << 20))
+MIDREPLY_DEATHS=${HOSTILE_MIDREPLY_DEATHS:-5}
 
 n=0
 diag() { elapsed_since $t_start; printf '# [%d.%d s] %s\n' $((ELAPSED / 1000)) $((ELAPSED % 1000 / 100)) "$*"; }
@@ -554,6 +560,62 @@ if start_server idle-tcp tcp "$TCP_ADDR" ""; then
 else
   no_server idle-tcp "a good client is served within 5 s among 100 idle connections" \
     "a good client is served after they left" \
+    "threads and fds back to baseline within 10 s" "VmRSS back to baseline + 16 MiB within 10 s"
+fi
+fi
+
+# ---- 6. clients killed in the middle of a large reply ---------------------------------------
+
+# count_lines FILE REGEX: lines of FILE matching REGEX, into COUNT
+count_lines() {
+  local l
+  COUNT=0
+  [ -f "$1" ] || return 0
+  while IFS= read -r l; do [[ $l =~ $2 ]] && COUNT=$((COUNT + 1)); done < "$1"
+}
+
+if only 6; then
+section "6. mid-reply deaths: $MIDREPLY_DEATHS clients killed (SIGKILL) while a $((MIDREPLY_BYTES >> 20)) MiB reply arrives"
+if start_server mid-reply rdma "$ADDR" ""; then
+  baseline "$suri"
+  rss_seen=()
+  killed=0
+  for i in $(seq 1 "$MIDREPLY_DEATHS"); do
+    count_lines "$sout" "reverse\\($MIDREPLY_BYTES bytes\\)"; before=$COUNT
+    "$CLIENT" --transport "$suri" --payload "$MIDREPLY_BYTES" > "$work/mid-reply.$i.out" 2>&1 {nap_fd}<&- &
+    cpid=$!; pids+=("$cpid")
+    # the handler has reversed the bytes (it says so): the reply is on its way now
+    now; t0=$NOW
+    while count_lines "$sout" "reverse\\($MIDREPLY_BYTES bytes\\)"; [ "$COUNT" -le "$before" ]; do
+      elapsed_since $t0; [ $ELAPSED -ge 60000 ] && break
+      kill -0 "$cpid" 2>/dev/null || break
+      nap 0.02
+    done
+    if [ "$COUNT" -gt "$before" ] && kill -KILL "$cpid" 2>/dev/null; then
+      killed=$((killed + 1))
+    fi
+    wait "$cpid" 2>/dev/null
+    # the server learns of the death and drops the connection
+    nap 2
+    res && rss_seen+=("$r_rss")
+    diag "mid-reply death $i: VmRSS $r_rss kB, VmPin $(grep VmPin "/proc/$spid/status" 2>/dev/null | tr -s ' ' | cut -d' ' -f2) kB, threads $r_threads"
+  done
+  tap $([ "$killed" -eq "$MIDREPLY_DEATHS" ] && echo 0 || echo 1) \
+    "mid-reply: each of $MIDREPLY_DEATHS clients was killed during its reply ($killed were)"
+  good_client "$suri" 15; tap $? "mid-reply: a good client is served after the deaths"
+  # memory after the deaths does not grow with their number: the last within 16 MiB of the
+  # second (the first may leave what the allocator keeps for the next such reply)
+  grow=1
+  if [ ${#rss_seen[@]} -eq "$MIDREPLY_DEATHS" ]; then
+    [ "${rss_seen[-1]}" -le $((rss_seen[1] + RSS_SLACK_KB)) ] && grow=0
+    diag "mid-reply: VmRSS after each death: ${rss_seen[*]} kB"
+  fi
+  tap $grow "mid-reply: VmRSS does not grow with the deaths (after the last within 16 MiB of after the second)"
+  back_to_baseline mid-reply 10
+  stop_server
+else
+  no_server mid-reply "each client was killed during its reply" \
+    "a good client is served after the deaths" "VmRSS does not grow with the deaths" \
     "threads and fds back to baseline within 10 s" "VmRSS back to baseline + 16 MiB within 10 s"
 fi
 fi
