@@ -250,7 +250,6 @@ connection_setup (Connection *conn)
   conn->out_p = make_protocol (server->output_protocol_factory, conn->out_t);
 }
 
-/* Closes the connection and releases everything; it stops counting as active. */
 /* Large blocks straight from the system, once per process, as the first server starts.
  * glibc raises its mmap threshold to the largest block freed (up to 32 MiB), so the large
  * arguments and results of later calls come from the arena of the worker that serves them,
@@ -284,6 +283,7 @@ bound_allocator (void)
 #endif
 }
 
+/* Closes the connection and releases everything; it stops counting as active. */
 static void
 connection_close (Connection *conn)
 {
