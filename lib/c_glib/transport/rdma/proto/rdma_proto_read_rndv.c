@@ -64,9 +64,10 @@ typedef struct
   /* (owned) (nullable) the key of the last message DONE, deregistered at the next DONE.  A
    * retransmitted READ can reach our device after the DONE that ended its message (soft-RoCE
    * replays work requests it has executed but not retired; a duplicate READ then checks the
-   * key again, rxe_recheck_mr, and a dead key puts the reader's QP in error).  The reader posts
-   * the next message's READs, and so its DONE, only after our next RTS: once that DONE is
-   * here, every earlier request of the peer's send queue has passed our device. */
+   * key again, rxe_recheck_mr, and a dead key puts the QP in error).  The reader posts the
+   * next message's READs, and so its DONE, only after our next RTS, which should put every
+   * earlier request of its send queue behind us; under load rxe was still seen to replay a
+   * READ on a dead key once (README, results: failures), so this narrows the window only. */
   struct ibv_mr *retired;
 } ReadRndv;
 
