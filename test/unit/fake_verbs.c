@@ -142,6 +142,7 @@ struct _FakeQp
                                completion) come first */
   guint executed;           /* how many at the head of sq have executed */
   guint64 watched;          /* the calls of its link when the watchdog last looked */
+  FakeRead last_read;       /* its last READ that completed (len 0: none) */
 };
 
 typedef struct
@@ -528,6 +529,9 @@ swr_complete (FakeQp *qp)
   FakeSwr *w = g_queue_pop_head (&qp->sq);
 
   qp->executed--;
+  if (w->wr.opcode == IBV_WR_RDMA_READ)
+    qp->last_read = (FakeRead) { .addr = w->wr.wr.rdma.remote_addr, .len = w->len,
+                                 .rkey = w->wr.wr.rdma.rkey };
   sq_complete (qp, &w->wr, IBV_WC_SUCCESS, (guint32) w->len);
   swr_free (w);
 }
@@ -938,15 +942,33 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   qp->executed++;
 }
 
-/* The oldest WR of @qp not yet executed that may start (NULL: none).  A WR with
- * IBV_SEND_FENCE starts once every WR before it has completed, as rxe has it (IBA asks it to
- * wait for earlier READs and atomics only; waiting for all is within that). */
+/* TRUE if an executed WR of @qp not yet completed is a READ or an atomic. */
+static gboolean
+reads_pending (FakeQp *qp)
+{
+  for (guint i = 0; i < qp->executed; i++) {
+    enum ibv_wr_opcode op = ((FakeSwr *) g_queue_peek_nth (&qp->sq, i))->wr.opcode;
+
+    if (op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP
+        || op == IBV_WR_ATOMIC_FETCH_AND_ADD)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* The oldest WR of @qp not yet executed that may start (NULL: none).  As rxe has it (Linux
+ * 6.1, rxe_wqe_is_fenced): an invalidation starts once every WR before it has completed
+ * (IBA's local invalidate fence), a WR with IBV_SEND_FENCE once the READs and atomics before
+ * it have (IBA 10.8.3.3), so a fenced bind may run while a SEND or a WRITE before it waits
+ * for its ACK. */
 static FakeSwr *
 swr_next (FakeQp *qp)
 {
   FakeSwr *w = g_queue_peek_nth (&qp->sq, qp->executed);
 
-  if (w != NULL && (w->wr.send_flags & IBV_SEND_FENCE) && !w->started && qp->executed > 0)
+  if (w != NULL && !w->started && qp->executed > 0
+      && (w->wr.opcode == IBV_WR_LOCAL_INV
+          || ((w->wr.send_flags & IBV_SEND_FENCE) && reads_pending (qp))))
     return NULL;
   return w;
 }
@@ -2076,6 +2098,31 @@ fake_verbs_retransmit (struct rdma_cm_id *id)
     done = qp_retransmit ((FakeQp *) id->qp);
   g_mutex_unlock (&lock);
   return done;
+}
+
+gboolean
+fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out)
+{
+  g_mutex_lock (&lock);
+  *out = id->qp != NULL ? ((FakeQp *) id->qp)->last_read : (FakeRead) { 0 };
+  g_mutex_unlock (&lock);
+  return out->len > 0;
+}
+
+gboolean
+fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
+{
+  FakeSwr w = { .wr = { .opcode = IBV_WR_RDMA_READ,
+                        .wr.rdma = { .remote_addr = r->addr, .rkey = r->rkey } },
+                .len = r->len };
+  FakeQp *peer;
+  gboolean ok;
+
+  g_mutex_lock (&lock);
+  peer = id->qp != NULL ? peer_qp ((FakeQp *) id->qp) : NULL;
+  ok = peer != NULL && remote_ok (peer, &w);
+  g_mutex_unlock (&lock);
+  return ok;
 }
 
 void

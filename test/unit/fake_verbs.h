@@ -49,8 +49,10 @@
  *     PD fails it with IBV_WC_LOC_QP_OP_ERR (rxe's status).  A region with a window bound is
  *     not deregistered (EINVAL, as rxe: misuse); ibv_dealloc_mw unbinds a bound window
  *     first.  A window bound on a QP that is destroyed stays bound to its region.
- *   - a WR with IBV_SEND_FENCE starts once every WR before it on its QP has completed (rxe's
- *     fence; IBA's waits for earlier READs and atomics only).
+ *   - IBV_WR_LOCAL_INV starts once every WR before it on its QP has completed (IBA's local
+ *     invalidate fence, which rxe always applies), a WR with IBV_SEND_FENCE once the READs
+ *     and atomics before it have (IBA 10.8.3.3; rxe's rxe_wqe_is_fenced, Linux 6.1): a
+ *     fenced bind may run while a SEND or a WRITE before it waits for its ACK.
  *   - retransmissions, on demand (fake_verbs_retransmit, fake_verbs_set_retransmissions), as
  *     soft-RoCE makes them: while a WR waits for its ACK, rxe (seen on Linux 6.1) goes back to
  *     the oldest WR not retired and runs the executed local operations from there again, so a
@@ -205,6 +207,19 @@ gboolean fake_verbs_piece (struct rdma_cm_id *id, guint64 bytes);
  * runs the executed WRs again, local operations (bind, invalidate) too, which fails a second
  * bind of a window and so the QP (see above).  FALSE if no WR was waiting for an ACK. */
 gboolean fake_verbs_retransmit (struct rdma_cm_id *id);
+/* A READ as the responder saw it. */
+typedef struct
+{
+  guint64 addr, len;
+  guint32 rkey;
+} FakeRead;
+/* The last READ of @id's side that completed; FALSE if none has. */
+gboolean fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out);
+/* @r again, now, as a duplicate of it that a retransmission sent and the network delayed
+ * reaches the responder after the READ completed: soft-RoCE checks its key again
+ * (rxe_recheck_mr, Linux 6.1) and fails its QP if the key no longer reaches the bytes.  TRUE
+ * if it does; nothing moves and nothing fails either way. */
+gboolean fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r);
 /* FAKE_DEFERRED: with TRUE a step may also be such a retransmission of a QP that has a WR
  * waiting for its ACK (as often as any other step); FALSE (the default) stops them. */
 void fake_verbs_set_retransmissions (gboolean on);

@@ -513,11 +513,11 @@ execute_all (struct rdma_cm_id *id)
 }
 
 /* Soft-RoCE runs a bind again when a retransmission takes the send queue back to it, executed
- * and not yet retired, while a WR waits for its ACK (fake_verbs.h).  The lender binds a
- * window behind a SEND (the device going on step by step meanwhile, its ACK timer firing after
- * each step), then sends a message after it, and the timer fires once more with everything
- * executed and nothing acknowledged.  The lender's connection must come through, its window
- * bound once. */
+ * and not yet retired, while a WR waits for its ACK, and its fence does not hold a bind back
+ * for a SEND (fake_verbs.h).  The lender lends a field while a SEND waits for its ACK (the
+ * device going on step by step meanwhile, its ACK timer firing after each step), then sends a
+ * message after it, and the timer fires once more with everything executed and nothing
+ * acknowledged.  The lender's connection must come through, its window bound once. */
 static void
 test_retransmit_bind (void)
 {
@@ -537,7 +537,10 @@ test_retransmit_bind (void)
   g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, small, 64, deadline_s (5), &error));
   g_assert_no_error (error);
   t = g_thread_new ("lend", lend_main, &l);
-  while (fake_verbs_queued (p.cid) < 2)   /* the SEND and the bind */
+  /* a lend that posts its bind behind the SEND does so at once; one that waits for the
+   * SEND's completion first does not post it in this time */
+  for (gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC / 2;
+       fake_verbs_queued (p.cid) < 2 && g_get_monotonic_time () < until;)
     g_usleep (100);
   /* the ACK timer may fire after any step */
   while (!g_atomic_int_get (&l.done)) {

@@ -1415,6 +1415,29 @@ idle_echo_main (gpointer data)
   }
 }
 
+/* A duplicate of a READ can reach the lender after the READ completed (a retransmission
+ * that arrived late).  rxe then checks its key again and fails the QP if the key is dead,
+ * which ended calls under the throughput load in the guest.  Read-RNDV's keys must outlive
+ * the DONEs that end their messages: a READ of each side's first echo, repeated after two
+ * more echoes, still reaches its bytes. */
+static void
+test_read_rndv_late_read (void)
+{
+  FakeRead client_read, server_read;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  echo_by (&p, &rdma_proto_read_rndv_ops, 100000, 1);
+  g_assert_true (fake_verbs_last_read (p.cid, &client_read));
+  g_assert_true (fake_verbs_last_read (p.sid, &server_read));
+  echo_by (&p, &rdma_proto_read_rndv_ops, 100000, 2);
+  echo_by (&p, &rdma_proto_read_rndv_ops, 100000, 3);
+  g_assert_true (fake_verbs_read_again (p.cid, &client_read));
+  g_assert_true (fake_verbs_read_again (p.sid, &server_read));
+  pair_close (&p);
+}
+
 /* Every protocol with a server idle in a poll set on the two fds (completion channel and CM
  * channel), which is how ThriftServerRdma's workers wait: each request wakes it. */
 static void
@@ -2106,6 +2129,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/loopback/interleaved/stream", NULL, test_mixed_stream);
   add_deferred_runs ();
   g_test_add_func ("/loopback/idle_server", test_idle_server);
+  g_test_add_func ("/loopback/read_rndv/late-read", test_read_rndv_late_read);
   g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
   g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);
   for (guint i = 0; i < G_N_ELEMENTS (bad_access); i++) {

@@ -110,21 +110,52 @@ windows_idle (RdmaConn *conn, gpointer data)
   return conn->bulk->window_ops == 0;
 }
 
-/* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, seen on Linux 6.1) runs a local
- * operation again when a retransmission takes its send queue back to it, executed but not yet
- * retired, while another WR waits for its ACK; a type-2 window's second bind fails, and so
- * does the QP.  So the operation is fenced (rxe starts it once every WR before it has
- * completed) and the callers wait for its completion before they post the message (so no WR
- * of theirs is newer while it could be run again; control and credit messages and keepalive
- * probes wait too, rdma_bulk_windows_busy).  A device that runs it once waits only
- * for this side's earlier READs (IBA's fence) and for a local completion. */
+static gboolean
+send_queue_empty (RdmaConn *conn, gpointer data)
+{
+  return conn->sq_used == 0;
+}
+
+/* Waits until every WR posted so far has completed.  Only a signalled completion retires the
+ * unsignalled WRs before it, so when the newest is unsignalled a signalled zero-byte WRITE
+ * (no memory is touched, the keepalive's probe) goes after it first. */
+static gboolean
+drain_send_queue (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  if (conn->sq_used == 0)
+    return TRUE;
+  if (conn->sq_unsignalled > 0) {
+    RdmaOp *op;
+    struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
+
+    if (!rdma_conn_sq_reserve (conn, 1, deadline_us, error))
+      return FALSE;
+    op = rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_WIRE_PROTO_ENGINE);
+    wr.wr_id = rdma_op_wr_id (op);
+    if (!rdma_conn_post_wr (conn, &wr, "RDMA WRITE (zero bytes, before a window operation)",
+                            error))
+      return FALSE;
+  }
+  return rdma_conn_wait_for (conn, send_queue_empty, NULL, deadline_us, error);
+}
+
+/* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, Linux 6.1) runs a local
+ * operation again when a retransmission takes its send queue back over it, executed but not
+ * yet retired (a type-2 window's second bind fails, and so does the QP), and its fence holds
+ * a bind back only for earlier READs (rxe_wqe_is_fenced): a bind behind a SEND still waiting
+ * for its ACK was run twice under load in the guest.  So every WR before the operation has
+ * completed when it is posted, and the callers wait for its completion before they post the
+ * message (control and credit messages and keepalive probes wait too,
+ * rdma_bulk_windows_busy): no retransmission can reach it.  The fence keeps IBA's order for
+ * this side's earlier READs on any device. */
 static gboolean
 post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
                 GError **error)
 {
   RdmaOp *op;
 
-  if (!rdma_conn_sq_reserve (conn, 1, deadline_us, error))
+  if (!drain_send_queue (conn, deadline_us, error)
+      || !rdma_conn_sq_reserve (conn, 1, deadline_us, error))
     return FALSE;
   op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
   op->done = window_done;

@@ -16,15 +16,18 @@
  * rdma_proto_read_rndv.c: Read-RNDV.  Per message:
  *
  *   sender                                     receiver
- *   registers the message's bytes of the
- *   transmit buffer for REMOTE_READ (an MR of
- *   its own: the buffer's stays LOCAL_WRITE)
  *   RTS (SEND: seq, length, address, key) ->   takes the message's place in the received
  *                                              queue, maps and registers a buffer, READs
  *                                 (READ)  <-   the bytes into it
  *                                      <-      DONE (control: seq); the message is readable
- *   frees the transmit buffer; its MR (the
- *   key) lives until the next DONE
+ *   frees the transmit buffer
+ *
+ * The key is one REMOTE_READ registration per transmit buffer, whole, made at its first
+ * message and kept while the buffer is (the buffer's own stays LOCAL_WRITE).  A key per
+ * message cost a registration and a deregistration per message, and a key deregistered after
+ * its DONE could be reached by a retransmitted READ (see Key).  The peer may so read more of
+ * the buffer than the message, for as long as the connection lives: bytes sent to it, or
+ * being written for it, only.
  *
  * send_message returns once the RTS is posted: the transmit buffer stays busy (tx->busy) until
  * the DONE, so the next message goes into the other one and the one after waits for the DONE
@@ -52,8 +55,20 @@ typedef struct
 {
   guint32 seq;
   RdmaTx *tx;
-  struct ibv_mr *mr;    /* (owned): REMOTE_READ over the message's bytes */
 } Lent;
+
+/* The peer's way into one transmit buffer.  A retransmitted READ can reach our device after
+ * the DONE that ended its message: soft-RoCE re-checks the key of every response packet after
+ * the first and of a duplicate READ (rxe_recheck_mr, Linux 6.1), and a dead key puts the QP in
+ * error; under the throughput load in the guest one did, with the key of a message kept until
+ * the next DONE.  A key that lives as long as its buffer leaves no such window but at the
+ * buffer's growth, when the old one is deregistered at the next DONE. */
+typedef struct
+{
+  guint8 *base;
+  gsize cap;
+  struct ibv_mr *mr;    /* (owned) (nullable): REMOTE_READ over base, cap bytes */
+} Key;
 
 typedef struct
 {
@@ -61,15 +76,37 @@ typedef struct
   guint reads;          /* READs posted and not completed */
   guint32 tx_seq;       /* of the next message sent */
   GQueue lent;          /* Lent (owned), oldest first */
-  /* (owned) (nullable) the key of the last message DONE, deregistered at the next DONE.  A
-   * retransmitted READ can reach our device after the DONE that ended its message (soft-RoCE
-   * replays work requests it has executed but not retired; a duplicate READ then checks the
-   * key again, rxe_recheck_mr, and a dead key puts the QP in error).  The reader posts the
-   * next message's READs, and so its DONE, only after our next RTS, which should put every
-   * earlier request of its send queue behind us; under load rxe was still seen to replay a
-   * READ on a dead key once (README, results: failures), so this narrows the window only. */
-  struct ibv_mr *retired;
+  Key keys[2];          /* one per transmit buffer of the connection (conn->tx) */
+  GSList *retired;      /* (owned) struct ibv_mr: keys of buffers replaced since the last DONE */
 } ReadRndv;
+
+static void
+dereg_retired (ReadRndv *st)
+{
+  while (st->retired != NULL) {
+    struct ibv_mr *mr = st->retired->data;
+
+    rdma_res_mr_dereg (&mr);
+    st->retired = g_slist_delete_link (st->retired, st->retired);
+  }
+}
+
+/* The key of @tx's buffer as it is now (registered at its first message, or again after it
+ * grew).  NULL with @error. */
+static struct ibv_mr *
+key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, GError **error)
+{
+  Key *k = &st->keys[tx == &conn->tx[0] ? 0 : 1];
+
+  if (k->mr != NULL && k->base == tx->base && k->cap == tx->cap)
+    return k->mr;
+  if (k->mr != NULL)
+    st->retired = g_slist_prepend (st->retired, g_steal_pointer (&k->mr));
+  k->mr = rdma_res_mr_reg (conn->pd, tx->base, tx->cap, IBV_ACCESS_REMOTE_READ, error);
+  k->base = tx->base;
+  k->cap = tx->cap;
+  return k->mr;
+}
 
 static gboolean
 rr_setup (RdmaConn *conn, GError **error)
@@ -88,11 +125,11 @@ rr_teardown (RdmaConn *conn)
     return;
   rdma_rndv_rx_clear (conn, &st->rx);
   /* the transmit buffers go with the connection: only the keys are ours */
-  while ((l = g_queue_pop_head (&st->lent)) != NULL) {
-    rdma_res_mr_dereg (&l->mr);
+  while ((l = g_queue_pop_head (&st->lent)) != NULL)
     g_free (l);
-  }
-  rdma_res_mr_dereg (&st->retired);
+  for (guint i = 0; i < G_N_ELEMENTS (st->keys); i++)
+    rdma_res_mr_dereg (&st->keys[i].mr);
+  dereg_retired (st);
   g_free (st);
   conn->proto_state[RDMA_PROTO_READ_RNDV] = NULL;
 }
@@ -109,24 +146,20 @@ rr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   if (!rdma_rndv_wait_room (conn, 1, deadline_us, error))
     return FALSE;
   if (m.len > 0) {
-    /* this message's bytes only, for as long as the peer needs them */
-    mr = rdma_res_mr_reg (conn->pd, tx->base, m.len, IBV_ACCESS_REMOTE_READ, error);
+    mr = key_for (conn, st, tx, error);
     if (mr == NULL)
       return FALSE;
     m.addr = (guint64) (guintptr) tx->base;
     m.rkey = mr->rkey;
   }
   rdma_rndv_prepare_send (conn, &rdma_proto_read_rndv_ops, &m, &sge, &send);
-  if (!rdma_conn_post_wr (conn, &send, "SEND (request-to-send)", error)) {
-    rdma_res_mr_dereg (&mr);
+  if (!rdma_conn_post_wr (conn, &send, "SEND (request-to-send)", error))
     return FALSE;
-  }
   st->tx_seq++;
   if (mr != NULL) {
     Lent *l = g_new (Lent, 1);
     l->seq = m.seq;
     l->tx = tx;
-    l->mr = mr;
     g_queue_push_tail (&st->lent, l);
     tx->busy++;   /* until the DONE */
   }
@@ -275,8 +308,7 @@ rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
     return FALSE;
   }
   g_queue_pop_head (&st->lent);
-  rdma_res_mr_dereg (&st->retired);
-  st->retired = g_steal_pointer (&l->mr);
+  dereg_retired (st);
   if (l->tx->busy > 0)
     l->tx->busy--;
   g_free (l);
