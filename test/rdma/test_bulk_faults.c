@@ -473,10 +473,13 @@ test_bad_descriptor (gconstpointer data)
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   {
+    gboolean flushed;
     ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
+
     g_assert_cmpint (thrift_protocol_write_binary (p, mem, FIELD, &error), >, 0);
-    g_assert_true (thrift_transport_flush (t, &error));
+    flushed = thrift_transport_flush (t, &error);
     g_assert_no_error (error);
+    g_assert_true (flushed);
     g_object_unref (p);
   }
   g_thread_join (th);

@@ -41,6 +41,7 @@ struct _RdmaBulk
   gboolean returned;                           /* its DONE arrived */
   guint window_ops;                            /* binds and invalidations in flight */
   guint64 window_epoch;                        /* of those counted: abandon starts anew */
+  gboolean draining;                           /* a window op waits for the send queue */
 
   /* pulling */
   guint reads;                                 /* READs in flight */
@@ -101,7 +102,7 @@ window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error
 gboolean
 rdma_bulk_windows_busy (RdmaConn *conn)
 {
-  return conn->bulk != NULL && conn->bulk->window_ops > 0;
+  return conn->bulk != NULL && (conn->bulk->window_ops > 0 || conn->bulk->draining);
 }
 
 static gboolean
@@ -116,12 +117,17 @@ send_queue_empty (RdmaConn *conn, gpointer data)
   return conn->sq_used == 0;
 }
 
-/* Waits until every WR posted so far has completed.  Only a signalled completion retires the
- * unsignalled WRs before it, so when the newest is unsignalled a signalled zero-byte WRITE
- * (no memory is touched, the keepalive's probe) goes after it first. */
+/* Waits until every WR posted so far has completed.  Nothing new is posted meanwhile (what
+ * rdma_bulk_windows_busy holds back: control, credits, probes and the protocols' progress,
+ * RFP's polling READs among them, which would keep the queue from ever draining).  Only a
+ * signalled completion retires the unsignalled WRs before it, so when the newest is
+ * unsignalled a signalled zero-byte WRITE (no memory is touched, the keepalive's probe) goes
+ * after it first. */
 static gboolean
 drain_send_queue (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
+  gboolean ok;
+
   if (conn->sq_used == 0)
     return TRUE;
   if (conn->sq_unsignalled > 0) {
@@ -136,7 +142,10 @@ drain_send_queue (RdmaConn *conn, gint64 deadline_us, GError **error)
                             error))
       return FALSE;
   }
-  return rdma_conn_wait_for (conn, send_queue_empty, NULL, deadline_us, error);
+  conn->bulk->draining = TRUE;
+  ok = rdma_conn_wait_for (conn, send_queue_empty, NULL, deadline_us, error);
+  conn->bulk->draining = FALSE;
+  return ok;
 }
 
 /* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, Linux 6.1) runs a local

@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_keepalive.h"
 
@@ -35,6 +36,9 @@ sink_progress (gpointer owner, GError **error)
   RdmaConn *conn = owner;
   gint n = 0;
 
+  /* nothing goes while a window operation is prepared or in flight (rdma_bulk.c) */
+  if (rdma_bulk_windows_busy (conn))
+    return 0;
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     gint done;
