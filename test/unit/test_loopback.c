@@ -52,6 +52,7 @@
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/rdma_spin.h"
 #include "lib/c_glib/transport/rdma/rdma_transport.h"
 #include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "fake_verbs.h"
@@ -1438,6 +1439,34 @@ test_read_rndv_late_read (void)
   pair_close (&p);
 }
 
+/* A hybrid wait in a process whose waiting threads outnumber its cores blocks at once (its
+ * spin would take the core of the thread that answers it): the client's waits, with another
+ * waiter held by the test on a one-core process, decline to spin, and each call that waited
+ * blocked in the kernel. */
+static void
+test_hybrid_oversubscribed (void)
+{
+  RdmaSpinTicket other;
+  const ThriftRdmaStats *cs;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_HYBRID, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  rdma_spin_set_cores (1);
+  rdma_spin_begin (&other, FALSE);
+  for (guint i = 0; i < 20; i++)
+    echo_by (&p, &rdma_proto_eager_ops, 64, i);
+  rdma_spin_end (&other);
+  rdma_spin_set_cores (0);
+  cs = rdma_conn_stats (p.c);
+  g_test_message ("client: %" G_GUINT64_FORMAT " spins declined, %" G_GUINT64_FORMAT
+                  " CQ events in 20 calls", cs->spins_declined, cs->cq_events);
+  g_assert_cmpuint (cs->spins_declined, >=, 20);
+  g_assert_cmpuint (cs->cq_events, >=, 1);
+  g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
+  pair_close (&p);
+}
+
 /* Every protocol with a server idle in a poll set on the two fds (completion channel and CM
  * channel), which is how ThriftServerRdma's workers wait: each request wakes it. */
 static void
@@ -2130,6 +2159,7 @@ main (int argc, char **argv)
   add_deferred_runs ();
   g_test_add_func ("/loopback/idle_server", test_idle_server);
   g_test_add_func ("/loopback/read_rndv/late-read", test_read_rndv_late_read);
+  g_test_add_func ("/loopback/hybrid/oversubscribed", test_hybrid_oversubscribed);
   g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
   g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);
   for (guint i = 0; i < G_N_ELEMENTS (bad_access); i++) {

@@ -38,6 +38,7 @@
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_select.h"
 #include "lib/c_glib/transport/rdma/rdma_signal.h"
+#include "lib/c_glib/transport/rdma/rdma_spin.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "lib/c_glib/transport/rdma/rdma_transport.h"
 #include "lib/c_glib/transport/rdma/rdma_wire.h"
@@ -651,6 +652,118 @@ test_hybrid_spin (void)
   g_assert_cmpuint (rdma_poller_spin_budget (&p), >, 2 * 200);
 }
 
+/* Waits may spin while the waiters are no more than the cores, and fewer than the cores
+ * already spin; a slot given back (its wait blocking now) admits the next one. */
+static void
+test_spin_admission (void)
+{
+  RdmaSpinTicket a, b, c, d, e;
+
+  rdma_spin_set_cores (2);
+  g_assert_true (rdma_spin_begin (&a, TRUE));
+  g_assert_true (rdma_spin_begin (&b, TRUE));
+  /* a third waiter: they outnumber the cores */
+  g_assert_false (rdma_spin_begin (&c, TRUE));
+  g_assert_cmpuint (rdma_spin_waiters (), ==, 3);
+  g_assert_cmpuint (rdma_spin_spinners (), ==, 2);
+  rdma_spin_end (&c);
+  /* two waiters, but both slots taken */
+  g_assert_false (rdma_spin_begin (&d, TRUE));
+  rdma_spin_end (&d);
+  /* a blocks now: its slot goes back, yet it still waits (three waiters) */
+  rdma_spin_stop (&a);
+  g_assert_false (rdma_spin_begin (&d, TRUE));
+  rdma_spin_end (&d);
+  rdma_spin_end (&a);
+  g_assert_true (rdma_spin_begin (&e, TRUE));
+  /* a wait that does not ask to spin is counted, and gets no slot */
+  g_assert_false (rdma_spin_begin (&d, FALSE));
+  g_assert_cmpuint (rdma_spin_waiters (), ==, 3);
+  g_assert_cmpuint (rdma_spin_spinners (), ==, 2);
+  rdma_spin_end (&d);
+  rdma_spin_end (&e);
+  rdma_spin_end (&b);
+  g_assert_cmpuint (rdma_spin_waiters (), ==, 0);
+  g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
+  rdma_spin_set_cores (0);
+  g_assert_cmpuint (rdma_spin_cores (), ==, rdma_select_cores ());
+}
+
+/* THRIFT_RDMA_SPIN_CORES sets the cores admission counts with; a value that is not a count
+ * of cores is refused with a warning that names it. */
+static void
+test_spin_cores_env (void)
+{
+  if (g_test_subprocess ()) {
+    g_setenv ("THRIFT_RDMA_SPIN_CORES", "3", TRUE);
+    g_assert_cmpuint (rdma_spin_cores (), ==, 3);
+    return;
+  }
+  g_test_trap_subprocess ("/rdma_engine/poll/spin_cores_env", 0, 0);
+  g_test_trap_assert_passed ();
+}
+
+static void
+test_spin_cores_env_bad (void)
+{
+  if (g_test_subprocess ()) {
+    g_setenv ("THRIFT_RDMA_SPIN_CORES", "0x4", TRUE);
+    g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
+                           "THRIFT_RDMA_SPIN_CORES='0x4' is not a number of cores*");
+    g_assert_cmpuint (rdma_spin_cores (), ==, rdma_select_cores ());
+    g_test_assert_expected_messages ();
+    return;
+  }
+  g_test_trap_subprocess ("/rdma_engine/poll/spin_cores_env_bad", 0, 0);
+  g_test_trap_assert_passed ();
+}
+
+typedef struct
+{
+  gint over;          /* times a spinner saw more spinners than cores */
+  gint admitted;
+} SpinRace;
+
+static gpointer
+spin_race_main (gpointer data)
+{
+  SpinRace *r = data;
+
+  for (guint i = 0; i < 20000; i++) {
+    RdmaSpinTicket t;
+
+    if (rdma_spin_begin (&t, TRUE)) {
+      g_atomic_int_inc (&r->admitted);
+      if (rdma_spin_spinners () > 3)
+        g_atomic_int_inc (&r->over);
+    }
+    if (i % 3 == 0)
+      rdma_spin_stop (&t);
+    rdma_spin_end (&t);
+  }
+  return NULL;
+}
+
+/* Eight threads begin and end waits at once: never more spinners than cores, and the counts
+ * come back to zero. */
+static void
+test_spin_admission_threads (void)
+{
+  SpinRace r = { 0 };
+  GThread *t[8];
+
+  rdma_spin_set_cores (3);
+  for (guint i = 0; i < G_N_ELEMENTS (t); i++)
+    t[i] = g_thread_new ("spin", spin_race_main, &r);
+  for (guint i = 0; i < G_N_ELEMENTS (t); i++)
+    g_thread_join (t[i]);
+  rdma_spin_set_cores (0);
+  g_assert_cmpint (r.over, ==, 0);
+  g_assert_cmpint (r.admitted, >, 0);
+  g_assert_cmpuint (rdma_spin_waiters (), ==, 0);
+  g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -670,6 +783,10 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/select/polling_table", test_select_polling_table);
   g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
   g_test_add_func ("/rdma_engine/poll/hybrid_spin", test_hybrid_spin);
+  g_test_add_func ("/rdma_engine/poll/spin_admission", test_spin_admission);
+  g_test_add_func ("/rdma_engine/poll/spin_admission_threads", test_spin_admission_threads);
+  g_test_add_func ("/rdma_engine/poll/spin_cores_env", test_spin_cores_env);
+  g_test_add_func ("/rdma_engine/poll/spin_cores_env_bad", test_spin_cores_env_bad);
   g_test_add_func ("/rdma_engine/transport/properties", test_properties);
   g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);
   return g_test_run ();

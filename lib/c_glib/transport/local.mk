@@ -88,6 +88,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_conn_wait.c \
 	lib/c_glib/transport/rdma/rdma_poll.c \
 	lib/c_glib/transport/rdma/rdma_poll.h \
+	lib/c_glib/transport/rdma/rdma_spin.c \
+	lib/c_glib/transport/rdma/rdma_spin.h \
 	lib/c_glib/transport/rdma/rdma_gobject.c \
 	lib/c_glib/transport/rdma/rdma_gobject.h \
 	lib/c_glib/transport/rdma/rdma_transport.h \

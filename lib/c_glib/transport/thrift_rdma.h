@@ -230,6 +230,8 @@ typedef struct _ThriftRdmaStats
                                  reset, 0 once closed) */
   guint64 bulk_not_lent;      /* fields large enough to lend that were copied instead: the
                                  device has no type-2 memory windows */
+  guint64 spins_declined;     /* hybrid waits that blocked at once, without spinning: the
+                                 process's waiting threads outnumbered its cores */
 } ThriftRdmaStats;
 
 /* Six type macros. */

@@ -110,6 +110,7 @@ rdma_conn_poller_init (RdmaConn *conn)
 {
   rdma_poller_init (&conn->poller, &conn_sink, conn, conn->settings.polling,
                     conn->settings.spin_us, &conn->stats.cq_events);
+  conn->poller.spins_declined = &conn->stats.spins_declined;
 }
 
 gboolean

@@ -27,7 +27,9 @@
  *           recent waits took when that is under RDMA_POLL_SPIN_MAX_US: a reply that comes
  *           about when the last ones did is caught spinning, without the wake-up through the
  *           kernel that costs more than the round trip itself under emulation (two per
- *           ping-pong RPC, one per side); a wait that is long anyway blocks early.
+ *           ping-pong RPC, one per side); a wait that is long anyway blocks early.  It
+ *           spins only while the process's waiters do not outnumber its cores (rdma_spin.h);
+ *           else it blocks at once.  BUSY, asked for explicitly, spins regardless.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
  * time left, unless a caught signal's handler lacks SA_RESTART: then the wait fails with
@@ -44,6 +46,7 @@
 
 #include "rdma_poll.h"
 #include "rdma_signal.h"
+#include "rdma_spin.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
 
@@ -144,18 +147,14 @@ rdma_poller_spin_budget (const RdmaPoller *p)
   return p->spin_us;
 }
 
-gboolean
-rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
+static gboolean
+poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError **error)
 {
   const RdmaPollSink *sink = p->sink;
   gint before = sink->state (p->owner);
   gint64 spin_until, wake, cm_next, start;
   gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
 
-  if (p->cq == NULL) {
-    rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
-    return FALSE;
-  }
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
   switch (p->polling) {
@@ -163,7 +162,7 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
     spin_until = G_MAXINT64;
     break;
   case THRIFT_RDMA_POLLING_HYBRID:
-    spin_until = start + rdma_poller_spin_budget (p);
+    spin_until = ticket->spinning ? start + rdma_poller_spin_budget (p) : 0;
     break;
   default:
     spin_until = 0;
@@ -223,6 +222,7 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
       continue;
 
     /* poll, arm, poll again, then block */
+    rdma_spin_stop (ticket);
     if (!p->armed) {
       if (!arm (p, error))
         return FALSE;
@@ -266,6 +266,24 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
       }
     }
   }
+}
+
+gboolean
+rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
+{
+  RdmaSpinTicket ticket;
+  gboolean wants_spin, ok;
+
+  if (p->cq == NULL) {
+    rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
+    return FALSE;
+  }
+  wants_spin = p->polling == THRIFT_RDMA_POLLING_HYBRID && deadline_us >= 0;
+  if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
+    (*p->spins_declined)++;
+  ok = poller_wait (p, deadline_us, &ticket, error);
+  rdma_spin_end (&ticket);
+  return ok;
 }
 
 /* ---- waiting in someone else's poll set (ThriftIdleWatch) ---- */

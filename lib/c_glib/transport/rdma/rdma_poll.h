@@ -67,6 +67,7 @@ typedef struct
   guint spin_us;                      /* hybrid: how long to spin before blocking */
   guint progress_mask;                /* non-zero: sink->progress runs on every turn */
   guint64 *cq_events;                 /* counts the CQ events taken (a statistic) */
+  guint64 *spins_declined;            /* (nullable) counts hybrid waits refused a spin */
   const RdmaPollSink *sink;
   gpointer owner;
 

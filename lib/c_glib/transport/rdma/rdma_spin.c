@@ -1,0 +1,117 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_spin.c: spinning admission (see rdma_spin.h). */
+#include "config.h"
+
+#include "rdma_select.h"
+#include "rdma_spin.h"
+
+static gint waiters;
+static gint spinners;
+static guint cores_override;
+
+/* THRIFT_RDMA_SPIN_CORES: a container's CPU quota is not in its affinity mask, and a
+ * process that shares its cores with another (its peer on one host) has fewer than it sees. */
+static guint
+configured_cores (void)
+{
+  static gsize cores = 0;
+
+  if (g_once_init_enter (&cores)) {
+    const gchar *env = g_getenv ("THRIFT_RDMA_SPIN_CORES");
+    gsize v = rdma_select_cores ();
+
+    if (env != NULL && *env != '\0') {
+      /* digits by hand: g_ascii_strtoull's errno is not to be trusted in a process's first
+       * concurrent calls (thrift_transport_uri.c, parse_number) */
+      guint64 n = 0;
+      const gchar *c = env;
+
+      while (g_ascii_isdigit (*c) && n <= G_MAXINT)
+        n = n * 10 + (guint64) (*c++ - '0');
+      if (*c == '\0' && n >= 1 && n <= G_MAXINT)
+        v = (gsize) n;
+      else
+        g_warning ("THRIFT_RDMA_SPIN_CORES='%s' is not a number of cores (1 or more): "
+                   "ignored, spinning is admitted for the %" G_GSIZE_FORMAT " cores of the "
+                   "process's affinity mask", env, v);
+    }
+    g_once_init_leave (&cores, v);
+  }
+  return (guint) cores;
+}
+
+guint
+rdma_spin_cores (void)
+{
+  guint forced = g_atomic_int_get ((gint *) &cores_override);
+
+  return forced > 0 ? forced : configured_cores ();
+}
+
+void
+rdma_spin_set_cores (guint cores)
+{
+  g_atomic_int_set ((gint *) &cores_override, (gint) cores);
+}
+
+gboolean
+rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin)
+{
+  gint cores = (gint) rdma_spin_cores ();
+  gint w = g_atomic_int_add (&waiters, 1) + 1;
+
+  t->spinning = FALSE;
+  if (!wants_spin || w > cores)
+    return FALSE;
+  for (;;) {
+    gint s = g_atomic_int_get (&spinners);
+
+    if (s >= cores)
+      return FALSE;
+    if (g_atomic_int_compare_and_exchange (&spinners, s, s + 1))
+      break;
+  }
+  t->spinning = TRUE;
+  return TRUE;
+}
+
+void
+rdma_spin_stop (RdmaSpinTicket *t)
+{
+  if (t->spinning) {
+    g_atomic_int_add (&spinners, -1);
+    t->spinning = FALSE;
+  }
+}
+
+void
+rdma_spin_end (RdmaSpinTicket *t)
+{
+  rdma_spin_stop (t);
+  g_atomic_int_add (&waiters, -1);
+}
+
+guint
+rdma_spin_waiters (void)
+{
+  return (guint) g_atomic_int_get (&waiters);
+}
+
+guint
+rdma_spin_spinners (void)
+{
+  return (guint) g_atomic_int_get (&spinners);
+}
