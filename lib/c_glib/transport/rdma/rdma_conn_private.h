@@ -162,9 +162,6 @@ void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, gu
 /* Queues a control message (RDMA_WIRE_CONTROL, @len <= RDMA_WIRE_CONTROL_MAX) for @proto's
  * peer; it goes out at once if a send slot is free, else at the next completion.  Never
  * blocks: completion handlers call it. */
-/* Posts a signalled zero-byte WRITE (it touches no memory) if the newest WR is unsignalled:
- * only a signalled completion retires the unsignalled WRs before it. */
-gboolean rdma_conn_retire_unsignalled (RdmaConn *conn, gint64 deadline_us, GError **error);
 gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
                                  const void *payload, guint32 len, GError **error);
 /* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
