@@ -551,12 +551,18 @@ test_cache_bounds (void)
     g_usleep (1000);
   rt_echo_server_last_stats (srv, &s);
   g_test_message ("server cache at the end: %" G_GUINT64_FORMAT " entries, %" G_GUINT64_FORMAT
-                  " bytes; evictions %" G_GUINT64_FORMAT ", invalidations %" G_GUINT64_FORMAT,
-                  s.rcache_entries, s.rcache_bytes, s.rcache_evictions, s.rcache_invalidations);
+                  " bytes; misses %" G_GUINT64_FORMAT ", evictions %" G_GUINT64_FORMAT
+                  ", invalidations %" G_GUINT64_FORMAT, s.rcache_entries, s.rcache_bytes,
+                  s.rcache_misses, s.rcache_evictions, s.rcache_invalidations);
   g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
   g_assert_cmpuint (s.rcache_entries, <=, ENTRIES);
   g_assert_cmpuint (s.rcache_bytes, <=, BYTES);
-  g_assert_cmpuint (s.rcache_evictions + s.rcache_invalidations, >, 0);
+  /* The server's buffers are its allocator's, which may hand the same ones back call after
+   * call (glibc raises its mmap threshold as mmapped chunks are freed), and then they hit:
+   * seen once in 20 soak runs.  Only a cache that registered more than it may hold must
+   * have dropped some. */
+  if (s.rcache_misses > ENTRIES)
+    g_assert_cmpuint (s.rcache_evictions + s.rcache_invalidations, >, 0);
   rt_echo_server_stop (srv);
   for (guint i = 0; i < CALLS; i++)
     g_free (bufs[i]);
