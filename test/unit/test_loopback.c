@@ -1439,6 +1439,81 @@ test_read_rndv_late_read (void)
   pair_close (&p);
 }
 
+/* The watchdog of a step that must end: a hang fails the test instead of the suite's run. */
+static gpointer
+watchdog_main (gpointer data)
+{
+  gint *done = data;
+
+  for (guint i = 0; i < 100 && !g_atomic_int_get (done); i++)
+    g_usleep (100000);
+  if (!g_atomic_int_get (done))
+    g_error ("a wait bounded by its deadline was still running after 10 s");
+  return NULL;
+}
+
+/* An RFP client that sent a message no reply answers (a oneway call) fetches by READ on every
+ * turn of its waits, and each READ's completion ends the poller's turn before it looks at the
+ * clock.  Its wait for a reply still times out at its deadline (it ran on forever: a call
+ * timeout that never fired), and its close ends at once without waiting for its own READs
+ * (test_mix hung in close in the guest). */
+static void
+test_rfp_unanswered (void)
+{
+  GError *error = NULL;
+  RdmaMessage *msg;
+  GThread *watchdog;
+  gint done = 0;
+  gint64 t0, waited, closed;
+  guint64 reads;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  /* one call by RFP, served from this thread: the client then knows the server's region */
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_rfp_ops);
+  rdma_conn_set_tx_proto (p.s, &rdma_proto_rfp_ops);
+  g_assert_true (rdma_conn_send (p.c, (const guint8 *) "call", 4, deadline (), &error));
+  msg = rdma_conn_wait_message (p.s, deadline (), &error);
+  g_assert_nonnull (msg);
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+  g_assert_true (rdma_conn_send (p.s, (const guint8 *) "reply", 5, deadline (), &error));
+  msg = rdma_conn_wait_message (p.c, deadline (), &error);
+  g_assert_nonnull (msg);
+  g_assert_cmpstr (rdma_message_proto (msg)->name, ==, "rfp");
+  g_assert_true (rdma_conn_release_message (p.c, &error));
+  g_assert_no_error (error);
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
+  g_assert_true (rdma_conn_send (p.c, (const guint8 *) "oneway", 6, deadline (), &error));
+  g_assert_no_error (error);
+  msg = rdma_conn_wait_message (p.s, deadline (), &error);
+  g_assert_nonnull (msg);
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+
+  watchdog = g_thread_new ("watchdog", watchdog_main, &done);
+  reads = rdma_conn_stats (p.c)->reads;
+  t0 = g_get_monotonic_time ();
+  g_assert_null (rdma_conn_wait_message (p.c, t0 + 200000, &error));
+  waited = g_get_monotonic_time () - t0;
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
+  g_clear_error (&error);
+  g_test_message ("a 200 ms wait ended after %.1f ms and %" G_GUINT64_FORMAT " READs",
+                  waited / 1000.0, rdma_conn_stats (p.c)->reads - reads);
+  g_assert_cmpint (waited, <, 1000000);
+
+  t0 = g_get_monotonic_time ();
+  rdma_conn_free (p.c);
+  closed = g_get_monotonic_time () - t0;
+  g_atomic_int_set (&done, 1);
+  g_thread_join (watchdog);
+  g_test_message ("close took %.1f ms", closed / 1000.0);
+  g_assert_cmpint (closed, <, G_USEC_PER_SEC / 2);   /* the close's bound is 1 s */
+  g_assert_null (rdma_conn_wait_message (p.s, deadline (), &error));
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+  g_clear_error (&error);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
 /* A hybrid wait in a process whose waiting threads outnumber its cores blocks at once (its
  * spin would take the core of the thread that answers it): the client's waits, with another
  * waiter held by the test on a one-core process, decline to spin, and each call that waited
@@ -2159,6 +2234,7 @@ main (int argc, char **argv)
   add_deferred_runs ();
   g_test_add_func ("/loopback/idle_server", test_idle_server);
   g_test_add_func ("/loopback/read_rndv/late-read", test_read_rndv_late_read);
+  g_test_add_func ("/loopback/rfp/unanswered", test_rfp_unanswered);
   g_test_add_func ("/loopback/hybrid/oversubscribed", test_hybrid_oversubscribed);
   g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
   g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);

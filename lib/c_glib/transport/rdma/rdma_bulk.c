@@ -130,18 +130,8 @@ drain_send_queue (RdmaConn *conn, gint64 deadline_us, GError **error)
 
   if (conn->sq_used == 0)
     return TRUE;
-  if (conn->sq_unsignalled > 0) {
-    RdmaOp *op;
-    struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
-
-    if (!rdma_conn_sq_reserve (conn, 1, deadline_us, error))
-      return FALSE;
-    op = rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_WIRE_PROTO_ENGINE);
-    wr.wr_id = rdma_op_wr_id (op);
-    if (!rdma_conn_post_wr (conn, &wr, "RDMA WRITE (zero bytes, before a window operation)",
-                            error))
-      return FALSE;
-  }
+  if (!rdma_conn_retire_unsignalled (conn, deadline_us, error))
+    return FALSE;
   conn->bulk->draining = TRUE;
   ok = rdma_conn_wait_for (conn, send_queue_empty, NULL, deadline_us, error);
   conn->bulk->draining = FALSE;

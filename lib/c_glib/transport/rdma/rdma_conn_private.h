@@ -85,6 +85,7 @@ struct _RdmaConn
   const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
   const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
   gboolean last_was_send;             /* for round trip counting */
+  gboolean closing;                   /* rdma_conn_free waits for what was sent */
   guint64 msgs_sent;                  /* messages sent and received since connect, never */
   guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
 
@@ -164,6 +165,14 @@ void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, gu
  * blocks: completion handlers call it. */
 gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
                                  const void *payload, guint32 len, GError **error);
+/* Posts a signalled zero-byte RDMA WRITE, which touches no memory at either end: its
+ * completion says the QP still works and retires the unsignalled WRs before it.  @op must
+ * have a send-queue slot (rdma_conn_sq_reserve, or the keepalive's own). */
+gboolean rdma_conn_post_empty_write (RdmaConn *conn, RdmaOp *op, const char *what,
+                                     GError **error);
+/* Posts an empty WRITE if the newest WR is unsignalled: only a signalled completion retires
+ * the unsignalled WRs before it. */
+gboolean rdma_conn_retire_unsignalled (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
 gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
                              gpointer data, gint64 deadline_us, GError **error);

@@ -53,15 +53,7 @@ rdma_keepalive_due (const RdmaConn *conn)
 static gboolean
 post_probe (RdmaConn *conn, GError **error)
 {
-  struct ibv_send_wr wr = {
-    .wr_id = rdma_op_wr_id (&conn->probe_op),
-    .sg_list = NULL,
-    .num_sge = 0,
-    .opcode = IBV_WR_RDMA_WRITE,
-    .send_flags = IBV_SEND_SIGNALED,
-  };
-
-  if (!rdma_conn_post_wr (conn, &wr, "keepalive probe", error))
+  if (!rdma_conn_post_empty_write (conn, &conn->probe_op, "keepalive probe", error))
     return FALSE;
   conn->stats.keepalive_probes++;
   conn->probe_outstanding = TRUE;

@@ -278,6 +278,14 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
     return FALSE;
   }
+  /* poller_wait returns as soon as something completed, without looking at the clock; a
+   * caller's loop whose goal never comes while completions keep coming (RFP's polling READs
+   * complete on every turn) ends here */
+  if (deadline_us > 0 && g_get_monotonic_time () >= deadline_us) {
+    rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
+                           "no message within the call timeout");
+    return FALSE;
+  }
   wants_spin = p->polling == THRIFT_RDMA_POLLING_HYBRID && deadline_us >= 0;
   if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
     (*p->spins_declined)++;
