@@ -85,7 +85,10 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_conn.c \
 	lib/c_glib/transport/rdma/rdma_conn.h \
 	lib/c_glib/transport/rdma/rdma_conn_private.h \
+	lib/c_glib/transport/rdma/rdma_conn_msg.c \
+	lib/c_glib/transport/rdma/rdma_conn_post.c \
 	lib/c_glib/transport/rdma/rdma_conn_wait.c \
+	lib/c_glib/transport/rdma/rdma_conn_wc.c \
 	lib/c_glib/transport/rdma/rdma_poll.c \
 	lib/c_glib/transport/rdma/rdma_poll.h \
 	lib/c_glib/transport/rdma/rdma_spin.c \

@@ -149,6 +149,8 @@ gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint3
                               RdmaTx *tx, gsize tx_off, guint32 tx_len, GError **error);
 /* An op from the free list for a WRITE or READ (never fails: the list grows). */
 RdmaOp *rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto);
+/* Puts a pooled op back on the free list once its completion was handled. */
+void rdma_conn_op_put (RdmaConn *conn, RdmaOp *op);
 /* Waits until @n more send queue entries are free. */
 gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error);
 /* Posts a list of send work requests with one doorbell (each wr_id an RdmaOp, or the quiet
@@ -176,7 +178,16 @@ gboolean rdma_conn_retire_unsignalled (RdmaConn *conn, gint64 deadline_us, GErro
 /* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
 gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
                              gpointer data, gint64 deadline_us, GError **error);
+/* Waits (1 s at most, by the caller's @deadline_us) until what was posted has completed and
+ * the held control messages went out: close (2) delivers a socket's queued bytes the same
+ * way.  FALSE if the deadline came first or the connection failed. */
+gboolean rdma_conn_flush_sent (RdmaConn *conn, gint64 deadline_us);
+/* Posts receives for the receive slots @slots (@n of them) in one call. */
+gboolean rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n,
+                                   GError **error);
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
+/* Reposts the data slots held back while the unread bytes were over the limit. */
+gboolean rdma_conn_repost_held (RdmaConn *conn, GError **error);
 /* Sends an explicit credit message if enough credits are pending and a send slot is free. */
 gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
 /* Waits for and handles at least one completion or CM event (rdma_poller_wait); fails with
@@ -185,7 +196,7 @@ gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
 /* Sets up conn->poller from conn->settings, with the connection as its sink
  * (rdma_conn_wait.c). */
 void rdma_conn_poller_init (RdmaConn *conn);
-/* Handles a work completion (rdma_conn.c). */
+/* Handles a work completion (rdma_conn_wc.c). */
 gboolean rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error);
 /* Handles every pending CM event of the connection's channel (rdma_conn.c). */
 gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
