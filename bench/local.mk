@@ -49,6 +49,7 @@ bench_thrift_rdma_suite_SOURCES = bench/thrift_rdma_suite.c bench/suite_modes.h 
 	bench/suite_client.c bench/suite_client.h bench/suite_handler.c bench/suite_handler.h \
 	bench/suite_load.c bench/suite_load.h bench/suite_latency.c bench/suite_throughput.c \
 	bench/suite_mixed.c bench/suite_calls.c bench/suite_hybrid.c bench/suite_bulk.c \
+	bench/suite_scale.c \
 	$(bench_util)
 nodist_bench_thrift_rdma_suite_SOURCES = $(suite_gen)
 bench_thrift_rdma_suite_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/suite-gen -I$(srcdir)/bench

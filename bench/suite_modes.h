@@ -14,8 +14,8 @@
 
 /*
  * suite_modes.h: the measurements of bench/thrift-rdma-suite, one per file: latency per
- * function and size, throughput with N client threads, the mixed benchmark, and a plain run of
- * calls for strace.  Each prints its table on stdout, progress on stderr, and writes CSV when
+ * function and size, throughput with N client threads, the mixed benchmark, many connections
+ * (scale), and a plain run of calls for strace.  Each prints its table on stdout, progress on stderr, and writes CSV when
  * given a file.
  */
 #ifndef _SUITE_MODES_H
@@ -55,6 +55,8 @@ typedef struct
   guint calls;              /* calls: how many */
   const gchar *bulk_uri;    /* bulk: the rdma:// URI of the first mode's server */
   gchar **bulk_modes;       /* bulk: the modes measured (names), or NULL for all */
+  GArray *connections;      /* scale: guint64 connection counts, ascending, a point each */
+  gint server_pid;          /* scale: the server's pid, for its memory (0: not measured) */
   FILE *csv;                /* where CSV goes, or NULL */
 } SuiteOptions;
 
@@ -64,6 +66,7 @@ int suite_run_mixed (const SuiteOptions *o);
 int suite_run_calls (const SuiteOptions *o);
 int suite_run_hybrid (const SuiteOptions *o);
 int suite_run_bulk (const SuiteOptions *o);
+int suite_run_scale (const SuiteOptions *o);
 
 /* The bulk part's modes (issue 10): copy, bulk, bulk-unpipelined, each a set of rdma:// URI
  * options that both sides use, each served on a port of its own: the base URI's port plus

@@ -17,7 +17,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..28"
+echo "1..30"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -32,7 +32,7 @@ check "run-all --quick exits 0" test $rc -eq 0
 for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "Mixed (HatRPC Sec. 5.3): 512 B payload" "Hybrid mix (issue 9)" \
                "Bulk transfer (issue 10)" "Bulk transfer against raw RDMA" \
-               "System calls per RPC" "YCSB on HatKV"; do
+               "System calls per RPC" "YCSB on HatKV" "Scale: one client process"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
 check "latency.csv: 12 columns x 2 sizes, and rsocket" \
@@ -72,6 +72,9 @@ for part in latency throughput mixed; do
 done
 check "rsocket.csv: its calls moved RDMA packets and next to no TCP segments" \
   "$srcdir/bench/check-suite-csv" rsocket "$work/csv/rsocket.csv"
+check "scale.csv holds together (rdma and tcp at 4 and 16 connections, the server measured)" \
+  bash -c "'$srcdir/bench/check-suite-csv' scale '$work/csv/scale.csv' &&
+           test \$(grep -cE '^(rdma,rdma|tcp,tcp),(4|16),([^,]*,){11}[0-9]' '$work/csv/scale.csv') -eq 4"
 check "machine.txt says where it ran" grep -q '^rdma: ' "$work/csv/machine.txt"
 if [ "$failures" -gt 0 ]; then
   sed 's/^/# /' "$work/err" "$work/out"

@@ -42,7 +42,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..39"
+echo "1..41"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
@@ -121,6 +121,15 @@ check "mixed: a summary per size, latency and throughput function against N" \
 "$suite" --run calls --client "$uri" --calls 5 --csv "$work/calls.csv" 2> "$work/progress"
 rc=$?
 check "calls: 5 calls, one CSV row" bash -c "test $rc -eq 0 && test \$(sed -n 2p '$work/calls.csv' | cut -d, -f4) = 5"
+"$suite" --run scale --tcp "$uri" --connections 2,8 --server-pid "$server" --csv "$work/scale.csv" \
+  > "$work/scale" 2> "$work/progress"
+rc=$?
+sed 's/^/# /' "$work/progress" "$work/scale"
+check "scale: 2 then 8 connections, the server's memory read, the CSV holds together" \
+  bash -c "test $rc -eq 0 && '$checker' scale '$work/scale.csv' &&
+           test \$(grep -cE '^tcp,tcp,(2|8),([^,]*,){11}[0-9]' '$work/scale.csv') -eq 2"
+"$suite" --run scale --tcp "$uri" --connections 8,2 > /dev/null 2>&1
+check "scale: connections that do not ascend are refused (exit 2)" test $? -eq 2
 check "suite server stops on SIGINT" stop_server
 
 # --- plot-results: the figures of those CSV files and of a YCSB fixture ---

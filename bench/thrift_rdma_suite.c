@@ -24,6 +24,8 @@
  *                                                                  bulk by TCP (issue 9)
  *   thrift-rdma-suite --run bulk       --bulk URI                large binaries: copied, by
  *                                                                  bulk transfer (issue 10)
+ *   thrift-rdma-suite --run scale      --rdma URI --tcp URI      many connections: connect
+ *                                                                  time, memory, call time
  *   thrift-rdma-suite --run calls      --client URI              calls only, for strace
  *
  * Called as atb_lat, atb_thr or atb_mix (the names of the paper's Apache Thrift Benchmarks;
@@ -155,7 +157,8 @@ main (int argc, char **argv)
   gchar *hybrid = NULL, *bulk = NULL, *bulk_server = NULL, *bulk_modes = NULL;
   gint mix_small = 20, mix_units = 40;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
-  gchar *csv = NULL;
+  gchar *csv = NULL, *connections = NULL;
+  gint server_pid = 0;
   gint iterations = 200, large_iterations = 50, warmup = 10, rounds = 10;
   gint ratio = 50, calls = 1000, load_rounds = 4;
   gdouble duration = 2.0;
@@ -168,7 +171,7 @@ main (int argc, char **argv)
     { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
       "ThriftThreadedServer mode: pool (default) or per-connection", "MODE" },
     { "run", 'r', 0, G_OPTION_ARG_STRING, &run,
-      "measure: latency, throughput, mixed, hybrid, bulk or calls", "WHAT" },
+      "measure: latency, throughput, mixed, hybrid, bulk, scale or calls", "WHAT" },
     { "rdma", 0, 0, G_OPTION_ARG_STRING, &rdma, "the rdma:// server to measure", "URI" },
     { "tcp", 0, 0, G_OPTION_ARG_STRING, &tcp, "the tcp:// baseline server", "URI" },
     { "rsocket", 0, 0, G_OPTION_ARG_STRING, &rsocket,
@@ -214,6 +217,10 @@ main (int argc, char **argv)
       "throughput, mixed, bulk: each point's --duration is split into N rounds, the columns "
       "taking turns, a round each (default 4)", "N" },
     { "calls", 0, 0, G_OPTION_ARG_INT, &calls, "calls: how many (default 1000)", "N" },
+    { "connections", 0, 0, G_OPTION_ARG_STRING, &connections,
+      "scale: open connections at each point, ascending (default 16,256,1024)", "N,N,..." },
+    { "server-pid", 0, 0, G_OPTION_ARG_INT, &server_pid,
+      "scale: the server's process id, whose memory (/proc/PID/status) is measured too", "PID" },
     { "csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "also write the figures to FILE as CSV", "FILE" },
     { NULL }
   };
@@ -264,7 +271,9 @@ main (int argc, char **argv)
     "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
     "--hybrid, --rdma and --tcp in turns; bulk: one client echoes large binaries in each\n"
     "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
-    "on consecutive ports) with the same buffer every call or a new one; calls: --calls\n"
+    "on consecutive ports) with the same buffer every call or a new one; scale: one process\n"
+    "opens --connections connections, with connect time, memory per connection (and the\n"
+    "server's, given --server-pid) and the time of a call on each in turn; calls: --calls\n"
     "calls and one CSV row of counters (for strace).\n"
     "tcp:// is stock ThriftSocket with framed transports; --rsocket measures one as the\n"
     "rsocket column, this process and its server under LD_PRELOAD of librspreload. Called as\n"
@@ -350,6 +359,8 @@ main (int argc, char **argv)
   o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.mixed_clients = g_array_new (FALSE, FALSE, sizeof (guint64));
+  o.connections = g_array_new (FALSE, FALSE, sizeof (guint64));
+  o.server_pid = server_pid;
   if (sizes == NULL)
     sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
                       : g_strcmp0 (run, "calls") == 0 ? "64"
@@ -357,11 +368,16 @@ main (int argc, char **argv)
                       : g_strcmp0 (run, "hybrid") == 0 ? "64,1M" : "512,128K");
   if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
       || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error)
-      || !bench_parse_list (mixed_clients ? mixed_clients : "4", FALSE, o.mixed_clients, &error))
+      || !bench_parse_list (mixed_clients ? mixed_clients : "4", FALSE, o.mixed_clients, &error)
+      || !bench_parse_list (connections ? connections : "16,256,1024", FALSE, o.connections,
+                            &error))
   {
     fprintf (stderr, "%s: %s\n", prog, error->message);
     return 2;
   }
+  for (guint i = 1; i < o.connections->len; i++)
+    if (g_array_index (o.connections, guint64, i) <= g_array_index (o.connections, guint64, i - 1))
+      return usage_error ("--connections must ascend: each point opens more connections");
   for (guint i = 0; o.functions[i] != NULL; i++)
     if (suite_function_find (o.functions[i]) == NULL)
     {
@@ -426,6 +442,9 @@ main (int argc, char **argv)
                           "--rsocket URI");
   else if (g_strcmp0 (run, "hybrid") == 0)
     status = suite_run_hybrid (&o);
+  else if (g_strcmp0 (run, "scale") == 0)
+    status = server_pid < 0 ? usage_error ("--server-pid must be a process id")
+             : suite_run_scale (&o);
   else if (g_strcmp0 (run, "latency") == 0)
     status = suite_run_latency (&o);
   else if (g_strcmp0 (run, "throughput") == 0)
@@ -433,7 +452,7 @@ main (int argc, char **argv)
   else if (g_strcmp0 (run, "mixed") == 0)
     status = suite_run_mixed (&o);
   else
-    status = usage_error ("--run takes latency, throughput, mixed, hybrid, bulk or calls");
+    status = usage_error ("--run takes latency, throughput, mixed, hybrid, bulk, scale or calls");
 
   if (o.csv != NULL && fclose (o.csv) != 0)
   {
@@ -445,5 +464,6 @@ main (int argc, char **argv)
   g_array_free (o.sizes, TRUE);
   g_array_free (o.clients, TRUE);
   g_array_free (o.mixed_clients, TRUE);
+  g_array_free (o.connections, TRUE);
   return status;
 }
