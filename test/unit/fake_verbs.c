@@ -107,6 +107,21 @@ typedef struct
   int num_sge;
 } FakeRecv;
 
+/* A receive queue shared by QPs of one PD.  Its limit, once armed (ibv_modify_srq with
+ * IBV_SRQ_LIMIT), raises one IBV_EVENT_SRQ_LIMIT_REACHED when a receive taken leaves fewer
+ * than it, and disarms.  A SEND to a QP on an SRQ without receives waits (an RNR NAK retried
+ * without end, as rnr_retry 7 does) until one is posted; without an SRQ it fails the QP, as
+ * before (the engine's credits keep a receive there for every SEND). */
+typedef struct
+{
+  struct ibv_srq srq;
+  FakePd *pd;
+  GQueue recvs;             /* FakeRecv *, oldest first */
+  guint max_wr, max_sge;
+  guint limit;              /* armed limit (0: disarmed) */
+  guint qps;                /* QPs that take their receives from it */
+} FakeSrq;
+
 /* A send queue WR from its post until its completion is in the CQ (or, unsignalled, until
  * it would be).  Executed: its bytes are placed and the responder's side of it is done; its
  * completion (the requester's ACK) may come later. */
@@ -130,6 +145,7 @@ struct _FakeQp
   FakeId *id;
   FakePd *pd;
   FakeCq *scq, *rcq;
+  FakeSrq *srq;             /* its receives come from there (NULL: its own rq) */
   struct ibv_qp_cap cap;
   gboolean sig_all;
   GQueue rq;                /* FakeRecv *, oldest first */
@@ -189,7 +205,8 @@ static guint32 next_mw_index = FAKE_MW_INDEX_BASE;
 static guint32 next_mw_tag = 0xfe;   /* near the wrap: ibv_inc_rkey's 0xff -> 0 comes early */
 static guint32 next_qpn = 0x100;
 static guint live_pds, live_mrs, live_mws, live_channels, live_cqs, live_qps, live_ids,
-  live_ev_channels, live_events;
+  live_ev_channels, live_events, live_srqs, live_async_events;
+static FdQueue async_events;   /* struct ibv_async_event *: the context's async_fd */
 static guint misuse;
 static gchar *first_misuse;
 static FakeTiming timing = FAKE_IMMEDIATE;
@@ -512,7 +529,7 @@ rq_complete (FakeQp *qp, guint64 wr_id, enum ibv_wc_status status, enum ibv_wc_o
     .imm_data = with_imm ? imm : 0,
   };
 
-  cq_push (qp->rcq, qp, &wc, TRUE, 0);
+  cq_push (qp->rcq, qp, &wc, qp->srq == NULL, 0);
 }
 
 static void
@@ -623,6 +640,58 @@ vanish (FakeId *id, gboolean tell)
 }
 
 /* ---- posting ---- */
+
+/* The SRQ's limit event, if it is armed and fewer receives than it are left. */
+static void
+srq_check_limit (FakeSrq *srq)
+{
+  struct ibv_async_event *ev;
+
+  if (srq->limit == 0 || g_queue_get_length (&srq->recvs) >= srq->limit)
+    return;
+  srq->limit = 0;
+  ev = g_new0 (struct ibv_async_event, 1);
+  ev->event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+  ev->element.srq = &srq->srq;
+  live_async_events++;
+  fdq_push (&async_events, ev);
+}
+
+/* The receive a SEND or a WRITE_WITH_IMM to @qp takes: the oldest of its own queue or of its
+ * SRQ (NULL: none). */
+static FakeRecv *
+recv_take (FakeQp *qp)
+{
+  FakeRecv *r;
+
+  if (qp->srq == NULL)
+    return g_queue_pop_head (&qp->rq);
+  r = g_queue_pop_head (&qp->srq->recvs);
+  srq_check_limit (qp->srq);
+  return r;
+}
+
+static gboolean
+recv_available (FakeQp *qp)
+{
+  return !g_queue_is_empty (qp->srq != NULL ? &qp->srq->recvs : &qp->rq);
+}
+
+static FakeQp *peer_qp (FakeQp *qp);
+static gboolean takes_receive (enum ibv_wr_opcode op);
+
+/* TRUE if @w, not started, needs a receive of a peer on an SRQ that has none: it waits
+ * (RNR, retried) and the WRs after it with it. */
+static gboolean
+rnr_waits (FakeQp *qp, const FakeSwr *w)
+{
+  FakeQp *peer;
+
+  if (w == NULL || w->started || !takes_receive (w->wr.opcode))
+    return FALSE;
+  peer = peer_qp (qp);
+  return peer != NULL && peer->srq != NULL && !recv_available (peer);
+}
 
 static FakeQp *
 peer_qp (FakeQp *qp)
@@ -827,7 +896,9 @@ swr_check (FakeQp *qp, FakeSwr *w)
     swr_fails (qp, w, IBV_WC_REM_ACCESS_ERR);
     return FALSE;
   }
-  if (takes_receive (wr->opcode) && g_queue_is_empty (&peer->rq)) {
+  if (takes_receive (wr->opcode) && !recv_available (peer) && peer->srq != NULL)
+    return FALSE;   /* it waits (rnr_waits): a test's step moved it anyway */
+  if (takes_receive (wr->opcode) && !recv_available (peer)) {
     qp->id->stats.rnr++;
     swr_fails (qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
     return FALSE;
@@ -909,7 +980,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   switch (wr->opcode) {
   case IBV_WR_SEND:
   case IBV_WR_SEND_WITH_IMM:
-    recv = g_queue_pop_head (&peer->rq);
+    recv = recv_take (peer);
     if (w->len > sge_len (recv->sge, recv->num_sge)) {
       rq_complete (peer, recv->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, FALSE, 0);
       g_free (recv);
@@ -931,7 +1002,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
     g_free (recv);
     break;
   case IBV_WR_RDMA_WRITE_WITH_IMM:
-    recv = g_queue_pop_head (&peer->rq);
+    recv = recv_take (peer);
     rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, (guint32) w->len,
                  TRUE, wr->imm_data);
     g_free (recv);
@@ -966,6 +1037,8 @@ swr_next (FakeQp *qp)
 {
   FakeSwr *w = g_queue_peek_nth (&qp->sq, qp->executed);
 
+  if (rnr_waits (qp, w))
+    return NULL;
   if (w != NULL && !w->started && qp->executed > 0
       && (w->wr.opcode == IBV_WR_LOCAL_INV
           || ((w->wr.send_flags & IBV_SEND_FENCE) && reads_pending (qp))))
@@ -1046,6 +1119,8 @@ qp_settle (FakeQp *qp)
   while (!g_queue_is_empty (&qp->sq)) {
     if (qp->executed > 0)
       swr_complete (qp);
+    else if (rnr_waits (qp, g_queue_peek_head (&qp->sq)))
+      break;    /* until a receive is posted to the peer's SRQ */
     else
       swr_advance (qp, g_queue_peek_head (&qp->sq), TRUE, NULL, 0);
   }
@@ -1226,6 +1301,18 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
   return rc;
 }
 
+/* A posted receive as the queue keeps it. */
+static FakeRecv *
+recv_copy (const struct ibv_recv_wr *wr)
+{
+  FakeRecv *r = g_new0 (FakeRecv, 1);
+
+  r->wr_id = wr->wr_id;
+  r->num_sge = wr->num_sge;
+  memcpy (r->sge, wr->sg_list, sizeof (struct ibv_sge) * (gsize) wr->num_sge);
+  return r;
+}
+
 static int
 fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
@@ -1235,9 +1322,13 @@ fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
   g_mutex_lock (&lock);
   qp->id->stats.post_recv_calls++;
   qp->id->calls++;
+  if (qp->srq != NULL) {
+    misused ("a receive posted to a QP whose receives come from an SRQ");
+    *bad_wr = wr;
+    g_mutex_unlock (&lock);
+    return EINVAL;
+  }
   for (; wr != NULL; wr = wr->next) {
-    FakeRecv *r;
-
     if (wr->num_sge < 0 || (guint) wr->num_sge > qp->cap.max_recv_sge) {
       rc = EINVAL;
       break;
@@ -1253,16 +1344,133 @@ fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
       rq_complete (qp, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0);
       continue;
     }
-    r = g_new0 (FakeRecv, 1);
-    r->wr_id = wr->wr_id;
-    r->num_sge = wr->num_sge;
-    memcpy (r->sge, wr->sg_list, sizeof (struct ibv_sge) * (gsize) wr->num_sge);
-    g_queue_push_tail (&qp->rq, r);
+    g_queue_push_tail (&qp->rq, recv_copy (wr));
   }
   if (rc != 0)
     *bad_wr = wr;
   g_mutex_unlock (&lock);
   return rc;
+}
+
+/* ---- shared receive queues ---- */
+
+static struct ibv_srq *
+fake_create_srq (struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
+{
+  FakeSrq *srq;
+
+  if (attr->attr.max_wr == 0 || attr->attr.max_sge == 0 || attr->attr.max_sge > FAKE_MAX_SGE) {
+    errno = EINVAL;
+    return NULL;
+  }
+  srq = g_new0 (FakeSrq, 1);
+  g_mutex_lock (&lock);
+  srq->srq.context = ibpd->context;
+  srq->srq.pd = ibpd;
+  srq->srq.srq_context = attr->srq_context;
+  srq->pd = (FakePd *) ibpd;
+  srq->max_wr = attr->attr.max_wr;
+  srq->max_sge = attr->attr.max_sge;
+  g_queue_init (&srq->recvs);   /* attr->attr.srq_limit: ignored at creation, as verbs say */
+  srq->pd->users++;
+  live_srqs++;
+  g_mutex_unlock (&lock);
+  return &srq->srq;
+}
+
+static int
+fake_modify_srq (struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask)
+{
+  FakeSrq *srq = (FakeSrq *) ibsrq;
+  int rc = 0;
+
+  g_mutex_lock (&lock);
+  if ((attr_mask & ~IBV_SRQ_LIMIT) != 0 || attr->srq_limit > srq->max_wr)
+    rc = EINVAL;    /* (resizing, IBV_SRQ_MAX_WR, is not modelled) */
+  else if (attr_mask & IBV_SRQ_LIMIT)
+    srq->limit = attr->srq_limit;
+  g_mutex_unlock (&lock);
+  return rc;
+}
+
+static int
+fake_destroy_srq (struct ibv_srq *ibsrq)
+{
+  FakeSrq *srq = (FakeSrq *) ibsrq;
+
+  g_mutex_lock (&lock);
+  if (srq->qps > 0) {
+    g_mutex_unlock (&lock);
+    return EBUSY;
+  }
+  for (GList *l = async_events.queue.head; l != NULL; l = l->next)
+    if (((struct ibv_async_event *) l->data)->element.srq == ibsrq)
+      misused ("an SRQ destroyed with its limit event not taken (ibv_destroy_srq would "
+               "wait for its acknowledgement)");
+  g_queue_clear_full (&srq->recvs, g_free);
+  srq->pd->users--;
+  live_srqs--;
+  g_mutex_unlock (&lock);
+  g_free (srq);
+  return 0;
+}
+
+static int
+fake_post_srq_recv (struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+  FakeSrq *srq = (FakeSrq *) ibsrq;
+  int rc = 0;
+
+  g_mutex_lock (&lock);
+  for (; wr != NULL; wr = wr->next) {
+    if (wr->num_sge < 0 || (guint) wr->num_sge > srq->max_sge) {
+      rc = EINVAL;
+      break;
+    }
+    if (g_queue_get_length (&srq->recvs) >= srq->max_wr) {
+      misused ("a receive posted to a full SRQ (%u entries)", srq->max_wr);
+      rc = ENOMEM;
+      break;
+    }
+    g_queue_push_tail (&srq->recvs, recv_copy (wr));
+  }
+  if (rc != 0)
+    *bad_wr = wr;
+  /* the SENDs that waited for a receive go on (FAKE_DEFERRED: by the steps, as before) */
+  if (timing == FAKE_IMMEDIATE)
+    for (GList *l = all_qps; l != NULL; l = l->next) {
+      FakeQp *peer = peer_qp (l->data);
+
+      if (peer != NULL && peer->srq == srq)
+        qp_settle (l->data);
+    }
+  g_mutex_unlock (&lock);
+  return rc;
+}
+
+static int
+fake_get_async_event (struct ibv_context *ctx, struct ibv_async_event *event)
+{
+  struct ibv_async_event *ev;
+
+  g_mutex_lock (&lock);
+  ev = fdq_pop (&async_events);
+  g_mutex_unlock (&lock);
+  if (ev == NULL) {
+    errno = EAGAIN;
+    return -1;
+  }
+  *event = *ev;
+  g_free (ev);
+  return 0;
+}
+
+static void
+fake_ack_async_event (struct ibv_async_event *event)
+{
+  g_mutex_lock (&lock);
+  live_async_events--;
+  g_mutex_unlock (&lock);
 }
 
 /* ---- completion queues ---- */
@@ -1569,7 +1777,8 @@ fake_create_qp (struct rdma_cm_id *cm_id, struct ibv_pd *pd, struct ibv_qp_init_
 
   if (attr->qp_type != IBV_QPT_RC || cm_id->qp != NULL || attr->send_cq == NULL
       || attr->recv_cq == NULL || attr->cap.max_send_sge > FAKE_MAX_SGE
-      || attr->cap.max_recv_sge > FAKE_MAX_SGE) {
+      || attr->cap.max_recv_sge > FAKE_MAX_SGE
+      || (attr->srq != NULL && attr->srq->pd != pd)) {
     errno = EINVAL;
     return -1;
   }
@@ -1587,6 +1796,9 @@ fake_create_qp (struct rdma_cm_id *cm_id, struct ibv_pd *pd, struct ibv_qp_init_
   qp->pd = (FakePd *) pd;
   qp->scq = (FakeCq *) attr->send_cq;
   qp->rcq = (FakeCq *) attr->recv_cq;
+  qp->srq = (FakeSrq *) attr->srq;
+  if (qp->srq != NULL)
+    qp->srq->qps++;
   qp->cap = attr->cap;
   qp->sig_all = attr->sq_sig_all != 0;
   g_queue_init (&qp->rq);
@@ -1667,6 +1879,8 @@ fake_destroy_qp (struct rdma_cm_id *cm_id)
   g_queue_clear_full (&qp->rq, g_free);
   qp->scq->qps--;
   qp->rcq->qps--;
+  if (qp->srq != NULL)
+    qp->srq->qps--;
   qp->scq->owner = qp->rcq->owner = NULL;
   qp->pd->users--;
   cm_id->qp = NULL;
@@ -1831,6 +2045,7 @@ fake_destroy_id (struct rdma_cm_id *cm_id)
 static const RdmaVerbs fake_table = {
   .post_send = fake_post_send,
   .post_recv = fake_post_recv,
+  .post_srq_recv = fake_post_srq_recv,
   .poll_cq = fake_poll_cq,
   .req_notify_cq = fake_req_notify_cq,
   .get_cq_event = fake_get_cq_event,
@@ -1848,6 +2063,11 @@ static const RdmaVerbs fake_table = {
   .create_qp = fake_create_qp,
   .destroy_qp = fake_destroy_qp,
   .query_qp = fake_query_qp,
+  .create_srq = fake_create_srq,
+  .modify_srq = fake_modify_srq,
+  .destroy_srq = fake_destroy_srq,
+  .get_async_event = fake_get_async_event,
+  .ack_async_event = fake_ack_async_event,
   .create_event_channel = fake_create_event_channel,
   .destroy_event_channel = fake_destroy_event_channel,
   .migrate_id = fake_migrate_id,
@@ -1867,6 +2087,10 @@ fake_verbs_install (void)
     keys = g_hash_table_new (NULL, NULL);
   if (windows == NULL)
     windows = g_hash_table_new (NULL, NULL);
+  if (context.async_fd <= 0) {
+    fdq_init (&async_events);
+    context.async_fd = async_events.fd;
+  }
   g_mutex_unlock (&lock);
   rdma_verbs_set (&fake_table);
 }
@@ -2178,12 +2402,13 @@ fake_verbs_live (gchar **what)
 
   g_mutex_lock (&lock);
   n = live_pds + live_mrs + live_mws + live_channels + live_cqs + live_qps + live_ids
-      + live_ev_channels + live_events;
+      + live_ev_channels + live_events + live_srqs + live_async_events;
   if (what != NULL)
     *what = g_strdup_printf ("%u PDs, %u MRs, %u MWs, %u completion channels, %u CQs, "
-                             "%u QPs, %u CM ids, %u CM event channels, %u CM events", live_pds,
-                             live_mrs, live_mws, live_channels, live_cqs, live_qps, live_ids,
-                             live_ev_channels, live_events);
+                             "%u QPs, %u CM ids, %u CM event channels, %u CM events, %u SRQs, "
+                             "%u async events not acknowledged", live_pds, live_mrs, live_mws,
+                             live_channels, live_cqs, live_qps, live_ids, live_ev_channels,
+                             live_events, live_srqs, live_async_events);
   g_mutex_unlock (&lock);
   return n;
 }

@@ -49,6 +49,14 @@
  *     PD fails it with IBV_WC_LOC_QP_OP_ERR (rxe's status).  A region with a window bound is
  *     not deregistered (EINVAL, as rxe: misuse); ibv_dealloc_mw unbinds a bound window
  *     first.  A window bound on a QP that is destroyed stays bound to its region.
+ *   - shared receive queues (ibv_create_srq; a QP created with attr.srq takes its receives
+ *     from there, and ibv_post_recv on it is refused): a SEND takes the SRQ's oldest receive,
+ *     and finding none it waits, as an RNR NAK retried without end (rnr_retry 7) does, with
+ *     the WRs after it, until a receive is posted.  ibv_modify_srq with IBV_SRQ_LIMIT arms the
+ *     limit: the receive taken that leaves fewer raises one IBV_EVENT_SRQ_LIMIT_REACHED on
+ *     the context's async events (ibv_get_async_event, EAGAIN when none) and disarms it.  An
+ *     SRQ with QPs is not destroyed (EBUSY).  Completions carry their QP's number, so CQs
+ *     may be shared by QPs of several links.
  *   - IBV_WR_LOCAL_INV starts once every WR before it on its QP has completed (IBA's local
  *     invalidate fence, which rxe always applies), a WR with IBV_SEND_FENCE once the READs
  *     and atomics before it have (IBA 10.8.3.3; rxe's rxe_wqe_is_fenced, Linux 6.1): a

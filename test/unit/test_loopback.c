@@ -430,6 +430,126 @@ raw_no_wc (Raw *r, guint side)
   g_assert_cmpint (rdma_verbs->poll_cq (r->cq[side], 1, &wc), ==, 0);
 }
 
+/* Two clients, each its own link, to a server whose two QPs share one PD, one CQ and one
+ * SRQ: each SEND takes the SRQ's oldest receive and completes on the shared CQ with its QP's
+ * number; the armed limit raises one event when fewer receives are left; a SEND finding the
+ * SRQ empty waits (RNR, retried) without failing anything, and goes on once a receive is
+ * posted; an SRQ in use is not destroyed, and no receive goes to such a QP's own queue. */
+static void
+test_fake_srq (void)
+{
+  struct rdma_cm_id *cli[2], *srv[2];
+  struct ibv_pd *cpd[2], *spd;
+  struct ibv_cq *ccq[2], *scq;
+  struct ibv_srq *srq;
+  struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+  struct ibv_srq_attr limit = { .srq_limit = 2 };
+  struct ibv_async_event ev;
+  struct ibv_mr *cmr[2], *smr;
+  guint8 cmem[2][64], smem[4][64];
+  struct ibv_wc wc;
+  FakeStats st;
+
+  spd = rdma_verbs->alloc_pd (NULL);
+  scq = rdma_verbs->create_cq (NULL, 16, NULL, NULL, 0);
+  srq = rdma_verbs->create_srq (spd, &sattr);
+  g_assert_nonnull (srq);
+  smr = rdma_verbs->reg_mr (spd, smem, sizeof smem, IBV_ACCESS_LOCAL_WRITE);
+  for (guint i = 0; i < 2; i++) {
+    struct ibv_qp_init_attr attr = {
+      .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+                                      .max_recv_sge = 1 },
+    };
+
+    fake_verbs_link (&cli[i], &srv[i]);
+    cpd[i] = rdma_verbs->alloc_pd (cli[i]->verbs);
+    ccq[i] = rdma_verbs->create_cq (cli[i]->verbs, 16, NULL, NULL, 0);
+    attr.send_cq = attr.recv_cq = ccq[i];
+    g_assert_cmpint (rdma_verbs->create_qp (cli[i], cpd[i], &attr), ==, 0);
+    cmr[i] = rdma_verbs->reg_mr (cpd[i], cmem[i], sizeof cmem[i], IBV_ACCESS_LOCAL_WRITE);
+    attr.send_cq = attr.recv_cq = scq;
+    attr.srq = srq;
+    g_assert_cmpint (rdma_verbs->create_qp (srv[i], spd, &attr), ==, 0);
+  }
+  for (guint i = 0; i < 3; i++) {
+    struct ibv_sge sge = { (guintptr) smem[i], 64, smr->lkey };
+    struct ibv_recv_wr rwr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+    if (i == 2) {
+      /* a SEND is waiting: the receive lets it through */
+      g_assert_cmpint (rdma_verbs->poll_cq (scq, 1, &wc), ==, 0);
+      g_assert_cmpint (rdma_verbs->poll_cq (ccq[0], 1, &wc), ==, 1);   /* its first SEND */
+      g_assert_cmpint (rdma_verbs->poll_cq (ccq[0], 1, &wc), ==, 0);
+    }
+    g_assert_cmpint (rdma_verbs->post_srq_recv (srq, &rwr, &bad), ==, 0);
+    if (i == 0)
+      g_assert_cmpint (rdma_verbs->modify_srq (srq, &limit, IBV_SRQ_LIMIT), ==, 0);
+    if (i == 0 || i == 1) {
+      /* client 0 sends first, client 1 next, client 0 again into an empty SRQ */
+      guint c = i;
+
+      for (guint k = 0; k < (i == 1 ? 2u : 1u); k++, c = 0) {
+        struct ibv_sge sge2 = { (guintptr) cmem[c], 8, cmr[c]->lkey };
+        struct ibv_send_wr swr = { .wr_id = 10 + c, .sg_list = &sge2, .num_sge = 1,
+                                   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+        struct ibv_send_wr *sbad;
+
+        memset (cmem[c], 'a' + (int) (i + k), 8);
+        g_assert_cmpint (rdma_verbs->post_send (cli[c]->qp, &swr, &sbad), ==, 0);
+      }
+    }
+    if (i < 2) {
+      g_assert_cmpint (rdma_verbs->poll_cq (scq, 1, &wc), ==, 1);
+      g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+      g_assert_cmpuint (wc.wr_id, ==, 100 + i);
+      g_assert_cmpuint (wc.qp_num, ==, srv[i]->qp->qp_num);
+      g_assert_cmpuint (smem[i][7], ==, 'a' + i);
+    }
+    if (i == 0) {
+      /* one receive left, under the limit of 2: the event, once */
+      g_assert_cmpint (rdma_verbs->get_async_event (NULL, &ev), ==, 0);
+      g_assert_cmpint (ev.event_type, ==, IBV_EVENT_SRQ_LIMIT_REACHED);
+      g_assert_true (ev.element.srq == srq);
+      rdma_verbs->ack_async_event (&ev);
+    }
+  }
+  g_assert_cmpint (rdma_verbs->poll_cq (scq, 1, &wc), ==, 1);
+  g_assert_cmpuint (wc.wr_id, ==, 102);
+  g_assert_cmpuint (wc.qp_num, ==, srv[0]->qp->qp_num);
+  g_assert_cmpuint (smem[2][0], ==, 'c');
+  for (guint i = 0; i < 2; i++) {
+    g_assert_cmpint (rdma_verbs->poll_cq (ccq[i], 1, &wc), ==, 1);
+    g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
+    g_assert_cmpuint (wc.wr_id, ==, 10 + i);
+    fake_verbs_stats (cli[i], &st);
+    g_assert_cmpuint (st.errors, ==, 0);
+    g_assert_cmpuint (st.rnr, ==, 0);
+  }
+  g_assert_cmpint (rdma_verbs->get_async_event (NULL, &ev), ==, -1);   /* disarmed */
+  {
+    struct ibv_sge sge = { (guintptr) smem[3], 64, smr->lkey };
+    struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+    g_assert_cmpint (rdma_verbs->post_recv (srv[0]->qp, &rwr, &bad), ==, EINVAL);
+    g_assert_cmpuint (fake_verbs_take_misuse (NULL), ==, 1);
+  }
+  g_assert_cmpint (rdma_verbs->destroy_srq (srq), ==, EBUSY);
+  for (guint i = 0; i < 2; i++) {
+    rdma_verbs->destroy_qp (cli[i]);
+    rdma_verbs->destroy_qp (srv[i]);
+    g_assert_cmpint (rdma_verbs->dereg_mr (cmr[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->destroy_cq (ccq[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->dealloc_pd (cpd[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->destroy_id (cli[i]), ==, 0);
+    g_assert_cmpint (rdma_verbs->destroy_id (srv[i]), ==, 0);
+  }
+  g_assert_cmpint (rdma_verbs->destroy_srq (srq), ==, 0);
+  g_assert_cmpint (rdma_verbs->dereg_mr (smr), ==, 0);
+  g_assert_cmpint (rdma_verbs->destroy_cq (scq), ==, 0);
+  g_assert_cmpint (rdma_verbs->dealloc_pd (spd), ==, 0);
+  assert_clean ();
+}
+
 /* SEND into a posted receive, WRITE_WITH_IMM, READ; a SEND with no receive posted fails
  * (RNR) and fails its QP: what comes after is flushed, and the peer sees its QP gone. */
 static void
@@ -2183,6 +2303,7 @@ main (int argc, char **argv)
   fake_verbs_install ();
 
   g_test_add_func ("/loopback/fake/rc", test_fake_rc);
+  g_test_add_func ("/loopback/fake/srq", test_fake_srq);
   g_test_add_func ("/loopback/fake/keys", test_fake_keys);
   g_test_add_func ("/loopback/fake/queue_depth", test_fake_queue_depth);
   g_test_add_func ("/loopback/fake/events", test_fake_events);

@@ -31,6 +31,12 @@ real_post_recv (struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **
 }
 
 static int
+real_post_srq_recv (struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+  return ibv_post_srq_recv (srq, wr, bad_wr);
+}
+
+static int
 real_poll_cq (struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
   return ibv_poll_cq (cq, num_entries, wc);
@@ -95,6 +101,7 @@ rdma_verbs_live (gint *mrs, gint *mws)
 const RdmaVerbs rdma_verbs_real = {
   .post_send = real_post_send,
   .post_recv = real_post_recv,
+  .post_srq_recv = real_post_srq_recv,
   .poll_cq = real_poll_cq,
   .req_notify_cq = real_req_notify_cq,
   .get_cq_event = ibv_get_cq_event,
@@ -112,6 +119,11 @@ const RdmaVerbs rdma_verbs_real = {
   .create_qp = rdma_create_qp,
   .destroy_qp = rdma_destroy_qp,
   .query_qp = ibv_query_qp,
+  .create_srq = ibv_create_srq,
+  .modify_srq = ibv_modify_srq,
+  .destroy_srq = ibv_destroy_srq,
+  .get_async_event = ibv_get_async_event,
+  .ack_async_event = ibv_ack_async_event,
   .create_event_channel = rdma_create_event_channel,
   .destroy_event_channel = rdma_destroy_event_channel,
   .migrate_id = rdma_migrate_id,

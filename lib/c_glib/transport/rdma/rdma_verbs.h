@@ -41,6 +41,8 @@ typedef struct
   /* the data path */
   int (*post_send) (struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
   int (*post_recv) (struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+  int (*post_srq_recv) (struct ibv_srq *srq, struct ibv_recv_wr *wr,
+                        struct ibv_recv_wr **bad_wr);
   int (*poll_cq) (struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
   int (*req_notify_cq) (struct ibv_cq *cq, int solicited_only);
   int (*get_cq_event) (struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);
@@ -66,6 +68,14 @@ typedef struct
   void (*destroy_qp) (struct rdma_cm_id *id);
   int (*query_qp) (struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
                    struct ibv_qp_init_attr *init_attr);
+
+  /* receive queues shared by QPs of one PD, and the device's async events (among them an
+   * SRQ's limit reached: ibv_modify_srq with IBV_SRQ_LIMIT arms it) */
+  struct ibv_srq *(*create_srq) (struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+  int (*modify_srq) (struct ibv_srq *srq, struct ibv_srq_attr *attr, int attr_mask);
+  int (*destroy_srq) (struct ibv_srq *srq);
+  int (*get_async_event) (struct ibv_context *context, struct ibv_async_event *event);
+  void (*ack_async_event) (struct ibv_async_event *event);
 
   /* a connection's CM id and event channel */
   struct rdma_event_channel *(*create_event_channel) (void);
