@@ -17,10 +17,11 @@
  * two modes.
  *
  * POOL (the default): a connection waiting for its next request needs no thread.  Idle
- * connections wait in one poll set (thrift_idle_watch.h: ThriftRdma's completion and CM
- * channels, ThriftSocket's descriptor); the poller thread hands a connection whose request
- * arrived (or that ended) to a pool of worker threads, which serve its requests while more
- * are already there, then give it back to the poll set.  A transport that cannot be watched
+ * connections wait in one epoll set (thrift_idle_watch.h: ThriftRdma's completion and CM
+ * channels, ThriftSocket's descriptor), each descriptor armed for one event
+ * (EPOLLONESHOT), so a wake-up costs the same with ten connections or ten thousand; the
+ * poller thread hands a connection whose request arrived (or that ended) to a pool of worker
+ * threads, which serve its requests while more are already there, then re-arm it.  A transport that cannot be watched
  * gets a thread of its own, as in the other mode.
  * PER_CONNECTION: one worker thread per connection, blocking in peek between requests.
  *
@@ -47,6 +48,7 @@
 #include <malloc.h>
 #endif
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -121,7 +123,9 @@ typedef struct
   GPtrArray *workers_running; /* GThread *: pop jobs until they pop the stop mark */
   GThread *poller;
   GList *idle;                /* Connection * waiting in the poll set, under lock */
-  int wake_fd;                /* eventfd: the poller looks at the idle list again */
+  int wake_fd;                /* eventfd: the poller looks at the deadlines again */
+  int epoll_fd;               /* the idle connections' descriptors and wake_fd */
+  gint64 next_deadline;       /* under lock: the earliest of the idle ones' (0: none) */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
@@ -141,6 +145,15 @@ struct _Connection
   GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
   guint n_fds;
   gint64 deadline_us;
+  struct ConnWatch
+  {
+    Connection *conn;
+    guint index;              /* into fds */
+  } watch[THRIFT_IDLE_WATCH_MAX_FDS];   /* what an epoll event points to */
+  int in_epoll[THRIFT_IDLE_WATCH_MAX_FDS];   /* descriptors in the epoll set */
+  guint n_in_epoll;
+  GList *idle_link;           /* under lock: its place in priv->idle (NULL: not idle) */
+  gboolean taken;             /* the poller took it in the batch it handles */
 };
 
 G_DEFINE_QUARK (thrift-threaded-server-error-quark, thrift_threaded_server_error)
@@ -389,6 +402,49 @@ wake_poller (ThriftThreadedServerPrivate *priv)
   }
 }
 
+/* Arms @conn's descriptors in the epoll set for one event each (EPOLLONESHOT); those it no
+ * longer watches leave the set.  Under the lock, with @conn idle: the poller disarms them
+ * when it takes the connection, before any worker may have it.  FALSE (errno set) if the
+ * kernel refuses one. */
+static gboolean
+arm_watch (ThriftThreadedServerPrivate *priv, Connection *conn)
+{
+  for (guint i = 0; i < conn->n_in_epoll; i++)
+  {
+    gboolean kept = FALSE;
+
+    for (guint k = 0; k < conn->n_fds; k++)
+      kept = kept || conn->fds[k].fd == conn->in_epoll[i];
+    if (!kept)
+      epoll_ctl (priv->epoll_fd, EPOLL_CTL_DEL, conn->in_epoll[i], NULL);
+  }
+  for (guint k = 0; k < conn->n_fds; k++)
+  {
+    /* GLib's G_IO_ flags are poll(2)'s, which are epoll's */
+    struct epoll_event ev = { .events = conn->fds[k].events | EPOLLONESHOT,
+                              .data.ptr = &conn->watch[k] };
+    gboolean known = FALSE;
+
+    for (guint i = 0; i < conn->n_in_epoll; i++)
+      known = known || conn->in_epoll[i] == conn->fds[k].fd;
+    conn->watch[k] = (struct ConnWatch) { conn, k };
+    conn->fds[k].revents = 0;
+    /* (a descriptor number may come back for a new file: the other operation then) */
+    if (epoll_ctl (priv->epoll_fd, known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, conn->fds[k].fd, &ev)
+        != 0
+        && epoll_ctl (priv->epoll_fd, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, conn->fds[k].fd,
+                      &ev) != 0)
+    {
+      conn->n_in_epoll = 0;
+      return FALSE;
+    }
+  }
+  for (guint k = 0; k < conn->n_fds; k++)
+    conn->in_epoll[k] = conn->fds[k].fd;
+  conn->n_in_epoll = conn->n_fds;
+  return TRUE;
+}
+
 /* Gives a connection to the poll set, or to a worker when there is no need to wait. */
 static void
 to_poll_set (Connection *conn, ThriftIdleState st)
@@ -405,10 +461,29 @@ to_poll_set (Connection *conn, ThriftIdleState st)
   }
   if (st == THRIFT_IDLE_WAIT)
   {
+    gboolean sooner = conn->deadline_us != 0
+                      && (priv->next_deadline == 0 || conn->deadline_us < priv->next_deadline);
+    int err;
+
     conn->busy = FALSE;
     priv->idle = g_list_prepend (priv->idle, conn);
+    conn->idle_link = priv->idle;
+    if (sooner)
+      priv->next_deadline = conn->deadline_us;
+    if (arm_watch (priv, conn))
+    {
+      g_mutex_unlock (&priv->lock);
+      if (sooner)
+        wake_poller (priv);
+      return;
+    }
+    err = errno;
+    priv->idle = g_list_delete_link (priv->idle, conn->idle_link);
+    conn->idle_link = NULL;
     g_mutex_unlock (&priv->lock);
-    wake_poller (priv);
+    g_message ("thrift_threaded_server: cannot watch a connection (epoll_ctl: %s): closed",
+               g_strerror (err));
+    connection_close (conn);
     return;
   }
   conn->gone = st != THRIFT_IDLE_READY;
@@ -446,87 +521,120 @@ pool_worker_main (gpointer data)
   return NULL;
 }
 
-/* The poller: one g_poll over every idle connection's descriptors and the wake-up eventfd;
- * a connection whose descriptors fired (or whose deadline passed) is checked here, without
- * blocking, and goes to a worker if its request is there or it ended. */
+/* Takes idle @conn out of the poll set for the batch the poller handles (under the lock). */
+static void
+take (ThriftThreadedServerPrivate *priv, Connection *conn, GPtrArray *taken)
+{
+  priv->idle = g_list_delete_link (priv->idle, conn->idle_link);
+  conn->idle_link = NULL;
+  conn->taken = TRUE;
+  for (guint k = 0; k < conn->n_fds; k++)
+    conn->fds[k].revents = 0;
+  g_ptr_array_add (taken, conn);
+}
+
+/* The poller: epoll_wait over the idle connections' descriptors and the wake-up eventfd; a
+ * connection one of whose descriptors fired (or whose deadline passed) is checked here,
+ * without blocking, and goes to a worker if its request is there or it ended.  A batch's
+ * events are all taken under the lock, and the taken connections' other descriptors
+ * disarmed, before any goes to a worker (which may close and free it): no event can then
+ * name a connection that is not idle. */
 static gpointer
 poller_main (gpointer data)
 {
   ThriftThreadedServer *self = data;
   ThriftThreadedServerPrivate *priv = PRIV (self);
-  GArray *pfds = g_array_new (FALSE, FALSE, sizeof (GPollFD));
-  GPtrArray *watched = g_ptr_array_new ();
+  struct epoll_event ev[64];
+  GPtrArray *taken = g_ptr_array_new ();
 
   while (!g_atomic_int_get (&priv->stopping))
   {
-    GPollFD wake = { .fd = priv->wake_fd, .events = G_IO_IN };
-    gint64 now, next = 0;
-    gint timeout;
-    guint i, at;
-    GList *l;
+    gint64 now, next;
+    gint timeout, n;
+    GList *l, *after;
 
-    g_array_set_size (pfds, 0);
-    g_ptr_array_set_size (watched, 0);
-    g_array_append_val (pfds, wake);
     g_mutex_lock (&priv->lock);
-    for (l = priv->idle; l != NULL; l = l->next)
-    {
-      Connection *conn = l->data;
-      g_ptr_array_add (watched, conn);
-      g_array_append_vals (pfds, conn->fds, conn->n_fds);
-      if (conn->deadline_us != 0 && (next == 0 || conn->deadline_us < next))
-        next = conn->deadline_us;
-    }
+    next = priv->next_deadline;
     g_mutex_unlock (&priv->lock);
-
     now = g_get_monotonic_time ();
     timeout = next == 0 ? -1 : (gint) CLAMP ((next - now + 999) / 1000, 0, G_MAXINT);
-    if (g_poll ((GPollFD *) pfds->data, pfds->len, timeout) < 0 && errno != EINTR)
+    n = epoll_wait (priv->epoll_fd, ev, G_N_ELEMENTS (ev), timeout);
+    if (n < 0)
     {
-      g_message ("thrift_threaded_server: poll: %s", g_strerror (errno));
-      g_usleep (10000);
-    }
-    if (g_array_index (pfds, GPollFD, 0).revents)
-    {
-      guint64 count;
-      if (read (priv->wake_fd, &count, sizeof count) < 0)
+      if (errno != EINTR)
       {
-        /* EAGAIN: nothing to take */
+        g_message ("thrift_threaded_server: epoll_wait: %s", g_strerror (errno));
+        g_usleep (10000);
       }
+      n = 0;
     }
     if (g_atomic_int_get (&priv->stopping))
       break;
 
+    g_ptr_array_set_size (taken, 0);
     now = g_get_monotonic_time ();
-    at = 1;
-    for (i = 0; i < watched->len; i++)
+    g_mutex_lock (&priv->lock);
+    for (gint i = 0; i < n; i++)
     {
-      Connection *conn = g_ptr_array_index (watched, i);
-      gboolean fired = conn->deadline_us != 0 && now >= conn->deadline_us;
-      guint k, n;
-      gint64 deadline;
-      ThriftIdleState st;
+      struct ConnWatch *w = ev[i].data.ptr;
+      guint64 count;
 
-      for (k = 0; k < conn->n_fds; k++)
+      if (w == NULL)
       {
-        conn->fds[k].revents = g_array_index (pfds, GPollFD, at + k).revents;
-        fired = fired || conn->fds[k].revents != 0;
-      }
-      at += conn->n_fds;
-      if (!fired)
+        if (read (priv->wake_fd, &count, sizeof count) < 0)
+        {
+          /* EAGAIN: nothing to take */
+        }
         continue;
-      g_mutex_lock (&priv->lock);
-      priv->idle = g_list_remove (priv->idle, conn);
-      g_mutex_unlock (&priv->lock);
-      n = conn->n_fds;
-      st = thrift_idle_watch_check (conn->in_t, conn->fds, &n, &deadline);
-      conn->n_fds = n;
+      }
+      if (w->conn->idle_link != NULL)
+        take (priv, w->conn, taken);
+      if (w->conn->taken)
+        w->conn->fds[w->index].revents = (gushort) ev[i].events;
+    }
+    if (priv->next_deadline != 0 && now >= priv->next_deadline)
+    {
+      priv->next_deadline = 0;
+      for (l = priv->idle; l != NULL; l = after)
+      {
+        Connection *conn = l->data;
+
+        after = l->next;
+        if (conn->deadline_us != 0 && now >= conn->deadline_us)
+          take (priv, conn, taken);
+        else if (conn->deadline_us != 0
+                 && (priv->next_deadline == 0 || conn->deadline_us < priv->next_deadline))
+          priv->next_deadline = conn->deadline_us;
+      }
+    }
+    for (guint i = 0; i < taken->len; i++)
+    {
+      Connection *conn = g_ptr_array_index (taken, i);
+
+      /* a descriptor that fired is disarmed already (EPOLLONESHOT) */
+      for (guint k = 0; k < conn->n_fds; k++)
+        if (conn->fds[k].revents == 0)
+        {
+          struct epoll_event off = { .events = EPOLLONESHOT, .data.ptr = &conn->watch[k] };
+          epoll_ctl (priv->epoll_fd, EPOLL_CTL_MOD, conn->fds[k].fd, &off);
+        }
+      conn->taken = FALSE;
+    }
+    g_mutex_unlock (&priv->lock);
+
+    for (guint i = 0; i < taken->len; i++)
+    {
+      Connection *conn = g_ptr_array_index (taken, i);
+      guint nf = conn->n_fds;
+      gint64 deadline;
+      ThriftIdleState st = thrift_idle_watch_check (conn->in_t, conn->fds, &nf, &deadline);
+
+      conn->n_fds = nf;
       conn->deadline_us = deadline;
       to_poll_set (conn, st);
     }
   }
-  g_ptr_array_unref (watched);
-  g_array_unref (pfds);
+  g_ptr_array_unref (taken);
   return NULL;
 }
 
@@ -572,13 +680,19 @@ pool_start (ThriftThreadedServer *self, GError **error)
   ThriftThreadedServerPrivate *priv = PRIV (self);
   guint n = pool_size (self);
 
+  struct epoll_event wake = { .events = EPOLLIN, .data.ptr = NULL };
+
   raise_fd_limit ();
   priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (priv->wake_fd < 0)
+  priv->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  priv->next_deadline = 0;
+  if (priv->wake_fd < 0 || priv->epoll_fd < 0
+      || epoll_ctl (priv->epoll_fd, EPOLL_CTL_ADD, priv->wake_fd, &wake) != 0)
   {
     int err = errno;
     g_set_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_RESOURCES,
-                 "thrift_threaded_server: eventfd: %s", g_strerror (err));
+                 "thrift_threaded_server: %s: %s", priv->wake_fd < 0 ? "eventfd" : "epoll",
+                 g_strerror (err));
     return FALSE;
   }
   priv->jobs = g_async_queue_new ();
@@ -625,8 +739,16 @@ pool_stop (ThriftThreadedServer *self)
   priv->idle = NULL;
   g_mutex_unlock (&priv->lock);
   for (l = idle; l != NULL; l = l->next)
+  {
+    ((Connection *) l->data)->idle_link = NULL;
     connection_close (l->data);
+  }
   g_list_free (idle);
+  if (priv->epoll_fd >= 0)
+  {
+    close (priv->epoll_fd);
+    priv->epoll_fd = -1;
+  }
   if (priv->wake_fd >= 0)
   {
     close (priv->wake_fd);
@@ -1105,6 +1227,7 @@ thrift_threaded_server_init (ThriftThreadedServer *self)
   priv->max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
   priv->signals = g_array_new (FALSE, FALSE, sizeof (gint));
   priv->wake_fd = -1;
+  priv->epoll_fd = -1;
   /* without it (out of descriptors) a stop takes the lock: still right, but not from a
    * signal handler */
   priv->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
