@@ -21,8 +21,8 @@
  * channels, ThriftSocket's descriptor), each descriptor armed for one event
  * (EPOLLONESHOT), so a wake-up costs the same with ten connections or ten thousand; the
  * poller thread hands a connection whose request arrived (or that ended) to a pool of worker
- * threads, which serve its requests while more are already there, then re-arm it.  A transport that cannot be watched
- * gets a thread of its own, as in the other mode.
+ * threads, which serve its requests while more are already there, then re-arm it.  A
+ * transport that cannot be watched gets a thread of its own, as in the other mode.
  * PER_CONNECTION: one worker thread per connection, blocking in peek between requests.
  *
  * Threads while serving:
@@ -126,6 +126,8 @@ typedef struct
   int wake_fd;                /* eventfd: the poller looks at the deadlines again */
   int epoll_fd;               /* the idle connections' descriptors and wake_fd */
   gint64 next_deadline;       /* under lock: the earliest of the idle ones' (0: none) */
+  GList *orphans;             /* under lock: connections the epoll set refused, for the
+                                 poller to close (an event it holds may name them) */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
@@ -478,12 +480,15 @@ to_poll_set (Connection *conn, ThriftIdleState st)
       return;
     }
     err = errno;
+    for (guint k = 0; k < conn->n_fds; k++)
+      epoll_ctl (priv->epoll_fd, EPOLL_CTL_DEL, conn->fds[k].fd, NULL);
     priv->idle = g_list_delete_link (priv->idle, conn->idle_link);
     conn->idle_link = NULL;
+    priv->orphans = g_list_prepend (priv->orphans, conn);
     g_mutex_unlock (&priv->lock);
     g_message ("thrift_threaded_server: cannot watch a connection (epoll_ctl: %s): closed",
                g_strerror (err));
-    connection_close (conn);
+    wake_poller (priv);
     return;
   }
   conn->gone = st != THRIFT_IDLE_READY;
@@ -551,11 +556,15 @@ poller_main (gpointer data)
   {
     gint64 now, next;
     gint timeout, n;
-    GList *l, *after;
+    GList *l, *after, *orphans;
 
     g_mutex_lock (&priv->lock);
     next = priv->next_deadline;
+    orphans = priv->orphans;
+    priv->orphans = NULL;
     g_mutex_unlock (&priv->lock);
+    /* here the poller holds no event that may name them */
+    g_list_free_full (orphans, (GDestroyNotify) connection_close);
     now = g_get_monotonic_time ();
     timeout = next == 0 ? -1 : (gint) CLAMP ((next - now + 999) / 1000, 0, G_MAXINT);
     n = epoll_wait (priv->epoll_fd, ev, G_N_ELEMENTS (ev), timeout);
@@ -735,8 +744,8 @@ pool_stop (ThriftThreadedServer *self)
   }
   g_clear_pointer (&priv->jobs, g_async_queue_unref);
   g_mutex_lock (&priv->lock);
-  idle = priv->idle;
-  priv->idle = NULL;
+  idle = g_list_concat (priv->idle, priv->orphans);
+  priv->idle = priv->orphans = NULL;
   g_mutex_unlock (&priv->lock);
   for (l = idle; l != NULL; l = l->next)
   {
