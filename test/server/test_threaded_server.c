@@ -296,6 +296,84 @@ test_stop_connected (gconstpointer data)
   g_assert_cmpuint (count_fds (), ==, fds0);
 }
 
+/* A hang fails the test that has it, not the whole run. */
+static gpointer
+watchdog_main (gpointer data)
+{
+  gint *done = data;
+
+  for (guint i = 0; i < 600 && !g_atomic_int_get (done); i++)
+    g_usleep (100000);
+  if (!g_atomic_int_get (done))
+    g_error ("still running after 60 s");
+  return NULL;
+}
+
+#define MANY_IDLE 300
+
+/* POOL with many idle connections in its epoll set (2 workers): a call on each in turn, all
+ * the others idle, again after each was re-armed; half the clients leave while idle and the
+ * server sees each go (its descriptor's event); the rest are still served; nothing is left
+ * behind. */
+static void
+test_many_idle (void)
+{
+  static Client c[MANY_IDLE];
+  Fixture f;
+  GError *error = NULL;
+  GThread *watchdog;
+  gint done = 0, r;
+  guint threads0, fds0, active = 0;
+
+  threads0 = count_threads ();
+  fds0 = count_fds ();
+  watchdog = g_thread_new ("watchdog", watchdog_main, &done);
+  fixture_make (&f, 2 * MANY_IDLE, NULL);
+  g_object_set (f.server, "workers", 2, NULL);
+  fixture_start (&f);
+  memset (c, 0, sizeof c);
+  for (guint i = 0; i < MANY_IDLE; i++)
+  {
+    g_assert_true (client_open (&c[i], f.port, NULL, &error));
+    g_assert_no_error (error);
+  }
+  for (guint round = 0; round < 2; round++)
+    for (guint i = 0; i < MANY_IDLE; i++)
+    {
+      guint k = round == 0 ? i : MANY_IDLE - 1 - i;
+
+      g_assert_true (gate_if_ping (c[k].client, &r, (gint32) (k + round), &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (r, ==, (gint32) (k + round) + 1);
+    }
+  for (guint i = 0; i < MANY_IDLE; i += 2)
+    gate_test_client_clear (&c[i]);
+  for (guint tries = 0; tries < 500; tries++)
+  {
+    g_object_get (f.server, "active-connections", &active, NULL);
+    if (active == MANY_IDLE / 2)
+      break;
+    g_usleep (10000);
+  }
+  g_assert_cmpuint (active, ==, MANY_IDLE / 2);
+  for (guint i = 1; i < MANY_IDLE; i += 2)
+  {
+    g_assert_true (gate_if_ping (c[i].client, &r, 7, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, 8);
+  }
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.serve.error);
+  for (guint i = 1; i < MANY_IDLE; i += 2)
+    gate_test_client_clear (&c[i]);
+  fixture_free (&f);
+  g_atomic_int_set (&done, 1);
+  g_thread_join (watchdog);
+  g_assert_cmpuint (count_threads (), ==, threads0);
+  g_assert_cmpuint (count_fds (), ==, fds0);
+}
+
 /* Stop while idle, twice on the same server: no thread or descriptor left behind. */
 static void
 test_stop_idle (void)
@@ -616,6 +694,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/threaded_server/max-connections", test_bound);
+  g_test_add_func ("/threaded_server/pool/many-idle", test_many_idle);
   g_test_add_data_func ("/threaded_server/stop/connected/pool", "pool", test_stop_connected);
   g_test_add_data_func ("/threaded_server/stop/connected/per-connection", "per-connection",
                         test_stop_connected);
