@@ -147,6 +147,17 @@ rdma_poller_spin_budget (const RdmaPoller *p)
   return p->spin_us;
 }
 
+/* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */
+static gboolean
+deadline_passed (gint64 deadline_us, gint64 now, GError **error)
+{
+  if (deadline_us <= 0 || now < deadline_us)
+    return FALSE;
+  rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
+                         "no message within the call timeout");
+  return TRUE;
+}
+
 static gboolean
 poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError **error)
 {
@@ -213,11 +224,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
     }
     if (deadline_us > 0 && (wake == 0 || deadline_us < wake))
       wake = deadline_us;
-    if (deadline_us > 0 && now >= deadline_us) {
-      rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
-                             "no message within the call timeout");
+    if (deadline_passed (deadline_us, now, error))
       return FALSE;
-    }
     if (now < spin_until)
       continue;
 
@@ -281,11 +289,8 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
   /* poller_wait returns as soon as something completed, without looking at the clock; a
    * caller's loop whose goal never comes while completions keep coming (RFP's polling READs
    * complete on every turn) ends here */
-  if (deadline_us > 0 && g_get_monotonic_time () >= deadline_us) {
-    rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, "waiting for the peer", 0, -1,
-                           "no message within the call timeout");
+  if (deadline_passed (deadline_us, g_get_monotonic_time (), error))
     return FALSE;
-  }
   wants_spin = p->polling == THRIFT_RDMA_POLLING_HYBRID && deadline_us >= 0;
   if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
     (*p->spins_declined)++;
