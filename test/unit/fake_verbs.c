@@ -2349,6 +2349,29 @@ fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
   return ok;
 }
 
+gboolean
+fake_verbs_mr_at (gconstpointer addr, guint32 *rkey, int *access)
+{
+  GHashTableIter it;
+  gpointer v;
+  gboolean found = FALSE;
+
+  g_mutex_lock (&lock);
+  g_hash_table_iter_init (&it, keys);
+  while (!found && g_hash_table_iter_next (&it, NULL, &v)) {
+    const FakeMr *m = v;
+    const guint8 *base = m->mr.addr;
+
+    if ((const guint8 *) addr >= base && (const guint8 *) addr < base + m->mr.length) {
+      *rkey = m->mr.rkey;
+      *access = m->access;
+      found = TRUE;
+    }
+  }
+  g_mutex_unlock (&lock);
+  return found;
+}
+
 void
 fake_verbs_set_retransmissions (gboolean on)
 {

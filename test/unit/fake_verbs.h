@@ -228,6 +228,8 @@ gboolean fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out);
  * (rxe_recheck_mr, Linux 6.1) and fails its QP if the key no longer reaches the bytes.  TRUE
  * if it does; nothing moves and nothing fails either way. */
 gboolean fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r);
+/* The registration that covers @addr: its rkey and access flags; FALSE if none does. */
+gboolean fake_verbs_mr_at (gconstpointer addr, guint32 *rkey, int *access);
 /* FAKE_DEFERRED: with TRUE a step may also be such a retransmission of a QP that has a WR
  * waiting for its ACK (as often as any other step); FALSE (the default) stops them. */
 void fake_verbs_set_retransmissions (gboolean on);

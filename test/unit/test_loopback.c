@@ -51,6 +51,7 @@
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "lib/c_glib/transport/rdma/rdma_ring.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "lib/c_glib/transport/rdma/rdma_spin.h"
 #include "lib/c_glib/transport/rdma/rdma_transport.h"
@@ -273,9 +274,14 @@ check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
   g_assert_cmpuint (e->recvs, ==, f.recvs);
   g_assert_cmpuint (e->completions, ==, f.completions);
   g_assert_cmpuint (e->cq_events, ==, f.cq_events);
-  g_assert_cmpuint (e->wr_posted, ==, f.sends + f.writes + f.write_imms + f.reads + f.recvs);
+  g_assert_cmpuint (e->window_binds, ==, f.binds);
+  g_assert_cmpuint (e->window_invalidations, ==, f.local_invs);
+  g_assert_cmpuint (e->wr_posted, ==, f.sends + f.writes + f.write_imms + f.reads + f.recvs
+                    + f.binds + f.local_invs);
   g_assert_cmpuint (f.rnr, ==, 0);
   g_assert_cmpuint (f.errors, ==, 0);
+  /* no bind or invalidation was ever run again by a retransmission (rdma_window.h) */
+  g_assert_cmpuint (f.replays, ==, 0);
 }
 
 /* The client leaves first (the echo server then stops with RDMA_ERR_PEER_GONE); each side's
@@ -701,6 +707,103 @@ test_fake_events (void)
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 1);
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 2);
   raw_close (&r);
+}
+
+/* ---- memory windows: the only way in (rdma_window.h) ---- */
+
+/* Posts one 64-byte WRITE of @src (registered on @conn's PD) to @raddr with @rkey on @conn's
+ * own QP, behind the engine's back (the connection is idle: the test owns its CQ), and
+ * returns the completion's status. */
+static enum ibv_wc_status
+attack_write (RdmaConn *conn, struct rdma_cm_id *id, guint8 *src, guint64 raddr, guint32 rkey)
+{
+  struct ibv_mr *mr = rdma_verbs->reg_mr (conn->pd, src, 64, IBV_ACCESS_LOCAL_WRITE);
+  struct ibv_sge sge = { .addr = (guintptr) src, .length = 64, .lkey = mr->lkey };
+  struct ibv_send_wr wr = {
+    .wr_id = 0xbad, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+  };
+  struct ibv_send_wr *bad = NULL;
+  struct ibv_wc wc;
+
+  g_assert_cmpint (rdma_verbs->post_send (id->qp, &wr, &bad), ==, 0);
+  while (rdma_verbs->poll_cq (conn->poller.cq, 1, &wc) == 0)
+    ;
+  g_assert_cmpuint (wc.wr_id, ==, 0xbad);
+  g_assert_cmpint (rdma_verbs->dereg_mr (mr), ==, 0);
+  return wc.status;
+}
+
+/* The direct ring is registered without remote access: its peer writes through a window
+ * bound on the connection's QP.  The registration's own key is refused, from the peer
+ * too; the window's key is refused from another connection; neither changes a byte. */
+static void
+test_window_only (gconstpointer data)
+{
+  gboolean from_other = GPOINTER_TO_INT (data);
+  Pair a, b;
+  guint64 raddr;
+  guint32 wkey, mkey, n;
+  int access;
+  guint8 src[64], before[64];
+  GError *error = NULL;
+  RdmaConn *attacker;
+  struct rdma_cm_id *attacker_id;
+
+  pair_open_polling (&a, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  pair_open_polling (&b, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&a);
+  echo_by (&a, &rdma_proto_direct_write_imm_ops, 100, 1);
+  g_assert_cmpuint (a.s->stats.window_binds, ==, 1);
+  /* where the client would write next: the server's ring, through its window */
+  g_assert_true (rdma_ring_tx_place (a.c, 64, deadline (), &raddr, &wkey, &n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 64);
+  g_assert_true (fake_verbs_mr_at ((gconstpointer) (guintptr) raddr, &mkey, &access));
+  g_assert_cmpuint (mkey, !=, wkey);
+  g_assert_false (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ));
+  g_assert_true (access & IBV_ACCESS_MW_BIND);
+
+  memset (src, 0x5a, sizeof src);
+  memcpy (before, (gconstpointer) (guintptr) raddr, sizeof before);
+  attacker = from_other ? b.c : a.c;
+  attacker_id = from_other ? b.cid : a.cid;
+  g_assert_cmpint (attack_write (attacker, attacker_id, src, raddr, from_other ? wkey : mkey),
+                   ==, IBV_WC_REM_ACCESS_ERR);
+  g_assert_cmpmem ((gconstpointer) (guintptr) raddr, sizeof before, before, sizeof before);
+
+  /* both QPs the attack went through are in the error state now: no counts to check */
+  rdma_conn_free (a.c);
+  g_error_free (echo_join (&a));
+  rdma_conn_free (a.s);
+  rdma_conn_free (b.c);
+  rdma_conn_free (b.s);
+  assert_clean ();
+}
+
+/* A device without type-2 windows: the ring's registration is the peer's way in, as it
+ * must be (each connection has a protection domain of its own then). */
+static void
+test_window_none (void)
+{
+  Pair p;
+  guint64 raddr;
+  guint32 key, mkey, n;
+  int access;
+  GError *error = NULL;
+
+  fake_verbs_set_windows (FALSE);
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  echo_by (&p, &rdma_proto_direct_write_imm_ops, 100, 1);
+  echo_by (&p, &rdma_proto_direct_write_send_ops, 5000, 2);
+  g_assert_true (rdma_ring_tx_place (p.c, 0, deadline (), &raddr, &key, &n, &error));
+  g_assert_true (fake_verbs_mr_at ((gconstpointer) (guintptr) raddr, &mkey, &access));
+  g_assert_cmpuint (mkey, ==, key);
+  g_assert_true (access & IBV_ACCESS_REMOTE_WRITE);
+  g_assert_cmpuint (p.c->stats.window_binds + p.s->stats.window_binds, ==, 0);
+  pair_close (&p);
+  fake_verbs_set_windows (TRUE);
 }
 
 /* ---- the provider's deferred timing (FAKE_MANUAL, FAKE_DEFERRED) ---- */
@@ -2184,7 +2287,11 @@ test_deferred (gconstpointer data)
   else
     g_test_message ("deferred WRs, seed %u", d->seed);
   fake_verbs_set_timing (FAKE_DEFERRED, d->seed);
+  /* and any step may be a retransmission as soft-RoCE makes them, which runs a window's
+   * bind again if it is not retired (the direct ring's, rdma_window.h) */
+  fake_verbs_set_retransmissions (TRUE);
   d->test (d->forced_set ? &d->forced : NULL);
+  fake_verbs_set_retransmissions (FALSE);
   fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
 }
 
@@ -2308,6 +2415,11 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/fake/queue_depth", test_fake_queue_depth);
   g_test_add_func ("/loopback/fake/events", test_fake_events);
   g_test_add_func ("/loopback/fake/manual", test_fake_manual);
+  g_test_add_data_func ("/loopback/window/registration-key", GINT_TO_POINTER (FALSE),
+                        test_window_only);
+  g_test_add_data_func ("/loopback/window/other-connection", GINT_TO_POINTER (TRUE),
+                        test_window_only);
+  g_test_add_func ("/loopback/window/none", test_window_none);
   g_test_add_func ("/loopback/fake/manual_error", test_fake_manual_error);
   g_test_add_func ("/loopback/fake/pieces", test_fake_pieces);
   g_test_add_func ("/loopback/fake/seeded", test_fake_seeded);

@@ -23,6 +23,7 @@
 #include "rdma_rcache.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
+#include "rdma_window.h"
 
 #define RDMA_BULK_PAGE 4096u
 
@@ -30,18 +31,14 @@ struct _RdmaBulk
 {
   RdmaRcache *cache;
   RdmaRcacheStats seen;                        /* its counters already in conn->stats */
-  gint can_lend;                               /* -1: not asked yet */
 
   /* lending: the message being written or waiting for its DONE */
-  struct ibv_mw *mw[RDMA_BULK_MAX_FIELDS];     /* (owned), made on first use, rebound */
+  RdmaWindow win[RDMA_BULK_MAX_FIELDS];        /* made on first use, rebound per loan */
   RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* held while lent (may cover more) */
   gsize lent_len[RDMA_BULK_MAX_FIELDS];        /* the fields' own lengths */
   guint n_lent;
   guint32 tx_seq;
   gboolean returned;                           /* its DONE arrived */
-  guint window_ops;                            /* binds and invalidations in flight */
-  guint64 window_epoch;                        /* of those counted: abandon starts anew */
-  gboolean draining;                           /* a window op waits for the send queue */
 
   /* pulling */
   guint reads;                                 /* READs in flight */
@@ -53,7 +50,6 @@ bulk_get (RdmaConn *conn)
 {
   if (conn->bulk == NULL) {
     RdmaBulk *b = g_new0 (RdmaBulk, 1);
-    b->can_lend = -1;
     b->reading = g_ptr_array_new ();
     b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
                                 conn->settings.rcache_bytes);
@@ -65,13 +61,8 @@ bulk_get (RdmaConn *conn)
 gboolean
 rdma_bulk_can_lend (RdmaConn *conn)
 {
-  RdmaBulk *b = bulk_get (conn);
-
-  if (b->can_lend < 0) {
-    b->mw[0] = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
-    b->can_lend = b->mw[0] != NULL;
-  }
-  return b->can_lend;
+  bulk_get (conn);
+  return rdma_window_supported (conn);
 }
 
 /* What a registration of ours allows: a region read into may be lent later (an echo lends
@@ -80,7 +71,8 @@ rdma_bulk_can_lend (RdmaConn *conn)
 static int
 bulk_access (RdmaConn *conn, int need)
 {
-  return need | (rdma_bulk_can_lend (conn) ? IBV_ACCESS_MW_BIND | IBV_ACCESS_LOCAL_WRITE : 0);
+  return need | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND | IBV_ACCESS_LOCAL_WRITE
+                                              : 0);
 }
 
 guint32
@@ -89,81 +81,16 @@ rdma_bulk_seq (RdmaConn *conn)
   return bulk_get (conn)->tx_seq;
 }
 
+/* The windows of the fields lent are all bound (@data TRUE) or all invalidated (FALSE). */
 static gboolean
-window_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
+windows_settled (RdmaConn *conn, gpointer data)
 {
-  /* one posted before an abandon is no longer counted */
-  if (op->arg == conn->bulk->window_epoch)
-    conn->bulk->window_ops--;
-  /* what the connection held back meanwhile goes now (rdma_bulk_windows_busy) */
-  return conn->bulk->window_ops > 0 || rdma_conn_return_credits (conn, error);
-}
+  RdmaBulk *b = conn->bulk;
+  gboolean bound = GPOINTER_TO_INT (data);
 
-gboolean
-rdma_bulk_windows_busy (RdmaConn *conn)
-{
-  return conn->bulk != NULL && (conn->bulk->window_ops > 0 || conn->bulk->draining);
-}
-
-static gboolean
-windows_idle (RdmaConn *conn, gpointer data)
-{
-  return conn->bulk->window_ops == 0;
-}
-
-static gboolean
-send_queue_empty (RdmaConn *conn, gpointer data)
-{
-  return conn->sq_used == 0;
-}
-
-/* Waits until every WR posted so far has completed.  Nothing new is posted meanwhile (what
- * rdma_bulk_windows_busy holds back: control, credits, probes and the protocols' progress,
- * RFP's polling READs among them, which would keep the queue from ever draining).  Only a
- * signalled completion retires the unsignalled WRs before it, so when the newest is
- * unsignalled a signalled zero-byte WRITE (no memory is touched, the keepalive's probe) goes
- * after it first. */
-static gboolean
-drain_send_queue (RdmaConn *conn, gint64 deadline_us, GError **error)
-{
-  gboolean ok;
-
-  if (conn->sq_used == 0)
-    return TRUE;
-  if (!rdma_conn_retire_unsignalled (conn, deadline_us, error))
-    return FALSE;
-  conn->bulk->draining = TRUE;
-  ok = rdma_conn_wait_for (conn, send_queue_empty, NULL, deadline_us, error);
-  conn->bulk->draining = FALSE;
-  return ok;
-}
-
-/* Posts one signalled bind or invalidation.  Soft-RoCE (rxe, Linux 6.1) runs a local
- * operation again when a retransmission takes its send queue back over it, executed but not
- * yet retired (a type-2 window's second bind fails, and so does the QP), and its fence holds
- * a bind back only for earlier READs (rxe_wqe_is_fenced): a bind behind a SEND still waiting
- * for its ACK was run twice under load in the guest.  So every WR before the operation has
- * completed when it is posted, and the callers wait for its completion before they post the
- * message (control and credit messages and keepalive probes wait too,
- * rdma_bulk_windows_busy): no retransmission can reach it.  The fence keeps IBA's order for
- * this side's earlier READs on any device. */
-static gboolean
-post_window_op (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, gint64 deadline_us,
-                GError **error)
-{
-  RdmaOp *op;
-
-  if (!drain_send_queue (conn, deadline_us, error)
-      || !rdma_conn_sq_reserve (conn, 1, deadline_us, error))
-    return FALSE;
-  op = rdma_conn_op_get (conn, RDMA_OP_WINDOW, RDMA_WIRE_PROTO_ENGINE);
-  op->done = window_done;
-  op->arg = conn->bulk->window_epoch;
-  wr->wr_id = rdma_op_wr_id (op);
-  wr->send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
-  if (!rdma_conn_post_wr (conn, wr, what, error))
-    return FALSE;
-  conn->bulk->window_ops++;
+  for (guint i = 0; i < b->n_lent; i++)
+    if (b->win[i].op != NULL || b->win[i].bound != bound)
+      return FALSE;
   return TRUE;
 }
 
@@ -174,24 +101,12 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   RdmaBulk *b = bulk_get (conn);
   guint i = b->n_lent;
   RdmaRcacheEntry *entry;
-  struct ibv_send_wr wr;
-  guint32 rkey;
 
   g_return_val_if_fail (i < RDMA_BULK_MAX_FIELDS && len > 0 && len <= G_MAXUINT32, FALSE);
-  if (!rdma_bulk_can_lend (conn)) {
+  if (!rdma_window_supported (conn)) {
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_alloc_mw", 0, -1,
                            "the device has no type-2 memory windows to lend fields with");
     return FALSE;
-  }
-  if (b->mw[i] == NULL) {
-    errno = 0;
-    b->mw[i] = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
-    if (b->mw[i] == NULL) {
-      int err = errno ? errno : ENOMEM;
-      rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_mw", err, -1,
-                             NULL);
-      return FALSE;
-    }
   }
   /* local access only: the window below is the one way in from the wire */
   entry = rdma_rcache_acquire (b->cache, ptr, len, bulk_access (conn, IBV_ACCESS_MW_BIND),
@@ -201,39 +116,22 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   b->lent[i] = entry;
   b->lent_len[i] = len;
   b->n_lent++;
-  /* a new key for every loan: one the peer kept from an earlier loan reaches nothing */
-  rkey = ibv_inc_rkey (b->mw[i]->rkey);
-  wr = (struct ibv_send_wr) {
-    .opcode = IBV_WR_BIND_MW,
-    .bind_mw = {
-      .mw = b->mw[i],
-      .rkey = rkey,
-      .bind_info = {
-        .mr = entry->mr,
-        .addr = (uintptr_t) ptr,
-        .length = len,
-        .mw_access_flags = IBV_ACCESS_REMOTE_READ,
-      },
-    },
-  };
-  if (!post_window_op (conn, &wr, "BIND_MW (a field lent)", deadline_us, error))
+  if (!rdma_window_bind (conn, &b->win[i], entry->mr, ptr, len, IBV_ACCESS_REMOTE_READ, NULL,
+                         NULL, error))
     return FALSE;
-  /* for type-2 windows the consumer keeps the key (libibverbs does not update it) */
-  b->mw[i]->rkey = rkey;
-  /* bound and retired before the message goes (post_window_op) */
-  if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
+  /* bound before the message goes (rdma_window.h) */
+  if (!rdma_conn_wait_for (conn, windows_settled, GINT_TO_POINTER (TRUE), deadline_us, error))
     return FALSE;
   *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
-                           .rkey = rkey };
+                           .rkey = b->win[i].rkey };
   return TRUE;
 }
 
 static gboolean
 returned (RdmaConn *conn, gpointer data)
 {
-  return conn->bulk->returned && conn->bulk->window_ops == 0;
+  return conn->bulk->returned;
 }
-
 
 static void
 release_lent (RdmaConn *conn)
@@ -259,16 +157,11 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
     return TRUE;
   if (!rdma_conn_wait_for (conn, returned, NULL, deadline_us, error))
     goto failed;
-  for (guint i = 0; i < b->n_lent; i++) {
-    struct ibv_send_wr wr = {
-      .opcode = IBV_WR_LOCAL_INV,
-      .invalidate_rkey = b->mw[i]->rkey,
-    };
-    if (!post_window_op (conn, &wr, "LOCAL_INV (a field returned)", deadline_us, error))
+  for (guint i = 0; i < b->n_lent; i++)
+    if (!rdma_window_invalidate (conn, &b->win[i], NULL, NULL, error))
       goto failed;
-  }
   /* the registrations go back only once no key reaches them */
-  if (!rdma_conn_wait_for (conn, windows_idle, NULL, deadline_us, error))
+  if (!rdma_conn_wait_for (conn, windows_settled, GINT_TO_POINTER (FALSE), deadline_us, error))
     goto failed;
   release_lent (conn);
   return TRUE;
@@ -281,13 +174,10 @@ failed:
 /* Deallocates every window: that revokes it at once, bound or not, whatever is in flight
  * (and a registration with a bound window could not be deregistered). */
 static void
-free_windows (RdmaBulk *b)
+free_windows (RdmaConn *conn, RdmaBulk *b)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (b->mw); i++) {
-    if (b->mw[i] != NULL && rdma_verbs->dealloc_mw (b->mw[i]) != 0)
-      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
-    b->mw[i] = NULL;
-  }
+  for (guint i = 0; i < G_N_ELEMENTS (b->win); i++)
+    rdma_window_free (conn, &b->win[i]);
 }
 
 void
@@ -297,12 +187,7 @@ rdma_bulk_abandon (RdmaConn *conn)
 
   if (b == NULL || b->n_lent == 0)
     return;
-  free_windows (b);
-  /* what is in flight may still complete (a deadline passed, the QP is well): the count
-   * starts anew, and those completions no longer take from it */
-  b->window_ops = 0;
-  b->window_epoch++;
-  b->can_lend = -1;
+  free_windows (conn, b);
   release_lent (conn);
 }
 
@@ -527,7 +412,7 @@ rdma_bulk_free (RdmaConn *conn)
 
   if (b == NULL)
     return;
-  free_windows (b);
+  free_windows (conn, b);
   for (guint i = 0; i < b->n_lent; i++)
     rdma_rcache_release (b->cache, b->lent[i]);
   release_windows (b, 0);

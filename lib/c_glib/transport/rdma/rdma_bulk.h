@@ -83,11 +83,6 @@ gboolean rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Lender: revokes every window of the message being written and releases its registrations
  * (the message was not sent, or its call failed).  Idempotent. */
 void rdma_bulk_abandon (RdmaConn *conn);
-/* TRUE while a window's bind or invalidation is in flight: the connection then holds back
- * its own control and credit messages and keepalive probes, so that no WR of ours is newer
- * than one that soft-RoCE could still run again (post_window_op in rdma_bulk.c). */
-gboolean rdma_bulk_windows_busy (RdmaConn *conn);
-
 /* Reader: pulls @n bytes from offset @off of the peer's field @desc into @dst, in chunks of
  * settings.bulk_chunk bytes with settings.bulk_depth READs in flight (1: the whole of @dst is
  * registered first and the chunks read one after another).  Returns when they are there. */

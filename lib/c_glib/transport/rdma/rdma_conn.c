@@ -161,6 +161,7 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   g_queue_init (&conn->received);
   g_queue_init (&conn->control_out);
   conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
+  conn->windows.supported = -1;
   conn->op_blocks = g_ptr_array_new_with_free_func (g_free);
   conn->tx_proto = &rdma_proto_eager_ops;
   conn->probe_op = (RdmaOp) { .kind = RDMA_OP_PROBE, .slot = -1, .sq_entries = 1 };
@@ -692,6 +693,7 @@ rdma_conn_free (RdmaConn *conn)
   }
   rdma_ring_free (conn);
   rdma_bulk_free (conn);
+  rdma_window_clear (conn);
   rdma_tx_clear (&conn->tx[0], &conn->stats.pinned_bytes);
   rdma_tx_clear (&conn->tx[1], &conn->stats.pinned_bytes);
   g_queue_clear_full (&conn->control_out, g_free);

@@ -21,11 +21,11 @@
 #include <errno.h>
 #include <string.h>
 
-#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
+#include "rdma_window.h"
 
 /* ops are allocated this many at a time, and never freed before the connection */
 #define RDMA_OP_BLOCK 32
@@ -94,15 +94,12 @@ count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
   }
 }
 
-gboolean
-rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GError **error)
+/* The send queue's accounting of @wr (a list): an unsignalled WR is retired by the next
+ * signalled one, whose completion means the send queue has moved past both.  A signal is
+ * forced before the queue could fill up with WRs nobody retires. */
+static void
+account_wr (RdmaConn *conn, struct ibv_send_wr *wr)
 {
-  struct ibv_send_wr *bad = NULL;
-  int rc;
-
-  /* An unsignalled WR is retired by the next signalled one: that one's completion means the
-   * send queue has moved past both.  Force a signal before the queue could fill up with
-   * WRs nobody retires. */
   for (struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
     RdmaOp *op = rdma_op_from_wr_id (w->wr_id);
     if (!(w->send_flags & IBV_SEND_SIGNALED) && conn->sq_unsignalled + 1 >= conn->sq_depth / 2)
@@ -118,6 +115,15 @@ rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GE
     }
     conn->sq_used++;
   }
+}
+
+gboolean
+rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
+                             GError **error)
+{
+  struct ibv_send_wr *bad = NULL;
+  int rc;
+
   rc = rdma_verbs->post_send (conn->id->qp, wr, &bad);
   conn->stats.post_send_calls++;
   if (rc != 0) {
@@ -144,6 +150,26 @@ rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GE
     count_wr (conn, wr);
   }
   return TRUE;
+}
+
+gboolean
+rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GError **error)
+{
+  account_wr (conn, wr);
+  /* behind a memory window's bind or invalidation, in order (rdma_window.h) */
+  if (rdma_window_defer (conn, wr, what))
+    return TRUE;
+  return rdma_conn_post_wr_accounted (conn, wr, what, error);
+}
+
+gboolean
+rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries,
+                         const gchar *what, GError **error)
+{
+  g_assert (wr->next == NULL && (wr->send_flags & IBV_SEND_SIGNALED));
+  rdma_op_from_wr_id (wr->wr_id)->sq_entries = entries;
+  conn->sq_used++;
+  return rdma_conn_post_wr_accounted (conn, wr, what, error);
 }
 
 gboolean
@@ -209,7 +235,7 @@ flush_control (RdmaConn *conn, GError **error)
     guint32 len;
 
     if (conn->state != RDMA_CONN_CONNECTED || conn->sq_used + 1 > conn->sq_depth
-        || rdma_bulk_windows_busy (conn) || !rdma_pool_get (&conn->send_pool, &slot))
+        || rdma_window_busy (conn) || !rdma_pool_get (&conn->send_pool, &slot))
       return TRUE;
     g_queue_pop_head (&conn->control_out);
     dst = rdma_pool_slot (&conn->send_pool, slot);
@@ -357,7 +383,7 @@ rdma_conn_return_credits (RdmaConn *conn, GError **error)
     return FALSE;
   if (!rdma_credit_need_explicit (&conn->credits) && !rdma_ring_need_report (conn))
     return TRUE;
-  if (conn->sq_used + 1 > conn->sq_depth || rdma_bulk_windows_busy (conn)
+  if (conn->sq_used + 1 > conn->sq_depth || rdma_window_busy (conn)
       || !rdma_pool_get (&conn->send_pool, &slot))
     return TRUE; /* deferred: tried again after the next completion */
   rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), RDMA_PROTO_EAGER,

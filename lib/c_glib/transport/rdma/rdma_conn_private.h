@@ -32,6 +32,7 @@
 #include "rdma_pool.h"
 #include "rdma_proto.h"
 #include "rdma_tx.h"
+#include "rdma_window.h"
 #include "rdma_wire.h"
 
 G_BEGIN_DECLS
@@ -111,6 +112,9 @@ struct _RdmaConn
   /* the direct ring (rdma_ring.h), made on first use */
   RdmaRing *ring;
 
+  /* memory window operations, in order (rdma_window.h) */
+  RdmaWindows windows;
+
   /* bulk transfer (rdma_bulk.h): windows, loans, the registration cache; made on first use */
   RdmaBulk *bulk;
 
@@ -159,6 +163,13 @@ gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GErr
  * the error).  Call rdma_conn_sq_reserve first. */
 gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
                             GError **error);
+/* Posts a list that rdma_conn_post_wr accounted already (rdma_window.c, for what it kept). */
+gboolean rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr,
+                                      const gchar *what, GError **error);
+/* Posts one signalled WR at once, ahead of what is deferred (rdma_window.c): its completion
+ * retires @entries send queue entries (itself, and unsignalled WRs before it). */
+gboolean rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries,
+                                  const gchar *what, GError **error);
 /* Writes a header with the credits and freed ring chunks to return (piggybacked). */
 void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 flags,
                        guint32 frag_len, guint32 msg_len);

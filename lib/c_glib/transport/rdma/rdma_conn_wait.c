@@ -19,8 +19,8 @@
  */
 #include "config.h"
 
-#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
+#include "rdma_window.h"
 #include "rdma_keepalive.h"
 
 static gboolean
@@ -36,10 +36,10 @@ sink_progress (gpointer owner, GError **error)
   RdmaConn *conn = owner;
   gint n = 0;
 
-  /* nothing goes while a window operation is prepared or in flight (rdma_bulk.c), or while
+  /* nothing goes while a window operation is prepared or in flight (rdma_window.h), or while
    * the connection closes: a READ posted on every turn would keep its send queue from
    * draining */
-  if (conn->closing || rdma_bulk_windows_busy (conn))
+  if (conn->closing || rdma_window_busy (conn))
     return 0;
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
     const RdmaProtoOps *ops = rdma_proto_registry[i];

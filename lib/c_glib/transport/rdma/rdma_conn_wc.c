@@ -25,6 +25,7 @@
 #include "rdma_keepalive.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
+#include "rdma_window.h"
 
 static RdmaMessage *
 queue_message (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
@@ -237,11 +238,14 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
     return rdma_conn_fail_with (conn, e, error);
   }
 
-  if (op->kind == RDMA_OP_RECV)
-    return handle_recv (conn, (guint32) op->slot, wc, error);
-  if (op->done != NULL)
-    ok = op->done (conn, op, wc, error);
-  if (op->pooled)
-    rdma_conn_op_put (conn, op);
-  return ok;
+  if (op->kind == RDMA_OP_RECV) {
+    ok = handle_recv (conn, (guint32) op->slot, wc, error);
+  } else {
+    if (op->done != NULL)
+      ok = op->done (conn, op, wc, error);
+    if (op->pooled)
+      rdma_conn_op_put (conn, op);
+  }
+  /* a window operation waits for the send queue to drain (rdma_window.h) */
+  return ok && rdma_window_kick (conn, error);
 }

@@ -15,8 +15,8 @@
 /* rdma_keepalive.c: probing a quiet peer (see rdma_keepalive.h). */
 #include "config.h"
 
-#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
+#include "rdma_window.h"
 #include "rdma_keepalive.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
@@ -108,8 +108,8 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
     g_propagate_error (error, e);
     return FALSE;
   }
-  /* a probe waits while a window op is in flight (rdma_bulk_windows_busy) */
-  if (quiet >= interval && !conn->probe_outstanding && !rdma_bulk_windows_busy (conn)) {
+  /* a probe waits while a window op is in flight (rdma_window_busy) */
+  if (quiet >= interval && !conn->probe_outstanding && !rdma_window_busy (conn)) {
     if (!post_probe (conn, error))
       return FALSE;
     conn->probe_sent_us = now;

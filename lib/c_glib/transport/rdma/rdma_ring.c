@@ -24,6 +24,7 @@
 #include "rdma_resources.h"
 #include "rdma_ring.h"
 #include "rdma_status.h"
+#include "rdma_window.h"
 
 typedef enum
 {
@@ -39,6 +40,7 @@ struct _RdmaRing
   guint8 *base;
   guint32 size;
   struct ibv_mr *mr;
+  RdmaWindow window;                       /* the peer's way in (rdma_window.h) */
   guint32 rx_off;                          /* where the next chunk lands */
   guint32 rx_used;                         /* bytes of chunks not yet freed */
   guint64 rx_next;                         /* sequence number of the next chunk */
@@ -191,8 +193,10 @@ rx_create (RdmaConn *conn, RdmaRing *r, GError **error)
     return FALSE;
   }
   rdma_numa_place (mem, size, conn->settings.numa_node);
+  /* with windows, the registration itself gives no remote access */
   r->mr = rdma_res_mr_reg (conn->pd, mem, size, IBV_ACCESS_LOCAL_WRITE
-                           | IBV_ACCESS_REMOTE_WRITE, error);
+                           | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND
+                                                           : IBV_ACCESS_REMOTE_WRITE), error);
   if (r->mr == NULL) {
     munmap (mem, size);
     return FALSE;
@@ -313,6 +317,29 @@ rdma_ring_need_report (RdmaConn *conn)
 
 /* ---- control ---- */
 
+/* The answer to the peer's request: the ring's address, key and size, or size 0. */
+static gboolean
+send_advert (RdmaConn *conn, RdmaRing *r, guint32 rkey, GError **error)
+{
+  guint8 advert[16] = { 0 };
+
+  if (r->base != NULL) {
+    guint64 addr = GUINT64_TO_LE ((guint64) (guintptr) r->base);
+    guint32 key = GUINT32_TO_LE (rkey), size = GUINT32_TO_LE (r->size);
+    memcpy (advert, &addr, 8);
+    memcpy (advert + 8, &key, 4);
+    memcpy (advert + 12, &size, 4);
+  }
+  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_ADVERT, advert,
+                                 sizeof advert, error);
+}
+
+static gboolean
+window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
+{
+  return send_advert (conn, conn->ring, w->rkey, error);
+}
+
 gboolean
 rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
                    GError **error)
@@ -321,11 +348,12 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
 
   switch (kind) {
   case RDMA_RING_REQUEST: {
-    guint8 advert[16] = { 0 };
     GError *e = NULL;
 
-    if (len != 0)
+    if (len != 0 || r->window.op != NULL)
       break;
+    if (r->window.bound)
+      return send_advert (conn, r, r->window.rkey, error);
     if (r->base == NULL && (conn->settings.rx_protocols
                             & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
                                | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
@@ -337,15 +365,11 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
         g_clear_error (&e);
       }
     }
-    if (r->base != NULL) {
-      guint64 addr = GUINT64_TO_LE ((guint64) (guintptr) r->base);
-      guint32 rkey = GUINT32_TO_LE (r->mr->rkey), size = GUINT32_TO_LE (r->size);
-      memcpy (advert, &addr, 8);
-      memcpy (advert + 8, &rkey, 4);
-      memcpy (advert + 12, &size, 4);
-    }
-    return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_ADVERT, advert,
-                                   sizeof advert, error);
+    /* the advert goes once the window is bound (window_bound) */
+    if (r->base != NULL && rdma_window_supported (conn))
+      return rdma_window_bind (conn, &r->window, r->mr, r->base, r->size,
+                               IBV_ACCESS_REMOTE_WRITE, window_bound, NULL, error);
+    return send_advert (conn, r, r->mr != NULL ? r->mr->rkey : 0, error);
   }
   case RDMA_RING_ADVERT: {
     guint64 addr;
@@ -377,6 +401,8 @@ rdma_ring_free (RdmaConn *conn)
 
   if (r == NULL)
     return;
+  /* the window first: a registration with a bound window cannot be deregistered */
+  rdma_window_free (conn, &r->window);
   if (r->mr != NULL) {
     rdma_res_mr_dereg (&r->mr);
     conn->stats.pinned_bytes -= r->size;
