@@ -81,7 +81,10 @@ check_lent (const ThriftRdmaStats *s, const gchar *side, guint64 bytes, guint ca
   g_assert_cmpuint (s->bytes_copied, <=, (guint64) calls * 2 * INLINE_MAX);
   g_assert_cmpuint (s->bulk_received, ==, bytes);
   g_assert_cmpuint (s->bulk_sent, ==, bytes);
-  g_assert_cmpuint (s->window_binds, ==, calls);
+  /* one window per field lent, invalidated when it came back (the protocols' own windows, a
+   * ring's or a rendezvous buffer's, are never invalidated, only freed) */
+  g_assert_cmpuint (s->window_invalidations, ==, calls);
+  g_assert_cmpuint (s->window_binds, >=, calls);
   g_assert_cmpuint (s->reads, >=, calls);
 }
 
@@ -165,7 +168,7 @@ test_small_copied (void)
   g_assert_true (rt_echo (t, THRESHOLD - 1, 9, &error));
   g_assert_no_error (error);
   finish (t, &c, &s);
-  g_assert_cmpuint (c.bulk_sent + c.bulk_received + c.window_binds, ==, 0);
+  g_assert_cmpuint (c.bulk_sent + c.bulk_received + c.window_invalidations, ==, 0);
   g_assert_cmpuint (c.bytes_copied, >=, 2 * (THRESHOLD - 1));
 }
 

@@ -2372,6 +2372,29 @@ fake_verbs_mr_at (gconstpointer addr, guint32 *rkey, int *access)
   return found;
 }
 
+guint
+fake_verbs_remote_mrs (void)
+{
+  GHashTableIter it;
+  gpointer v;
+  GHashTable *seen = g_hash_table_new (NULL, NULL);
+  guint n;
+
+  g_mutex_lock (&lock);
+  g_hash_table_iter_init (&it, keys);
+  while (g_hash_table_iter_next (&it, NULL, &v)) {
+    const FakeMr *m = v;
+
+    if (m->access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE
+                     | IBV_ACCESS_REMOTE_ATOMIC))
+      g_hash_table_add (seen, v);
+  }
+  g_mutex_unlock (&lock);
+  n = g_hash_table_size (seen);
+  g_hash_table_unref (seen);
+  return n;
+}
+
 void
 fake_verbs_set_retransmissions (gboolean on)
 {

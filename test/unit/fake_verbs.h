@@ -230,6 +230,8 @@ gboolean fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out);
 gboolean fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r);
 /* The registration that covers @addr: its rkey and access flags; FALSE if none does. */
 gboolean fake_verbs_mr_at (gconstpointer addr, guint32 *rkey, int *access);
+/* Live registrations that give remote access by themselves (not through a window). */
+guint fake_verbs_remote_mrs (void);
 /* FAKE_DEFERRED: with TRUE a step may also be such a retransmission of a QP that has a WR
  * waiting for its ACK (as often as any other step); FALSE (the default) stops them. */
 void fake_verbs_set_retransmissions (gboolean on);

@@ -781,6 +781,30 @@ test_window_only (gconstpointer data)
   assert_clean ();
 }
 
+/* Every protocol, both ways, small and large: no registration of either side gives remote
+ * access by itself while the connection lives; all of it goes through windows. */
+static void
+test_window_everywhere (void)
+{
+  static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
+
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    const RdmaProtoOps *ops = rdma_proto_registry[i];
+    Pair p;
+
+    if (ops == NULL)
+      continue;
+    pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+    echo_start (&p);
+    for (guint k = 0; k < 2 * G_N_ELEMENTS (sizes); k++)
+      echo_by (&p, ops, sizes[k % G_N_ELEMENTS (sizes)], k);
+    g_test_message ("%s: %" G_GUINT64_FORMAT " windows bound", ops->name,
+                    p.c->stats.window_binds + p.s->stats.window_binds);
+    g_assert_cmpuint (fake_verbs_remote_mrs (), ==, 0);
+    pair_close (&p);
+  }
+}
+
 /* A device without type-2 windows: the ring's registration is the peer's way in, as it
  * must be (each connection has a protection domain of its own then). */
 static void
@@ -1198,7 +1222,7 @@ test_polling (gconstpointer data)
 
 typedef struct
 {
-  guint64 sends, writes, write_imms, reads, posts, controls, credits;
+  guint64 sends, writes, write_imms, reads, posts, controls, credits, binds;
 } Cost;
 
 static Cost
@@ -1214,6 +1238,7 @@ cost_since (RdmaConn *conn, const ThriftRdmaStats *before)
     .posts = s->post_send_calls - before->post_send_calls,
     .controls = s->control_messages - before->control_messages,
     .credits = s->credit_messages - before->credit_messages,
+    .binds = s->window_binds - before->window_binds,
   };
 }
 
@@ -1265,11 +1290,13 @@ test_footprint (gconstpointer data)
     g_assert_cmpuint (c.sends + c.writes + c.reads, ==, 0);
     g_assert_cmpuint (c.posts, ==, n);
     break;
-  case RDMA_PROTO_WRITE_RNDV:   /* RTS, WRITE + notice chained; for the reply, a CTS */
+  case RDMA_PROTO_WRITE_RNDV:   /* RTS, WRITE + notice chained; for the reply, a window bound
+                                   over the buffer and a CTS */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, 2 * n);
     g_assert_cmpuint (c.writes, ==, n);
     g_assert_cmpuint (c.controls, ==, n);
-    g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
+    g_assert_cmpuint (c.binds, ==, n);
+    g_assert_cmpuint (c.posts - c.credits - c.controls - c.binds, ==, 2 * n);
     break;
   case RDMA_PROTO_READ_RNDV:    /* RTS; for the reply, a READ and the DONE */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
@@ -2420,6 +2447,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/loopback/window/other-connection", GINT_TO_POINTER (TRUE),
                         test_window_only);
   g_test_add_func ("/loopback/window/none", test_window_none);
+  g_test_add_func ("/loopback/window/everywhere", test_window_everywhere);
   g_test_add_func ("/loopback/fake/manual_error", test_fake_manual_error);
   g_test_add_func ("/loopback/fake/pieces", test_fake_pieces);
   g_test_add_func ("/loopback/fake/seeded", test_fake_seeded);

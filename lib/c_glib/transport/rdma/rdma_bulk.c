@@ -81,15 +81,14 @@ rdma_bulk_seq (RdmaConn *conn)
   return bulk_get (conn)->tx_seq;
 }
 
-/* The windows of the fields lent are all bound (@data TRUE) or all invalidated (FALSE). */
+/* The windows of the fields lent are all invalidated. */
 static gboolean
-windows_settled (RdmaConn *conn, gpointer data)
+windows_invalidated (RdmaConn *conn, gpointer data)
 {
   RdmaBulk *b = conn->bulk;
-  gboolean bound = GPOINTER_TO_INT (data);
 
   for (guint i = 0; i < b->n_lent; i++)
-    if (b->win[i].op != NULL || b->win[i].bound != bound)
+    if (b->win[i].op != NULL || b->win[i].bound)
       return FALSE;
   return TRUE;
 }
@@ -116,11 +115,9 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   b->lent[i] = entry;
   b->lent_len[i] = len;
   b->n_lent++;
-  if (!rdma_window_bind (conn, &b->win[i], entry->mr, ptr, len, IBV_ACCESS_REMOTE_READ, NULL,
-                         NULL, error))
-    return FALSE;
   /* bound before the message goes (rdma_window.h) */
-  if (!rdma_conn_wait_for (conn, windows_settled, GINT_TO_POINTER (TRUE), deadline_us, error))
+  if (!rdma_window_bind_wait (conn, &b->win[i], entry->mr, ptr, len, IBV_ACCESS_REMOTE_READ,
+                              deadline_us, error))
     return FALSE;
   *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
                            .rkey = b->win[i].rkey };
@@ -161,7 +158,7 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
     if (!rdma_window_invalidate (conn, &b->win[i], NULL, NULL, error))
       goto failed;
   /* the registrations go back only once no key reaches them */
-  if (!rdma_conn_wait_for (conn, windows_settled, GINT_TO_POINTER (FALSE), deadline_us, error))
+  if (!rdma_conn_wait_for (conn, windows_invalidated, NULL, deadline_us, error))
     goto failed;
   release_lent (conn);
   return TRUE;

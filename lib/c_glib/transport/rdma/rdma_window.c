@@ -257,6 +257,20 @@ rdma_window_bind (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointe
   return enqueue (conn, wop, error);
 }
 
+static gboolean
+settled (RdmaConn *conn, gpointer data)
+{
+  return ((RdmaWindow *) data)->op == NULL;
+}
+
+gboolean
+rdma_window_bind_wait (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointer addr,
+                       gsize len, gint access, gint64 deadline_us, GError **error)
+{
+  return rdma_window_bind (conn, w, mr, addr, len, access, NULL, NULL, error)
+         && rdma_conn_wait_for (conn, settled, w, deadline_us, error);
+}
+
 gboolean
 rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done, gpointer data,
                         GError **error)

@@ -82,6 +82,11 @@ gboolean rdma_window_supported (RdmaConn *conn);
 gboolean rdma_window_bind (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointer addr,
                            gsize len, gint access, RdmaWindowDone done, gpointer data,
                            GError **error);
+/* rdma_window_bind, then waits (a caller that may: not a completion handler) until the bind
+ * completed. */
+gboolean rdma_window_bind_wait (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr,
+                                gconstpointer addr, gsize len, gint access, gint64 deadline_us,
+                                GError **error);
 /* Invalidates @w's key (a bound window); @done (@data) runs at its completion. */
 gboolean rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done,
                                  gpointer data, GError **error);

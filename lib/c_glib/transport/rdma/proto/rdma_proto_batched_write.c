@@ -94,6 +94,7 @@
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
+#include "../rdma_window.h"
 #include "rdma_proto_batched_write.h"
 
 /* the largest fragment, in slots: a large message goes in pieces the receiver copies out
@@ -122,9 +123,11 @@ typedef struct
 {
   /* receiver: the slots the peer writes into (made on its request) */
   guint8 *slots;                  /* BW_REGION bytes (owned) (nullable) */
-  struct ibv_mr *slots_mr;        /* LOCAL_WRITE | REMOTE_WRITE (owned) (nullable) */
+  struct ibv_mr *slots_mr;        /* LOCAL_WRITE (owned) (nullable) */
   guint8 *map;                    /* the bitmap, one page (owned) (nullable) */
-  struct ibv_mr *map_mr;          /* REMOTE_READ (owned) (nullable) */
+  struct ibv_mr *map_mr;          /* (owned) (nullable) */
+  RdmaWindow slots_win;           /* the peer's way in: REMOTE_WRITE (rdma_window.h) */
+  RdmaWindow map_win;             /* REMOTE_READ */
   guint32 rx_slot;                /* where the next fragment's header lands */
   guint32 rx_seq;                 /* its sequence number */
   guint32 rx_last;                /* sequence number of the last fragment taken (0: none) */
@@ -239,17 +242,23 @@ map_region (RdmaConn *conn, gsize len, const gchar *what, GError **error)
 static gboolean
 rx_create (RdmaConn *conn, BwState *st, GError **error)
 {
+  gboolean windows;
+
   st->slots = map_region (conn, BW_REGION, "the batched-write slots", error);
   if (st->slots == NULL)
     return FALSE;
   st->map = map_region (conn, 4096, "the batched-write bitmap", error);
   if (st->map == NULL)
     return FALSE;
-  st->slots_mr = rdma_res_mr_reg (conn->pd, st->slots, BW_REGION,
-                                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, error);
+  /* with windows, the registrations themselves give no remote access */
+  windows = rdma_window_supported (conn);
+  st->slots_mr = rdma_res_mr_reg (conn->pd, st->slots, BW_REGION, IBV_ACCESS_LOCAL_WRITE
+                                  | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE),
+                                  error);
   if (st->slots_mr == NULL)
     return FALSE;
-  st->map_mr = rdma_res_mr_reg (conn->pd, st->map, BW_MAP_BYTES, IBV_ACCESS_REMOTE_READ, error);
+  st->map_mr = rdma_res_mr_reg (conn->pd, st->map, BW_MAP_BYTES,
+                                windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ, error);
   if (st->map_mr == NULL)
     return FALSE;
   conn->stats.pinned_bytes += BW_REGION + BW_MAP_BYTES;
@@ -262,6 +271,9 @@ rx_create (RdmaConn *conn, BwState *st, GError **error)
 static void
 rx_clear (RdmaConn *conn, BwState *st)
 {
+  /* the windows first: a registration with a bound window cannot be deregistered */
+  rdma_window_free (conn, &st->slots_win);
+  rdma_window_free (conn, &st->map_win);
   if (st->slots_mr != NULL) {
     rdma_res_mr_dereg (&st->slots_mr);
     conn->stats.pinned_bytes -= BW_REGION;
@@ -492,24 +504,16 @@ bw_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **err
 }
 
 static gboolean
-rx_advertise (RdmaConn *conn, BwState *st, GError **error)
+send_advert (RdmaConn *conn, BwState *st, GError **error)
 {
   guint8 advert[BW_ADVERT_SIZE] = { 0 };
 
-  if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT)) {
-    GError *e = NULL;
-    if (!rx_create (conn, st, &e)) {
-      g_warning ("ThriftRdma: cannot register %u bytes of batched-write slots for the peer "
-                 "(%s); its batched messages go by Eager-SendRecv", BW_REGION, e->message);
-      g_clear_error (&e);
-      rx_clear (conn, st);
-    }
-  }
   if (st->slots != NULL) {
+    gboolean windows = st->slots_win.bound;
     guint64 slots = GUINT64_TO_LE ((guint64) (guintptr) st->slots);
     guint64 map = GUINT64_TO_LE ((guint64) (guintptr) st->map);
-    guint32 slots_rkey = GUINT32_TO_LE (st->slots_mr->rkey);
-    guint32 map_rkey = GUINT32_TO_LE (st->map_mr->rkey);
+    guint32 slots_rkey = GUINT32_TO_LE (windows ? st->slots_win.rkey : st->slots_mr->rkey);
+    guint32 map_rkey = GUINT32_TO_LE (windows ? st->map_win.rkey : st->map_mr->rkey);
     guint16 count = GUINT16_TO_LE (BW_SLOTS);
     guint32 size = GUINT32_TO_LE (BW_SLOT_SIZE);
 
@@ -522,6 +526,40 @@ rx_advertise (RdmaConn *conn, BwState *st, GError **error)
   }
   return rdma_conn_send_control (conn, RDMA_PROTO_BATCHED_WRITE, BW_CTL_ADVERT, advert,
                                  sizeof advert, error);
+}
+
+/* The advert goes once both windows are bound. */
+static gboolean
+rx_window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
+{
+  BwState *st = data;
+
+  if (!st->slots_win.bound || !st->map_win.bound)
+    return TRUE;
+  return send_advert (conn, st, error);
+}
+
+static gboolean
+rx_advertise (RdmaConn *conn, BwState *st, GError **error)
+{
+  if (st->slots_win.op != NULL || st->map_win.op != NULL)
+    return garbage (error, "the peer asks for the batched-write slots again before they "
+                    "were advertised");
+  if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT)) {
+    GError *e = NULL;
+    if (!rx_create (conn, st, &e)) {
+      g_warning ("ThriftRdma: cannot register %u bytes of batched-write slots for the peer "
+                 "(%s); its batched messages go by Eager-SendRecv", BW_REGION, e->message);
+      g_clear_error (&e);
+      rx_clear (conn, st);
+    }
+  }
+  if (st->slots != NULL && rdma_window_supported (conn) && !st->slots_win.bound)
+    return rdma_window_bind (conn, &st->slots_win, st->slots_mr, st->slots, BW_REGION,
+                             IBV_ACCESS_REMOTE_WRITE, rx_window_bound, st, error)
+           && rdma_window_bind (conn, &st->map_win, st->map_mr, st->map, BW_MAP_BYTES,
+                                IBV_ACCESS_REMOTE_READ, rx_window_bound, st, error);
+  return send_advert (conn, st, error);
 }
 
 static gboolean

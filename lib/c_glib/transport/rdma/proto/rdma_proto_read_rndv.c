@@ -22,8 +22,9 @@
  *                                      <-      DONE (control: seq); the message is readable
  *   frees the transmit buffer
  *
- * The key is one REMOTE_READ registration per transmit buffer, whole, made at its first
- * message and kept while the buffer is (the buffer's own stays LOCAL_WRITE).  A key per
+ * The key is one memory window per transmit buffer (rdma_window.h), over the whole of a
+ * registration of it made at its first message and kept while the buffer is (the buffer's
+ * own stays LOCAL_WRITE); a device without windows gives the registration REMOTE_READ.  A key per
  * message cost a registration and a deregistration per message, and a key deregistered after
  * its DONE could be reached by a retransmitted READ (see Key).  The peer may so read more of
  * the buffer than the message, for as long as the connection lives: bytes sent to it, or
@@ -42,6 +43,7 @@
 
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
+#include "../rdma_window.h"
 #include "rdma_rndv.h"
 
 /* The bytes of one READ.  Its responses come back as one burst, unpaced: soft-RoCE under
@@ -67,7 +69,8 @@ typedef struct
 {
   guint8 *base;
   gsize cap;
-  struct ibv_mr *mr;    /* (owned) (nullable): REMOTE_READ over base, cap bytes */
+  struct ibv_mr *mr;    /* (owned) (nullable): over base, cap bytes */
+  RdmaWindow window;    /* REMOTE_READ over all of it (with windows) */
 } Key;
 
 typedef struct
@@ -77,35 +80,56 @@ typedef struct
   guint32 tx_seq;       /* of the next message sent */
   GQueue lent;          /* Lent (owned), oldest first */
   Key keys[2];          /* one per transmit buffer of the connection (conn->tx) */
-  GSList *retired;      /* (owned) struct ibv_mr: keys of buffers replaced since the last DONE */
+  GSList *retired;      /* (owned) Key: keys of buffers replaced since the last DONE */
 } ReadRndv;
 
 static void
-dereg_retired (ReadRndv *st)
+key_clear (RdmaConn *conn, Key *k)
+{
+  /* the window first: a registration with a bound window cannot be deregistered */
+  rdma_window_free (conn, &k->window);
+  rdma_res_mr_dereg (&k->mr);
+}
+
+static void
+dereg_retired (RdmaConn *conn, ReadRndv *st)
 {
   while (st->retired != NULL) {
-    struct ibv_mr *mr = st->retired->data;
+    Key *k = st->retired->data;
 
-    rdma_res_mr_dereg (&mr);
+    key_clear (conn, k);
+    g_free (k);
     st->retired = g_slist_delete_link (st->retired, st->retired);
   }
 }
 
 /* The key of @tx's buffer as it is now (registered at its first message, or again after it
- * grew).  NULL with @error. */
-static struct ibv_mr *
-key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, GError **error)
+ * grew) into @rkey.  FALSE with @error. */
+static gboolean
+key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, gint64 deadline_us, guint32 *rkey,
+         GError **error)
 {
   Key *k = &st->keys[tx == &conn->tx[0] ? 0 : 1];
+  gboolean windows = rdma_window_supported (conn);
 
-  if (k->mr != NULL && k->base == tx->base && k->cap == tx->cap)
-    return k->mr;
-  if (k->mr != NULL)
-    st->retired = g_slist_prepend (st->retired, g_steal_pointer (&k->mr));
-  k->mr = rdma_res_mr_reg (conn->pd, tx->base, tx->cap, IBV_ACCESS_REMOTE_READ, error);
-  k->base = tx->base;
-  k->cap = tx->cap;
-  return k->mr;
+  if (k->mr == NULL || k->base != tx->base || k->cap != tx->cap || k->window.op != NULL) {
+    if (k->window.op != NULL)
+      rdma_window_free (conn, &k->window);   /* never given out: its bind did not complete */
+    if (k->mr != NULL)
+      st->retired = g_slist_prepend (st->retired, g_memdup2 (k, sizeof *k));
+    memset (k, 0, sizeof *k);
+    k->mr = rdma_res_mr_reg (conn->pd, tx->base, tx->cap,
+                             windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ, error);
+    if (k->mr == NULL)
+      return FALSE;
+    k->base = tx->base;
+    k->cap = tx->cap;
+    if (windows && !rdma_window_bind_wait (conn, &k->window, k->mr, k->base, k->cap,
+                                           IBV_ACCESS_REMOTE_READ, deadline_us, error))
+      return FALSE;
+  }
+  *rkey = windows ? k->window.rkey : k->mr->rkey;
+  return TRUE;
 }
 
 static gboolean
@@ -128,8 +152,8 @@ rr_teardown (RdmaConn *conn)
   while ((l = g_queue_pop_head (&st->lent)) != NULL)
     g_free (l);
   for (guint i = 0; i < G_N_ELEMENTS (st->keys); i++)
-    rdma_res_mr_dereg (&st->keys[i].mr);
-  dereg_retired (st);
+    key_clear (conn, &st->keys[i]);
+  dereg_retired (conn, st);
   g_free (st);
   conn->proto_state[RDMA_PROTO_READ_RNDV] = NULL;
 }
@@ -141,22 +165,20 @@ rr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   RdmaRndvMsg m = { .kind = RDMA_RNDV_RTS, .seq = st->tx_seq, .len = (guint32) tx->len };
   struct ibv_sge sge;
   struct ibv_send_wr send;
-  struct ibv_mr *mr = NULL;
 
-  if (!rdma_rndv_wait_room (conn, 1, deadline_us, error))
-    return FALSE;
+  /* the key first: a bind waits, and what it held back meanwhile may take the room */
   if (m.len > 0) {
-    mr = key_for (conn, st, tx, error);
-    if (mr == NULL)
+    if (!key_for (conn, st, tx, deadline_us, &m.rkey, error))
       return FALSE;
     m.addr = (guint64) (guintptr) tx->base;
-    m.rkey = mr->rkey;
   }
+  if (!rdma_rndv_wait_room (conn, 1, deadline_us, error))
+    return FALSE;
   rdma_rndv_prepare_send (conn, &rdma_proto_read_rndv_ops, &m, &sge, &send);
   if (!rdma_conn_post_wr (conn, &send, "SEND (request-to-send)", error))
     return FALSE;
   st->tx_seq++;
-  if (mr != NULL) {
+  if (m.len > 0) {
     Lent *l = g_new (Lent, 1);
     l->seq = m.seq;
     l->tx = tx;
@@ -308,7 +330,7 @@ rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
     return FALSE;
   }
   g_queue_pop_head (&st->lent);
-  dereg_retired (st);
+  dereg_retired (conn, st);
   if (l->tx->busy > 0)
     l->tx->busy--;
   g_free (l);

@@ -17,8 +17,9 @@
  * EuroSys '17).  The sender leaves a message in its own registered memory and the receiver
  * fetches it with RDMA READ: a server's CPU posts nothing for a response.
  *
- * The sender's response region is made on its first RFP message (registered LOCAL_WRITE,
- * REMOTE_READ and REMOTE_WRITE) and advertised once by a control message (RFP_ADVERT: addr,
+ * The sender's response region is made on its first RFP message (registered for local
+ * access; the receiver READs it and WRITEs its ack word through a memory window,
+ * rdma_window.h) and advertised once by a control message (RFP_ADVERT: addr, the window's
  * rkey, size).  It holds one message at a time:
  *
  *   [0, 8)        ack word: the receiver may WRITE there the last message it fetched
@@ -77,6 +78,7 @@
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
+#include "../rdma_window.h"
 #include "rdma_proto_rfp.h"
 
 #define RFP_ACK_OFF 0u
@@ -125,6 +127,7 @@ typedef struct
   guint8 *base;    /* mmap'ed */
   gsize size;
   struct ibv_mr *mr;
+  RdmaWindow window;  /* the peer's way in (the response region only) */
 } RfpMem;
 
 typedef enum
@@ -249,13 +252,15 @@ mem_alloc (RdmaConn *conn, RfpMem *m, gsize size, gint access, const gchar *what
 static void
 mem_free (RdmaConn *conn, RfpMem *m)
 {
+  /* the window first: a registration with a bound window cannot be deregistered */
+  rdma_window_free (conn, &m->window);
   if (m->mr != NULL) {
     rdma_res_mr_dereg (&m->mr);
     conn->stats.pinned_bytes -= m->size;
   }
   if (m->base != NULL)
     munmap (m->base, m->size);
-  *m = (RfpMem) { NULL, 0, NULL };
+  memset (m, 0, sizeof *m);
 }
 
 static gboolean
@@ -396,24 +401,34 @@ rfp_before_send (RdmaConn *conn, const RdmaProtoOps *ops, gint64 deadline_us, GE
 
 /* A new region of at least @need bytes, advertised; the message @seq goes there first. */
 static gboolean
-grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, GError **error)
+grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
+      GError **error)
 {
-  RfpMem fresh = { NULL, 0, NULL };
+  const gint remote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+  gboolean windows = rdma_window_supported (conn);
+  RfpMem fresh = { NULL };
   guint8 advert[16];
   guint64 addr;
   guint32 rkey, size;
 
   if (!mem_alloc (conn, &fresh, round_grain (need), IBV_ACCESS_LOCAL_WRITE
-                  | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, "response region", error))
+                  | (windows ? IBV_ACCESS_MW_BIND : remote), "response region", error))
     return FALSE;
-  /* (an older retired region was freed when the fence saw our last message fetched) */
+  /* (an older retired region was freed when the fence saw our last message fetched; a
+   * region whose bind never completed was never advertised) */
   mem_free (conn, &st->retired);
+  if (st->region.window.op != NULL)
+    mem_free (conn, &st->region);
   st->retired = st->region;
   st->region = fresh;
   st->region_first = seq;
-  addr = GUINT64_TO_LE ((guint64) (guintptr) fresh.base);
-  rkey = GUINT32_TO_LE (fresh.mr->rkey);
-  size = GUINT32_TO_LE ((guint32) fresh.size);
+  if (windows && !rdma_window_bind_wait (conn, &st->region.window, st->region.mr,
+                                         st->region.base, st->region.size, remote,
+                                         deadline_us, error))
+    return FALSE;
+  addr = GUINT64_TO_LE ((guint64) (guintptr) st->region.base);
+  rkey = GUINT32_TO_LE (windows ? st->region.window.rkey : st->region.mr->rkey);
+  size = GUINT32_TO_LE ((guint32) st->region.size);
   memcpy (advert, &addr, 8);
   memcpy (advert + 8, &rkey, 4);
   memcpy (advert + 12, &size, 4);
@@ -469,7 +484,8 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
     return FALSE;
   }
   /* before_send saw the last message fetched: the region is ours to rewrite */
-  if (st->region.size < RFP_BODY_OFF + len && !grow (conn, st, RFP_BODY_OFF + len, seq, error))
+  if (st->region.size < RFP_BODY_OFF + len
+      && !grow (conn, st, RFP_BODY_OFF + len, seq, deadline_us, error))
     return FALSE;
   body = st->region.base + RFP_BODY_OFF;
   memcpy (body, tx->base, len);
@@ -499,7 +515,7 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
 static gboolean
 ensure_fetch (RdmaConn *conn, RfpState *st, gsize need, gsize keep, GError **error)
 {
-  RfpMem fresh = { NULL, 0, NULL };
+  RfpMem fresh = { NULL };
 
   if (st->ack_page.base == NULL
       && !mem_alloc (conn, &st->ack_page, RFP_ACK_PAGE, 0, "acknowledgement word", error))

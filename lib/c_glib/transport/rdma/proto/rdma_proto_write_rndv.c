@@ -16,12 +16,14 @@
  * rdma_proto_write_rndv.c: Write-RNDV.  Per message:
  *
  *   sender                                     receiver
- *   RTS (SEND: seq, length)            ->      maps a buffer of that length, registers it for
- *                                              REMOTE_WRITE
- *                                      <-      CTS (control: seq, address, key)
+ *   RTS (SEND: seq, length)            ->      maps a buffer of that length, registers it and
+ *                                              binds a memory window over it for
+ *                                              REMOTE_WRITE (rdma_window.h)
+ *                                      <-      CTS (control: seq, address, the window's key)
  *   WRITE of the transmit buffer + notice
- *   (SEND: seq), chained: one doorbell ->      deregisters the buffer (the key dies with the
- *                                              transfer) and delivers the message in it;
+ *   (SEND: seq), chained: one doorbell ->      frees the window and deregisters the buffer
+ *                                              (the key dies with the transfer) and delivers
+ *                                              the message in it;
  *                                              unmaps it when the reader is done
  *
  * The sender waits for the CTS in send_message (rdma_conn_wait_for: deadlines, interrupts
@@ -121,24 +123,39 @@ wr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   return rdma_conn_post_wr (conn, &write, "WRITE + SEND (rendezvous)", error);
 }
 
-/* Sets up buffers for waiting RTSs while the bytes held allow, and answers each with a CTS. */
+static gboolean
+send_cts (RdmaConn *conn, RdmaRndvBuf *buf, guint32 rkey, GError **error)
+{
+  RdmaRndvMsg cts = { .kind = RDMA_RNDV_CTS, .seq = buf->seq, .len = buf->len,
+                      .addr = (guint64) (guintptr) buf->base, .rkey = rkey };
+
+  return rdma_rndv_send_control (conn, &rdma_proto_write_rndv_ops, &cts, error);
+}
+
+static gboolean
+window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
+{
+  return send_cts (conn, data, w->rkey, error);
+}
+
+/* Sets up buffers for waiting RTSs while the bytes held allow, and answers each with a CTS
+ * (once its window is bound: the binds complete in order, so do the CTSs). */
 static gboolean
 kick (RdmaConn *conn, WriteRndv *st, GError **error)
 {
+  gboolean windows = rdma_window_supported (conn);
   RdmaRndvBuf *buf;
 
   while (conn->state == RDMA_CONN_CONNECTED
          && (buf = g_queue_peek_head (&st->rx.waiting)) != NULL
          && rdma_rndv_rx_may_map (conn, &st->rx, buf->len)) {
-    RdmaRndvMsg cts = { .kind = RDMA_RNDV_CTS, .seq = buf->seq, .len = buf->len };
-
     g_queue_push_tail (&st->rx.active, g_queue_pop_head (&st->rx.waiting));
     if (!rdma_rndv_rx_map (conn, &st->rx, buf, IBV_ACCESS_LOCAL_WRITE
-                           | IBV_ACCESS_REMOTE_WRITE, error))
+                           | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE), error))
       return FALSE;
-    cts.addr = (guint64) (guintptr) buf->base;
-    cts.rkey = buf->mr->rkey;
-    if (!rdma_rndv_send_control (conn, &rdma_proto_write_rndv_ops, &cts, error))
+    if (windows ? !rdma_window_bind (conn, &buf->window, buf->mr, buf->base, buf->len,
+                                     IBV_ACCESS_REMOTE_WRITE, window_bound, buf, error)
+                : !send_cts (conn, buf, buf->mr->rkey, error))
       return FALSE;
   }
   return TRUE;

@@ -233,6 +233,7 @@ rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access,
 void
 rdma_rndv_rx_unpin (RdmaConn *conn, RdmaRndvBuf *buf)
 {
+  rdma_window_free (conn, &buf->window);
   if (buf->mr == NULL)
     return;
   rdma_res_mr_dereg (&buf->mr);

@@ -35,6 +35,7 @@
 #define _RDMA_RNDV_H
 
 #include "../rdma_conn_private.h"
+#include "../rdma_window.h"
 
 G_BEGIN_DECLS
 
@@ -109,6 +110,7 @@ typedef struct
   guint8 *base;         /* (owned) (nullable): mapped, cap bytes */
   gsize cap;
   struct ibv_mr *mr;    /* (owned) (nullable): registered while the transfer runs */
+  RdmaWindow window;    /* Write-RNDV: the peer's way in, as long as mr (rdma_window.h) */
   RdmaMessage *msg;     /* Read-RNDV: its place in the received queue (the engine's) */
 } RdmaRndvBuf;
 
@@ -137,7 +139,8 @@ gboolean rdma_rndv_rx_may_map (RdmaConn *conn, const RdmaRndvRx *rx, guint32 len
 /* Maps and registers @buf's memory with @access, and gives the RTS's slot back. */
 gboolean rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access,
                            GError **error);
-/* Deregisters @buf's memory (the transfer is over: the key, if the peer had one, is dead). */
+/* Deregisters @buf's memory, its window first (the transfer is over: the key, if the peer had
+ * one, is dead). */
 void rdma_rndv_rx_unpin (RdmaConn *conn, RdmaRndvBuf *buf);
 /* The release slot: the reader is done with the delivered message @token (an RdmaRndvBuf). */
 void rdma_rndv_rx_release (RdmaConn *conn, RdmaRndvRx *rx, guint64 token);
