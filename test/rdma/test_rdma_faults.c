@@ -47,6 +47,7 @@
 #include "lib/c_glib/transport/rdma/proto/rdma_proto_rfp.h"
 /* a white-box test: it looks inside connections (the engine-internal header) */
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_numa.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
@@ -242,16 +243,26 @@ raw_connect (void)
   return raw_connect_to (rt_echo_server_port (server), THRIFT_RDMA_POLLING_EVENT);
 }
 
-/* Posts @len bytes of @bytes as one SEND, outside framing and credits. */
+/* Posts @len bytes of @bytes as one SEND, outside framing and credits: what fits a send slot
+ * from there, the rest gathered from the connection's first transmit buffer (as the engine
+ * sends a message's bytes). */
 static void
 raw_send (RdmaConn *c, const void *bytes, guint32 len)
 {
   GError *error = NULL;
-  guint32 slot;
+  guint32 slot, head = MIN (len, c->send_pool.slot_size);
+  RdmaTx *tx = &c->tx[0];
 
   g_assert_true (rdma_pool_get (&c->send_pool, &slot));
-  memcpy (rdma_pool_slot (&c->send_pool, slot), bytes, len);
-  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, len, NULL, 0, 0, &error));
+  memcpy (rdma_pool_slot (&c->send_pool, slot), bytes, head);
+  if (len > head) {
+    g_assert_cmpuint (tx->busy, ==, 0);
+    g_assert_true (rdma_tx_reserve (tx, c->pd, len - head, RDMA_NUMA_NONE,
+                                    &c->stats.pinned_bytes, &error));
+    memcpy (tx->base, (const guint8 *) bytes + head, len - head);
+  }
+  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, head, len > head ? tx : NULL,
+                                      0, len - head, &error));
   g_assert_no_error (error);
 }
 
@@ -474,7 +485,7 @@ test_bad_batched (gconstpointer data)
   RdmaConn *c = raw_connect ();
   GError *error = NULL;
   BwHeader h = { .flags = BW_FIRST | BW_LAST, .magic = BW_MAGIC };
-  guint32 rkey, seq, slot, frag = 100, trailer;
+  guint32 rkey, seq, frag = 100, trailer;
   guint64 addr;
   guint8 *buf;
   RdmaOp *op;
@@ -493,8 +504,10 @@ test_bad_batched (gconstpointer data)
   h.msg_len = GUINT32_TO_LE (kind == BAD_BW_TOO_LARGE ? SERVER_MAX + 1 : frag);
   if (kind == BAD_BW_TOO_LARGE)
     h.flags = BW_FIRST;
-  g_assert_true (rdma_pool_get (&c->send_pool, &slot));
-  buf = rdma_pool_slot (&c->send_pool, slot);
+  /* (from the first transmit buffer: a send slot holds a header and a control message) */
+  g_assert_true (rdma_tx_reserve (&c->tx[0], c->pd, BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
+                                  RDMA_NUMA_NONE, &c->stats.pinned_bytes, &error));
+  buf = c->tx[0].base;
   memcpy (buf, &h, sizeof h);
   memset (buf + BW_HEADER_SIZE, 0x5a, frag);
   trailer = GUINT32_TO_LE (seq ^ BW_TRAILER_XOR);
@@ -503,7 +516,7 @@ test_bad_batched (gconstpointer data)
   op = rdma_conn_op_get (c, RDMA_OP_WRITE, RDMA_PROTO_BATCHED_WRITE);
   sge = (struct ibv_sge) {
     .addr = (uintptr_t) buf, .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
-    .lkey = c->send_pool.mr->lkey,
+    .lkey = c->tx[0].mr->lkey,
   };
   wr = (struct ibv_send_wr) {
     .wr_id = rdma_op_wr_id (op),

@@ -1831,17 +1831,24 @@ drop_wcs_of (FakeCq *cq, FakeQp *qp)
 }
 
 /* Windows bound on @qp stay bound to their regions (deregistering those is refused until they
- * are deallocated) but no QP serves them any more. */
+ * are deallocated) but no QP serves them any more.  A type-2 window holds a reference to the
+ * QP it is bound to, and rxe's destroy waits for those to drop (200 ms, then a kernel
+ * warning): a consumer invalidates or deallocates its windows first. */
 static void
 forget_windows_of (FakeQp *qp)
 {
   GHashTableIter it;
   gpointer mw;
+  guint bound = 0;
 
   g_hash_table_iter_init (&it, windows);
   while (g_hash_table_iter_next (&it, NULL, &mw))
-    if (((FakeMw *) mw)->qp == qp)
+    if (((FakeMw *) mw)->qp == qp) {
       ((FakeMw *) mw)->qp = NULL;
+      bound++;
+    }
+  if (bound > 0)
+    misused ("a QP destroyed while %u type-2 memory windows are bound to it", bound);
 }
 
 static int

@@ -763,6 +763,59 @@ test_control_waits_for_bind (void)
   pair_close (&p);
 }
 
+typedef struct
+{
+  RdmaConn *c;
+  guint8 *got;
+  gsize got_len;
+  gboolean ok;
+  GError *error;
+} Reader;
+
+static gpointer
+done_reader_main (gpointer data)
+{
+  Reader *t = data;
+
+  t->ok = take_message (t->c, &t->got, &t->got_len, deadline_s (10), &t->error);
+  return NULL;
+}
+
+/* The reader has the field and says DONE, and the lender's connection fails before its
+ * windows' invalidation completes (the reader closed right after its DONE, as it may): the
+ * lender's call succeeded all the same, its windows are deallocated instead, and the
+ * connection reports its failure at its next operation.  (The guest's soak saw an echo
+ * server count such a call failed: test_bulk_faults /bulk-fault/cache-bounds.) */
+static void
+test_lost_after_done (void)
+{
+  gsize len = 100000;
+  guint8 *field = g_malloc (len);
+  Reader t = { 0 };
+  GError *error = NULL;
+  GThread *reader;
+  Pair p;
+
+  for (gsize i = 0; i < len; i++)
+    field[i] = pattern (7, i);
+  pair_open (&p);
+  fake_verbs_inject (p.cid, IBV_WR_LOCAL_INV, 0, FAKE_FAULT_SELF_VANISHES);
+  t.c = p.s;
+  reader = g_thread_new ("take", done_reader_main, &t);
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
+                               &error));
+  g_assert_no_error (error);
+  g_thread_join (reader);
+  g_assert_no_error (t.error);
+  g_assert_true (t.ok);
+  g_assert_cmpmem (t.got, t.got_len, field, len);
+  g_assert_cmpint (rdma_conn_get_state (p.c), ==, RDMA_CONN_FAILED);
+  g_assert_cmpuint (p.c->stats.window_binds, ==, 1);
+  g_free (t.got);
+  g_free (field);
+  pair_close (&p);
+}
+
 /* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
  * retransmission: every bind and every invalidation is run once, and nothing fails. */
 static void
@@ -840,6 +893,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk-loopback/abandon/late-bind", test_abandon_late_bind);
   g_test_add_func ("/bulk-loopback/full-cache-mid-pull", test_full_cache_mid_pull);
   g_test_add_func ("/bulk-loopback/control-waits-for-bind", test_control_waits_for_bind);
+  g_test_add_func ("/bulk-loopback/settle/lost-after-done", test_lost_after_done);
   g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
                         test_retransmit_echo);
   rc = g_test_run ();

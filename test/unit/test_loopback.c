@@ -49,6 +49,7 @@
 
 /* a white-box test: it looks inside connections (the engine-internal header) */
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_domain.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/rdma_ring.h"
@@ -752,6 +753,10 @@ test_window_only (gconstpointer data)
 
   pair_open_polling (&a, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
   pair_open_polling (&b, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  /* one protection domain for the device's four connections: only the window's binding to
+   * its QP keeps the other connection out */
+  g_assert_true (a.c->pd == b.c->pd && a.s->pd == b.s->pd && a.c->pd == a.s->pd);
+  g_assert_cmpuint (rdma_domain_users (a.c->pd), ==, 4);
   echo_start (&a);
   echo_by (&a, &rdma_proto_direct_write_imm_ops, 100, 1);
   g_assert_cmpuint (a.s->stats.window_binds, ==, 1);
@@ -777,6 +782,7 @@ test_window_only (gconstpointer data)
   g_error_free (echo_join (&a));
   rdma_conn_free (a.s);
   rdma_conn_free (b.c);
+  g_assert_cmpuint (rdma_domain_users (b.s->pd), ==, 1);
   rdma_conn_free (b.s);
   assert_clean ();
 }
@@ -818,6 +824,8 @@ test_window_none (void)
 
   fake_verbs_set_windows (FALSE);
   pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  g_assert_true (p.c->pd != p.s->pd);
+  g_assert_false (rdma_domain_shared (p.c->pd) || rdma_domain_shared (p.s->pd));
   echo_start (&p);
   echo_by (&p, &rdma_proto_direct_write_imm_ops, 100, 1);
   echo_by (&p, &rdma_proto_direct_write_send_ops, 5000, 2);

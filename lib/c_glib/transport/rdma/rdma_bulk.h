@@ -78,7 +78,8 @@ gboolean rdma_bulk_can_lend (RdmaConn *conn);
 /* The number the table of the message being written carries. */
 guint32 rdma_bulk_seq (RdmaConn *conn);
 /* Lender, once the message went out: waits for the reader's DONE, invalidates the windows and
- * releases the registrations.  On failure the windows are abandoned. */
+ * releases the registrations.  FALSE if the DONE did not come (the windows are abandoned);
+ * once it came, TRUE even if the invalidation failed (the windows are deallocated then). */
 gboolean rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Lender: revokes every window of the message being written and releases its registrations
  * (the message was not sent, or its call failed).  Idempotent. */

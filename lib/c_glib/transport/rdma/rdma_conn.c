@@ -28,6 +28,8 @@
 
 #include "rdma_bulk.h"
 #include "rdma_conn_private.h"
+#include "rdma_domain.h"
+#include "rdma_window.h"
 #include "rdma_keepalive.h"
 #include "rdma_numa.h"
 #include "rdma_resources.h"
@@ -314,7 +316,8 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   guint32 *slots;
   gboolean ok;
 
-  conn->pd = rdma_res_pd_alloc (conn->id->verbs, error);
+  /* the device's, shared with the process's other connections (rdma_domain.h) */
+  conn->pd = rdma_domain_acquire (conn->id->verbs, error);
   if (conn->pd == NULL)
     return FALSE;
   conn->sq_depth = n_send + RDMA_SQ_EXTRA;
@@ -328,10 +331,10 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
                        IBV_ACCESS_LOCAL_WRITE, conn->settings.numa_node, error))
     return FALSE;
-  if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, conn->settings.slot_size, 0,
+  if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, RDMA_SEND_SLOT_SIZE, 0,
                        conn->settings.numa_node, error))
     return FALSE;
-  conn->stats.pinned_bytes = (guint64) (n_recv + n_send) * conn->settings.slot_size;
+  conn->stats.pinned_bytes = conn->recv_pool.len + conn->send_pool.len;
 
   slots = g_new (guint32, n_recv);
   for (guint32 i = 0; i < n_recv; i++)
@@ -684,7 +687,9 @@ rdma_conn_free (RdmaConn *conn)
       g_free (msg->data);
     g_free (msg);
   }
-  /* the QP goes first: no WR can touch protocol memory once it is deregistered */
+  /* the windows first (a QP a type-2 window is bound to is held by it), then the QP: no WR
+   * can touch protocol memory once it is deregistered */
+  rdma_window_revoke_all (conn);
   rdma_res_qp_destroy (conn->id);
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
@@ -704,7 +709,7 @@ rdma_conn_free (RdmaConn *conn)
   rdma_pool_clear (&conn->recv_pool);
   rdma_res_cq_destroy (&conn->poller.cq, &conn->poller.comp_channel,
                        &conn->poller.unacked_events);
-  rdma_res_pd_destroy (&conn->pd);
+  rdma_domain_release (&conn->pd);
   rdma_res_id_destroy (&conn->id);
   rdma_res_channel_destroy (&conn->cm_channel);
   conn->state = RDMA_CONN_CLOSED;

@@ -192,6 +192,7 @@ rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, Rd
     .send_flags = IBV_SEND_SIGNALED,
   };
 
+  g_return_val_if_fail (len <= conn->send_pool.slot_size, FALSE);
   *op = (RdmaOp) { .kind = RDMA_OP_SEND, .proto = proto, .slot = slot };
   if (tx != NULL && tx_len > 0) {
     /* gather the payload from the transmit buffer: no copy into the slot */

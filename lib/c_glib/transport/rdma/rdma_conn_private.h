@@ -58,6 +58,11 @@ struct _RdmaMessage
                                    (rdma_conn_deliver_pending): not readable yet */
 };
 
+/* A send slot holds a header and at most a control message: a message's own bytes go from a
+ * transmit buffer (rdma_tx.h), gathered by the SEND, never copied into the slot. */
+#define RDMA_SEND_SLOT_SIZE 128u
+G_STATIC_ASSERT (RDMA_WIRE_HEADER_SIZE + RDMA_WIRE_CONTROL_MAX <= RDMA_SEND_SLOT_SIZE);
+
 typedef struct _RdmaRing RdmaRing;
 typedef struct _RdmaBulk RdmaBulk;
 
@@ -75,7 +80,7 @@ struct _RdmaConn
 
   RdmaConnSettings settings;
   RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots */
-  RdmaPool send_pool;
+  RdmaPool send_pool;                 /* as many slots, of RDMA_SEND_SLOT_SIZE bytes */
   RdmaCredits credits;
   RdmaWireHello peer;                 /* the peer's hello */
   gboolean has_peer_pair_token;       /* server: the client's request carried a token */

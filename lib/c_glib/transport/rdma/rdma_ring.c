@@ -40,7 +40,7 @@ struct _RdmaRing
   guint8 *base;
   guint32 size;
   struct ibv_mr *mr;
-  RdmaWindow window;                       /* the peer's way in (rdma_window.h) */
+  RdmaWindow *window;                      /* the peer's way in (rdma_window.h) */
   guint32 rx_off;                          /* where the next chunk lands */
   guint32 rx_used;                         /* bytes of chunks not yet freed */
   guint64 rx_next;                         /* sequence number of the next chunk */
@@ -337,7 +337,7 @@ send_advert (RdmaConn *conn, RdmaRing *r, guint32 rkey, GError **error)
 static gboolean
 window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
 {
-  return send_advert (conn, conn->ring, w->rkey, error);
+  return send_advert (conn, conn->ring, rdma_window_rkey (w), error);
 }
 
 gboolean
@@ -350,10 +350,10 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
   case RDMA_RING_REQUEST: {
     GError *e = NULL;
 
-    if (len != 0 || r->window.op != NULL)
+    if (len != 0 || rdma_window_pending (r->window))
       break;
-    if (r->window.bound)
-      return send_advert (conn, r, r->window.rkey, error);
+    if (rdma_window_bound (r->window))
+      return send_advert (conn, r, rdma_window_rkey (r->window), error);
     if (r->base == NULL && (conn->settings.rx_protocols
                             & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
                                | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)

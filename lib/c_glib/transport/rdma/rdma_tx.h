@@ -31,7 +31,9 @@
 
 G_BEGIN_DECLS
 
-#define RDMA_TX_MIN_CAP (64u << 10)
+/* A transmit buffer's first size: one page, which the messages of most calls fit; it
+ * doubles (registered again) when a message does not. */
+#define RDMA_TX_MIN_CAP (4u << 10)
 
 struct _RdmaTx
 {

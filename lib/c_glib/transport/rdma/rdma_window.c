@@ -19,9 +19,19 @@
 #include <string.h>
 
 #include "rdma_conn_private.h"
+#include "rdma_domain.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
 #include "rdma_window.h"
+
+struct _RdmaWindow
+{
+  struct ibv_mw *mw;         /* (owned) (nullable): NULL once revoked */
+  guint32 rkey;              /* the key of the last bind: what the peer is given */
+  gboolean bound;            /* that bind completed and no invalidation since */
+  RdmaWindowOp *op;          /* its operation queued or in flight, or NULL */
+  GList link;                /* in the connection's live windows */
+};
 
 struct _RdmaWindowOp
 {
@@ -45,13 +55,9 @@ rdma_window_supported (RdmaConn *conn)
 {
   RdmaWindows *ws = &conn->windows;
 
-  if (ws->supported < 0) {
-    struct ibv_mw *mw = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
-
-    ws->supported = mw != NULL;
-    if (mw != NULL && rdma_verbs->dealloc_mw (mw) != 0)
-      g_warning ("ibv_dealloc_mw: %s", g_strerror (errno));
-  }
+  /* a device's domain is shared exactly when it has type-2 windows (rdma_domain.h) */
+  if (ws->supported < 0)
+    ws->supported = conn->pd != NULL && rdma_domain_shared (conn->pd);
   return ws->supported;
 }
 
@@ -205,31 +211,42 @@ enqueue (RdmaConn *conn, RdmaWindowOp *wop, GError **error)
   return rdma_window_kick (conn, error);
 }
 
-static gboolean
-window_alloc (RdmaConn *conn, RdmaWindow *w, GError **error)
+static RdmaWindow *
+window_get (RdmaConn *conn, RdmaWindow **wp, GError **error)
 {
+  RdmaWindow *w = *wp;
+
+  if (w == NULL) {
+    w = g_new0 (RdmaWindow, 1);
+    w->link.data = w;
+    g_queue_push_tail_link (&conn->windows.live, &w->link);
+    *wp = w;
+  }
   if (w->mw != NULL)
-    return TRUE;
+    return w;
   errno = 0;
   w->mw = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
   if (w->mw == NULL) {
     int err = errno ? errno : ENOSYS;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_mw", err, -1,
                            "a type-2 memory window");
-    return FALSE;
+    return NULL;
   }
   w->rkey = w->mw->rkey;
-  return TRUE;
+  return w;
 }
 
 gboolean
-rdma_window_bind (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointer addr,
+rdma_window_bind (RdmaConn *conn, RdmaWindow **wp, struct ibv_mr *mr, gconstpointer addr,
                   gsize len, gint access, RdmaWindowDone done, gpointer data, GError **error)
 {
   RdmaWindowOp *wop;
+  RdmaWindow *w;
 
-  g_return_val_if_fail (!w->bound && w->op == NULL && len > 0, FALSE);
-  if (!window_alloc (conn, w, error))
+  g_return_val_if_fail (!rdma_window_bound (*wp) && !rdma_window_pending (*wp) && len > 0,
+                        FALSE);
+  w = window_get (conn, wp, error);
+  if (w == NULL)
     return FALSE;
   /* a new key for every bind: one the peer kept from an earlier bind reaches nothing
    * (for type-2 windows the consumer picks it; rdma_window_kick sets w->mw->rkey) */
@@ -264,11 +281,11 @@ settled (RdmaConn *conn, gpointer data)
 }
 
 gboolean
-rdma_window_bind_wait (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointer addr,
+rdma_window_bind_wait (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr, gconstpointer addr,
                        gsize len, gint access, gint64 deadline_us, GError **error)
 {
   return rdma_window_bind (conn, w, mr, addr, len, access, NULL, NULL, error)
-         && rdma_conn_wait_for (conn, settled, w, deadline_us, error);
+         && rdma_conn_wait_for (conn, settled, *w, deadline_us, error);
 }
 
 gboolean
@@ -289,8 +306,27 @@ rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done, gpoi
   return enqueue (conn, wop, error);
 }
 
-void
-rdma_window_free (RdmaConn *conn, RdmaWindow *w)
+guint32
+rdma_window_rkey (const RdmaWindow *w)
+{
+  return w->rkey;
+}
+
+gboolean
+rdma_window_bound (const RdmaWindow *w)
+{
+  return w != NULL && w->bound;
+}
+
+gboolean
+rdma_window_pending (const RdmaWindow *w)
+{
+  return w != NULL && w->op != NULL;
+}
+
+/* Deallocates @w's window: revoked at once; its operation is forgotten. */
+static void
+revoke (RdmaConn *conn, RdmaWindow *w)
 {
   RdmaWindows *ws = &conn->windows;
 
@@ -313,6 +349,29 @@ rdma_window_free (RdmaConn *conn, RdmaWindow *w)
 }
 
 void
+rdma_window_free (RdmaConn *conn, RdmaWindow **wp)
+{
+  RdmaWindow *w = *wp;
+
+  if (w == NULL)
+    return;
+  revoke (conn, w);
+  g_queue_unlink (&conn->windows.live, &w->link);
+  g_free (w);
+  *wp = NULL;
+}
+
+void
+rdma_window_revoke_all (RdmaConn *conn)
+{
+  /* the connection closes: what was kept behind an operation is not posted any more */
+  g_queue_clear_full (&conn->windows.deferred, g_free);
+  conn->windows.sq_deferred = 0;
+  for (GList *l = conn->windows.live.head; l != NULL; l = l->next)
+    revoke (conn, l->data);
+}
+
+void
 rdma_window_clear (RdmaConn *conn)
 {
   RdmaWindows *ws = &conn->windows;
@@ -332,4 +391,9 @@ rdma_window_clear (RdmaConn *conn)
   g_queue_clear_full (&ws->deferred, g_free);
   ws->sq_deferred = 0;
   ws->retire_entries = 0;
+  /* (their owners freed them all before; a window left over is freed with its key) */
+  while (ws->live.head != NULL) {
+    RdmaWindow *w = ws->live.head->data;
+    rdma_window_free (conn, &w);
+  }
 }

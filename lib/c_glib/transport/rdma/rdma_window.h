@@ -33,7 +33,7 @@
  * answering a request) and hear of it by callback.
  *
  * A device without type-2 windows (rdma_window_supported is FALSE) exposes the registration's
- * own key; its connections keep a protection domain each (rdma_conn.c).
+ * own key; its connections keep a protection domain each (rdma_domain.h).
  */
 #ifndef _RDMA_WINDOW_H
 #define _RDMA_WINDOW_H
@@ -48,22 +48,15 @@ G_BEGIN_DECLS
 typedef struct _RdmaWindow RdmaWindow;
 typedef struct _RdmaWindowOp RdmaWindowOp;
 
-/* A bind or invalidation of @w completed (@w->bound says which); runs in the completion
- * handler.  FALSE with @error fails the connection. */
+/* A bind or invalidation of @w completed (rdma_window_bound says which); runs in the
+ * completion handler.  FALSE with @error fails the connection. */
 typedef gboolean (*RdmaWindowDone) (RdmaConn *conn, RdmaWindow *w, gpointer data,
                                     GError **error);
 
-struct _RdmaWindow
-{
-  struct ibv_mw *mw;         /* (owned) */
-  guint32 rkey;              /* the key of the last bind: what the peer is given */
-  gboolean bound;            /* that bind completed and no invalidation since */
-  RdmaWindowOp *op;          /* its operation queued or in flight, or NULL */
-};
-
-/* The connection's queue of window operations and the WRs posted behind them. */
+/* The connection's windows and the queue of their operations, with the WRs posted behind. */
 typedef struct
 {
+  GQueue live;               /* RdmaWindow *, every window the connection holds */
   GQueue waiting;            /* RdmaWindowOp *, in order */
   RdmaWindowOp *posted;      /* the one in flight, or NULL */
   GQueue deferred;           /* WR lists posted while busy, in order (rdma_window.c) */
@@ -73,26 +66,35 @@ typedef struct
   gint supported;            /* -1: not asked yet */
 } RdmaWindows;
 
-/* Whether the connection's device has type-2 memory windows (asks it once). */
+/* Whether the connection can expose memory through windows: its device has type-2 windows,
+ * and so its protection domain is shared (rdma_domain.h). */
 gboolean rdma_window_supported (RdmaConn *conn);
 
-/* Binds @w (allocated on first use) over the @len bytes at @addr of @mr with @access
+/* Binds *@w (made if NULL) over the @len bytes at @addr of @mr with @access
  * (IBV_ACCESS_REMOTE_READ, _WRITE), under a new key; @done (@data) runs at its completion.
  * An unbound window only: invalidate a bound one first.  Never blocks. */
-gboolean rdma_window_bind (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr, gconstpointer addr,
-                           gsize len, gint access, RdmaWindowDone done, gpointer data,
-                           GError **error);
+gboolean rdma_window_bind (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr,
+                           gconstpointer addr, gsize len, gint access, RdmaWindowDone done,
+                           gpointer data, GError **error);
 /* rdma_window_bind, then waits (a caller that may: not a completion handler) until the bind
  * completed. */
-gboolean rdma_window_bind_wait (RdmaConn *conn, RdmaWindow *w, struct ibv_mr *mr,
+gboolean rdma_window_bind_wait (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr,
                                 gconstpointer addr, gsize len, gint access, gint64 deadline_us,
                                 GError **error);
 /* Invalidates @w's key (a bound window); @done (@data) runs at its completion. */
 gboolean rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done,
                                  gpointer data, GError **error);
-/* Deallocates @w: its key reaches nothing from now on, whatever is queued or in flight (the
- * operation is forgotten; its completion changes nothing).  Idempotent. */
-void rdma_window_free (RdmaConn *conn, RdmaWindow *w);
+/* Deallocates *@w and sets it to NULL: its key reaches nothing from now on, whatever is
+ * queued or in flight (the operation is forgotten; its completion changes nothing).
+ * Idempotent. */
+void rdma_window_free (RdmaConn *conn, RdmaWindow **w);
+
+/* The key of @w's last bind: what the peer is given. */
+guint32 rdma_window_rkey (const RdmaWindow *w);
+/* @w (NULL: none) is bound: its bind completed and no invalidation since. */
+gboolean rdma_window_bound (const RdmaWindow *w);
+/* @w (NULL: none) has an operation queued or in flight. */
+gboolean rdma_window_pending (const RdmaWindow *w);
 
 /* TRUE while a window operation waits or is in flight: the connection holds back its own
  * control and credit messages, keepalive probes and the protocols' progress. */
@@ -103,6 +105,10 @@ gboolean rdma_window_defer (RdmaConn *conn, const struct ibv_send_wr *wr, const 
 /* The engine, after each completion: posts the next operation once the send queue has
  * drained.  FALSE with @error if a post failed (the connection has failed). */
 gboolean rdma_window_kick (RdmaConn *conn, GError **error);
+/* Deallocates every window of the connection (their owners still free them): before its QP
+ * goes, which a type-2 window bound to it would otherwise hold (rxe waits for the QP's
+ * references to drop, and warns). */
+void rdma_window_revoke_all (RdmaConn *conn);
 /* Frees what is queued (the connection is being freed, its QP is gone). */
 void rdma_window_clear (RdmaConn *conn);
 

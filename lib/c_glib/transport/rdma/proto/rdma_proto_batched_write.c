@@ -126,8 +126,8 @@ typedef struct
   struct ibv_mr *slots_mr;        /* LOCAL_WRITE (owned) (nullable) */
   guint8 *map;                    /* the bitmap, one page (owned) (nullable) */
   struct ibv_mr *map_mr;          /* (owned) (nullable) */
-  RdmaWindow slots_win;           /* the peer's way in: REMOTE_WRITE (rdma_window.h) */
-  RdmaWindow map_win;             /* REMOTE_READ */
+  RdmaWindow *slots_win;          /* the peer's way in: REMOTE_WRITE (rdma_window.h) */
+  RdmaWindow *map_win;            /* REMOTE_READ */
   guint32 rx_slot;                /* where the next fragment's header lands */
   guint32 rx_seq;                 /* its sequence number */
   guint32 rx_last;                /* sequence number of the last fragment taken (0: none) */
@@ -509,11 +509,13 @@ send_advert (RdmaConn *conn, BwState *st, GError **error)
   guint8 advert[BW_ADVERT_SIZE] = { 0 };
 
   if (st->slots != NULL) {
-    gboolean windows = st->slots_win.bound;
+    gboolean windows = rdma_window_bound (st->slots_win);
     guint64 slots = GUINT64_TO_LE ((guint64) (guintptr) st->slots);
     guint64 map = GUINT64_TO_LE ((guint64) (guintptr) st->map);
-    guint32 slots_rkey = GUINT32_TO_LE (windows ? st->slots_win.rkey : st->slots_mr->rkey);
-    guint32 map_rkey = GUINT32_TO_LE (windows ? st->map_win.rkey : st->map_mr->rkey);
+    guint32 slots_rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->slots_win)
+                                                : st->slots_mr->rkey);
+    guint32 map_rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->map_win)
+                                              : st->map_mr->rkey);
     guint16 count = GUINT16_TO_LE (BW_SLOTS);
     guint32 size = GUINT32_TO_LE (BW_SLOT_SIZE);
 
@@ -534,7 +536,7 @@ rx_window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
 {
   BwState *st = data;
 
-  if (!st->slots_win.bound || !st->map_win.bound)
+  if (!rdma_window_bound (st->slots_win) || !rdma_window_bound (st->map_win))
     return TRUE;
   return send_advert (conn, st, error);
 }
@@ -542,7 +544,7 @@ rx_window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
 static gboolean
 rx_advertise (RdmaConn *conn, BwState *st, GError **error)
 {
-  if (st->slots_win.op != NULL || st->map_win.op != NULL)
+  if (rdma_window_pending (st->slots_win) || rdma_window_pending (st->map_win))
     return garbage (error, "the peer asks for the batched-write slots again before they "
                     "were advertised");
   if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT)) {
@@ -554,7 +556,7 @@ rx_advertise (RdmaConn *conn, BwState *st, GError **error)
       rx_clear (conn, st);
     }
   }
-  if (st->slots != NULL && rdma_window_supported (conn) && !st->slots_win.bound)
+  if (st->slots != NULL && rdma_window_supported (conn) && !rdma_window_bound (st->slots_win))
     return rdma_window_bind (conn, &st->slots_win, st->slots_mr, st->slots, BW_REGION,
                              IBV_ACCESS_REMOTE_WRITE, rx_window_bound, st, error)
            && rdma_window_bind (conn, &st->map_win, st->map_mr, st->map, BW_MAP_BYTES,

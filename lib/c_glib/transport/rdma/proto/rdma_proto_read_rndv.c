@@ -70,7 +70,7 @@ typedef struct
   guint8 *base;
   gsize cap;
   struct ibv_mr *mr;    /* (owned) (nullable): over base, cap bytes */
-  RdmaWindow window;    /* REMOTE_READ over all of it (with windows) */
+  RdmaWindow *window;   /* REMOTE_READ over all of it (with windows) */
 } Key;
 
 typedef struct
@@ -112,8 +112,9 @@ key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, gint64 deadline_us, guint32 *
   Key *k = &st->keys[tx == &conn->tx[0] ? 0 : 1];
   gboolean windows = rdma_window_supported (conn);
 
-  if (k->mr == NULL || k->base != tx->base || k->cap != tx->cap || k->window.op != NULL) {
-    if (k->window.op != NULL)
+  if (k->mr == NULL || k->base != tx->base || k->cap != tx->cap
+      || rdma_window_pending (k->window)) {
+    if (rdma_window_pending (k->window))
       rdma_window_free (conn, &k->window);   /* never given out: its bind did not complete */
     if (k->mr != NULL)
       st->retired = g_slist_prepend (st->retired, g_memdup2 (k, sizeof *k));
@@ -128,7 +129,7 @@ key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, gint64 deadline_us, guint32 *
                                            IBV_ACCESS_REMOTE_READ, deadline_us, error))
       return FALSE;
   }
-  *rkey = windows ? k->window.rkey : k->mr->rkey;
+  *rkey = windows ? rdma_window_rkey (k->window) : k->mr->rkey;
   return TRUE;
 }
 

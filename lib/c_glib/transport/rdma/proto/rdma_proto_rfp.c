@@ -127,7 +127,7 @@ typedef struct
   guint8 *base;    /* mmap'ed */
   gsize size;
   struct ibv_mr *mr;
-  RdmaWindow window;  /* the peer's way in (the response region only) */
+  RdmaWindow *window; /* the peer's way in (the response region only) */
 } RfpMem;
 
 typedef enum
@@ -417,7 +417,7 @@ grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
   /* (an older retired region was freed when the fence saw our last message fetched; a
    * region whose bind never completed was never advertised) */
   mem_free (conn, &st->retired);
-  if (st->region.window.op != NULL)
+  if (rdma_window_pending (st->region.window))
     mem_free (conn, &st->region);
   st->retired = st->region;
   st->region = fresh;
@@ -427,7 +427,7 @@ grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
                                          deadline_us, error))
     return FALSE;
   addr = GUINT64_TO_LE ((guint64) (guintptr) st->region.base);
-  rkey = GUINT32_TO_LE (windows ? st->region.window.rkey : st->region.mr->rkey);
+  rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->region.window) : st->region.mr->rkey);
   size = GUINT32_TO_LE ((guint32) st->region.size);
   memcpy (advert, &addr, 8);
   memcpy (advert + 8, &rkey, 4);

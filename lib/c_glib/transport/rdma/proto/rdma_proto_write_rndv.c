@@ -135,7 +135,7 @@ send_cts (RdmaConn *conn, RdmaRndvBuf *buf, guint32 rkey, GError **error)
 static gboolean
 window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
 {
-  return send_cts (conn, data, w->rkey, error);
+  return send_cts (conn, data, rdma_window_rkey (w), error);
 }
 
 /* Sets up buffers for waiting RTSs while the bytes held allow, and answers each with a CTS

@@ -110,7 +110,7 @@ typedef struct
   guint8 *base;         /* (owned) (nullable): mapped, cap bytes */
   gsize cap;
   struct ibv_mr *mr;    /* (owned) (nullable): registered while the transfer runs */
-  RdmaWindow window;    /* Write-RNDV: the peer's way in, as long as mr (rdma_window.h) */
+  RdmaWindow *window;   /* Write-RNDV: the peer's way in, as long as mr (rdma_window.h) */
   RdmaMessage *msg;     /* Read-RNDV: its place in the received queue (the engine's) */
 } RdmaRndvBuf;
 

@@ -1,0 +1,47 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * rdma_domain.h: one protection domain per device for the whole process.
+ *
+ * The connections of a process on one device share a protection domain, so that memory
+ * registered once (receive buffers, the registration cache) serves all of them; a peer still
+ * reaches only what its own connection exposed, since every remotely accessible buffer is
+ * behind a type-2 memory window bound on that connection's QP (rdma_window.h).  A device
+ * without type-2 windows could not keep its connections apart in one domain: each connection
+ * gets a domain of its own there, as before.  Whether a device has windows is asked once,
+ * when its shared domain is made; the domain goes with its last connection (and the
+ * question is asked again with the next).  Thread-safe.
+ */
+#ifndef _RDMA_DOMAIN_H
+#define _RDMA_DOMAIN_H
+
+#include <glib.h>
+#include <infiniband/verbs.h>
+
+G_BEGIN_DECLS
+
+/* A protection domain on @verbs for one connection: the device's shared one, or one of its
+ * own when the device has no type-2 windows.  NULL with @error. */
+struct ibv_pd *rdma_domain_acquire (struct ibv_context *verbs, GError **error);
+/* Gives back what rdma_domain_acquire returned; sets *@pd to NULL.  Idempotent. */
+void rdma_domain_release (struct ibv_pd **pd);
+/* Whether @pd is a device's shared domain (so its device has type-2 windows). */
+gboolean rdma_domain_shared (struct ibv_pd *pd);
+/* The connections holding @pd (0 for a domain of one connection's own); for tests. */
+guint rdma_domain_users (struct ibv_pd *pd);
+
+G_END_DECLS
+
+#endif
