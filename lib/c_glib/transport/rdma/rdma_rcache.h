@@ -17,10 +17,11 @@
  * so that a buffer sent or received again costs no ibv_reg_mr.  Bounded by a number of
  * entries and a number of pinned bytes; when a new registration would pass either bound, the
  * least recently used entries that nobody holds are deregistered first, and if those are not
- * enough (everything is held) the acquire fails.  Thread-safe.  One cache per PD, and the
- * engine gives every connection a PD of its own (a PD shared between peers would let one
- * peer reach another's remotely writable rings with a guessed key), so the MRs are per
- * connection; what is per process is the costly part, the watch below.  Every registration
+ * enough (everything is held) the acquire fails.  Thread-safe.  One cache per PD; the engine
+ * makes one per connection, in the device's shared PD (rdma_domain.h): its registrations
+ * give no remote access, a peer reaches a lent field only through a memory window bound on
+ * its own connection (rdma_window.h).  What is per process is the costly part, the watch
+ * below.  Every registration
  * goes through rdma_verbs (reg_mr, dereg_mr), so the host tests run it over the in-memory
  * provider.
  *
