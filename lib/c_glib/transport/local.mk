@@ -63,6 +63,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_window.h \
 	lib/c_glib/transport/rdma/rdma_domain.c \
 	lib/c_glib/transport/rdma/rdma_domain.h \
+	lib/c_glib/transport/rdma/rdma_srq.c \
+	lib/c_glib/transport/rdma/rdma_srq.h \
 	lib/c_glib/transport/rdma/proto/rdma_proto_eager.c \
 	lib/c_glib/transport/rdma/proto/rdma_write_send.c \
 	lib/c_glib/transport/rdma/proto/rdma_write_send.h \
