@@ -273,8 +273,16 @@ check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
   g_assert_cmpuint (e->writes, ==, f.writes);
   g_assert_cmpuint (e->write_imms, ==, f.write_imms);
   g_assert_cmpuint (e->reads, ==, f.reads);
-  g_assert_cmpuint (e->post_recv_calls, ==, f.post_recv_calls);
-  g_assert_cmpuint (e->recvs, ==, f.recvs);
+  if (conn->srq == NULL) {
+    g_assert_cmpuint (e->post_recv_calls, ==, f.post_recv_calls);
+    g_assert_cmpuint (e->recvs, ==, f.recvs);
+  } else {
+    /* its receives come from the device's shared queue, which the provider counts for no
+     * QP: one post per slot given back */
+    g_assert_cmpuint (f.post_recv_calls + f.recvs, ==, 0);
+    g_assert_cmpuint (e->post_recv_calls, ==, e->recvs);
+    f.recvs = e->recvs;
+  }
   g_assert_cmpuint (e->completions, ==, f.completions);
   g_assert_cmpuint (e->cq_events, ==, f.cq_events);
   g_assert_cmpuint (e->window_binds, ==, f.binds);

@@ -324,26 +324,31 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   if (!rdma_res_cq_create (conn->id->verbs, (gint) (n_recv + conn->sq_depth),
                            &conn->poller.comp_channel, &conn->poller.cq, error))
     return FALSE;
-  if (!rdma_res_qp_create (conn->id, conn->pd, conn->poller.cq, conn->sq_depth, n_recv, error))
+  /* receive slots: the device's shared queue (rdma_srq.h), else a pool of our own */
+  conn->srq = rdma_domain_srq (conn->pd, conn->settings.slot_size, conn->settings.numa_node);
+  if (!rdma_res_qp_create (conn->id, conn->pd, conn->poller.cq,
+                           conn->srq != NULL ? rdma_srq_verbs (conn->srq) : NULL,
+                           conn->sq_depth, n_recv, error))
     return FALSE;
-  conn->recv_ops = g_new0 (RdmaOp, n_recv);
   conn->send_ops = g_new0 (RdmaOp, n_send);
-  if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
-                       IBV_ACCESS_LOCAL_WRITE, conn->settings.numa_node, error))
-    return FALSE;
   if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, RDMA_SEND_SLOT_SIZE, 0,
                        conn->settings.numa_node, error))
     return FALSE;
+  if (conn->srq == NULL) {
+    conn->recv_ops = g_new0 (RdmaOp, n_recv);
+    if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
+                         IBV_ACCESS_LOCAL_WRITE, conn->settings.numa_node, error))
+      return FALSE;
+    slots = g_new (guint32, n_recv);
+    for (guint32 i = 0; i < n_recv; i++)
+      slots[i] = i;
+    conn->recv_pool.n_free = 0; /* all posted */
+    ok = rdma_conn_post_recv_list (conn, slots, n_recv, error);
+    g_free (slots);
+    if (!ok)
+      return FALSE;
+  }
   conn->stats.pinned_bytes = conn->recv_pool.len + conn->send_pool.len;
-
-  slots = g_new (guint32, n_recv);
-  for (guint32 i = 0; i < n_recv; i++)
-    slots[i] = i;
-  conn->recv_pool.n_free = 0; /* all posted */
-  ok = rdma_conn_post_recv_list (conn, slots, n_recv, error);
-  g_free (slots);
-  if (!ok)
-    return FALSE;
 
   rdma_wire_hello_init (hello, conn->settings.wire_version);
   hello->credits = GUINT32_TO_LE (conn->settings.credits);
@@ -657,6 +662,27 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
   return TRUE;
 }
 
+/* Receives completed into the shared queue's slots and not yet polled go back to it: the
+ * QP no longer receives (disconnected), and a destroyed QP's completions are dropped. */
+static void
+give_back_receives (RdmaConn *conn)
+{
+  struct ibv_wc wc[16];
+  gint n;
+
+  if (conn->srq == NULL || conn->poller.cq == NULL)
+    return;
+  while ((n = rdma_verbs->poll_cq (conn->poller.cq, G_N_ELEMENTS (wc), wc)) > 0)
+    for (gint i = 0; i < n; i++) {
+      RdmaOp *op = rdma_op_from_wr_id (wc[i].wr_id);
+
+      if (op->kind == RDMA_OP_RECV && op->data == conn->srq) {
+        rdma_srq_taken (conn->srq);
+        rdma_conn_drop_slot (conn, (guint32) op->slot);
+      }
+    }
+}
+
 void
 rdma_conn_free (RdmaConn *conn)
 {
@@ -685,8 +711,11 @@ rdma_conn_free (RdmaConn *conn)
   while ((msg = g_queue_pop_head (&conn->received)) != NULL) {
     if (msg->owner == RDMA_MSG_ON_HEAP)
       g_free (msg->data);
+    else if (msg->owner == RDMA_MSG_IN_SLOT)
+      rdma_conn_drop_slot (conn, (guint32) msg->slot);
     g_free (msg);
   }
+  give_back_receives (conn);
   /* the windows first (a QP a type-2 window is bound to is held by it), then the QP: no WR
    * can touch protocol memory once it is deregistered */
   rdma_window_revoke_all (conn);

@@ -209,6 +209,8 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
   case RDMA_MSG_IN_SLOT:
     if (conn->state == RDMA_CONN_CONNECTED)
       ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
+    else
+      rdma_conn_drop_slot (conn, (guint32) msg->slot);
     break;
   case RDMA_MSG_IN_PROTO:
     if (conn->state == RDMA_CONN_CONNECTED)

@@ -304,6 +304,25 @@ rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer), gpo
   return TRUE;
 }
 
+guint8 *
+rdma_conn_recv_slot (RdmaConn *conn, guint32 slot)
+{
+  return conn->srq != NULL ? rdma_srq_slot (conn->srq, slot)
+                           : rdma_pool_slot (&conn->recv_pool, slot);
+}
+
+void
+rdma_conn_drop_slot (RdmaConn *conn, guint32 slot)
+{
+  GError *e = NULL;
+
+  if (conn->srq != NULL && !rdma_srq_repost (conn->srq, slot, &e)) {
+    g_warning ("ThriftRdma: a receive slot cannot go back to the shared queue: %s",
+               e->message);
+    g_error_free (e);
+  }
+}
+
 gboolean
 rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error)
 {
@@ -312,6 +331,17 @@ rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError 
   struct ibv_recv_wr *bad = NULL;
   int rc;
 
+  if (conn->srq != NULL) {
+    for (guint i = 0; i < n; i++) {
+      GError *e = NULL;
+      if (!rdma_srq_repost (conn->srq, slots[i], &e))
+        return rdma_conn_fail_with (conn, e, error);
+    }
+    conn->stats.post_recv_calls += n;
+    conn->stats.wr_posted += n;
+    conn->stats.recvs += n;
+    return TRUE;
+  }
   for (guint i = 0; i < n; i++) {
     sge[i] = (struct ibv_sge) {
       .addr = (uintptr_t) rdma_pool_slot (&conn->recv_pool, slots[i]),
@@ -344,11 +374,16 @@ gboolean
 rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error)
 {
   /* Back-pressure, as TCP's window: while the reader is behind, freed data slots are held
-   * instead of reposted, so no credit goes back and the peer's sends stop. */
+   * instead of reposted, so no credit goes back and the peer's sends stop; a shared slot
+   * goes back at once and only its credit is held. */
   if (data_slot && conn->unread_bytes > conn->settings.unread_limit) {
-    g_array_append_val (conn->held_slots, slot);
     conn->stats.slots_held++;
-    return TRUE;
+    if (conn->srq == NULL) {
+      g_array_append_val (conn->held_slots, slot);
+      return TRUE;
+    }
+    conn->held_credits++;
+    return rdma_conn_post_recv_list (conn, &slot, 1, error);
   }
   if (!rdma_conn_post_recv_list (conn, &slot, 1, error))
     return FALSE;
@@ -363,7 +398,11 @@ rdma_conn_repost_held (RdmaConn *conn, GError **error)
 {
   guint n = conn->held_slots->len;
 
-  if (n == 0 || conn->unread_bytes > conn->settings.unread_limit)
+  if (conn->unread_bytes > conn->settings.unread_limit)
+    return TRUE;
+  for (; conn->held_credits > 0; conn->held_credits--)
+    rdma_credit_slot_freed (&conn->credits);
+  if (n == 0)
     return TRUE;
   g_array_set_size (conn->held_slots, 0);
   if (!rdma_conn_post_recv_list (conn, (const guint32 *) conn->held_slots->data, n, error))

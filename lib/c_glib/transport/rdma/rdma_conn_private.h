@@ -31,6 +31,7 @@
 #include "rdma_poll.h"
 #include "rdma_pool.h"
 #include "rdma_proto.h"
+#include "rdma_srq.h"
 #include "rdma_tx.h"
 #include "rdma_window.h"
 #include "rdma_wire.h"
@@ -79,7 +80,9 @@ struct _RdmaConn
                                          polling mode and the protocols' progress_mask */
 
   RdmaConnSettings settings;
-  RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots */
+  RdmaSrq *srq;                       /* the device's shared receive queue (rdma_srq.h), whose
+                                         slots this connection's receives take; NULL: */
+  RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots of its own */
   RdmaPool send_pool;                 /* as many slots, of RDMA_SEND_SLOT_SIZE bytes */
   RdmaCredits credits;
   RdmaWireHello peer;                 /* the peer's hello */
@@ -126,7 +129,9 @@ struct _RdmaConn
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */
   gsize unread_bytes;                 /* bytes of received messages not yet released */
-  GArray *held_slots;                 /* guint32 */
+  GArray *held_slots;                 /* guint32 (own slots) */
+  guint32 held_credits;               /* (shared slots: those go back at once, a held slot
+                                         would starve the other connections) */
 
   /* keepalive (rdma_keepalive.c) */
   gboolean alive_seen;                /* a completion arrived since the last tick */
@@ -202,6 +207,11 @@ gboolean rdma_conn_flush_sent (RdmaConn *conn, gint64 deadline_us);
 gboolean rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n,
                                    GError **error);
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
+/* The bytes of receive slot @slot (the shared queue's or the connection's own). */
+guint8 *rdma_conn_recv_slot (RdmaConn *conn, guint32 slot);
+/* A connection that no longer receives gives receive slot @slot back (to the shared queue;
+ * its own slots go with it). */
+void rdma_conn_drop_slot (RdmaConn *conn, guint32 slot);
 /* Reposts the data slots held back while the unread bytes were over the limit. */
 gboolean rdma_conn_repost_held (RdmaConn *conn, GError **error);
 /* Sends an explicit credit message if enough credits are pending and a send slot is free. */

@@ -122,7 +122,7 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
 {
   GError *e = NULL;
   RdmaWireHeader hdr;
-  const guint8 *buf = rdma_pool_slot (&conn->recv_pool, slot);
+  const guint8 *buf = rdma_conn_recv_slot (conn, slot);
   const RdmaProtoOps *ops;
 
   if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
@@ -239,6 +239,8 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
   }
 
   if (op->kind == RDMA_OP_RECV) {
+    if (conn->srq != NULL)
+      rdma_srq_taken (conn->srq);
     ok = handle_recv (conn, (guint32) op->slot, wc, error);
   } else {
     if (op->done != NULL)

@@ -16,9 +16,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "rdma_domain.h"
 #include "rdma_resources.h"
+#include "rdma_srq.h"
 #include "rdma_verbs.h"
 
 /* A device's shared domain, while a connection holds it. */
@@ -27,6 +32,11 @@ typedef struct
   struct ibv_context *verbs;
   struct ibv_pd *pd;         /* (owned) */
   guint users;
+  RdmaSrq *srq;              /* (owned) (nullable): made by the first connection that asks */
+  guint32 srq_slot_size;
+  gboolean srq_tried;
+  GThread *events;           /* (owned) (nullable): reads the device's async events */
+  int wake_fd;               /* tells it to stop */
 } Domain;
 
 static GMutex lock;
@@ -71,12 +81,99 @@ rdma_domain_acquire (struct ibv_context *verbs, GError **error)
     pd = rdma_res_pd_alloc (verbs, error);
     if (pd != NULL && has_windows (pd)) {
       d = g_new (Domain, 1);
-      *d = (Domain) { .verbs = verbs, .pd = pd, .users = 1 };
+      *d = (Domain) { .verbs = verbs, .pd = pd, .users = 1, .wake_fd = -1 };
       domains = g_slist_prepend (domains, d);
     }
   }
   g_mutex_unlock (&lock);
   return pd;
+}
+
+/* The device's async events: an SRQ running low grows (rdma_srq.h); the others say nothing
+ * a connection does not hear of from its own completions and CM events. */
+static gpointer
+events_main (gpointer data)
+{
+  Domain *d = data;
+  struct pollfd pfd[2] = {
+    { .fd = d->verbs->async_fd, .events = POLLIN },
+    { .fd = d->wake_fd, .events = POLLIN },
+  };
+
+  for (;;) {
+    struct ibv_async_event ev;
+
+    if (poll (pfd, 2, -1) < 0 && errno != EINTR) {
+      g_warning ("ThriftRdma: polling the device's async events: %s", g_strerror (errno));
+      return NULL;
+    }
+    if (pfd[1].revents != 0)
+      return NULL;
+    while (rdma_verbs->get_async_event (d->verbs, &ev) == 0) {
+      if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && d->srq != NULL
+          && ev.element.srq == rdma_srq_verbs (d->srq)) {
+        GError *e = NULL;
+        if (!rdma_srq_limit_reached (d->srq, &e)) {
+          g_warning ("ThriftRdma: the shared receive queue cannot grow (%s); senders wait "
+                     "for the slots readers give back", e->message);
+          g_error_free (e);
+        }
+      }
+      rdma_verbs->ack_async_event (&ev);
+    }
+  }
+}
+
+static void
+domain_free (Domain *d)
+{
+  if (d->events != NULL) {
+    guint64 one = 1;
+    if (write (d->wake_fd, &one, sizeof one) != sizeof one)
+      g_warning ("ThriftRdma: eventfd write: %s", g_strerror (errno));
+    g_thread_join (d->events);
+  }
+  if (d->wake_fd >= 0)
+    close (d->wake_fd);
+  rdma_srq_free (d->srq);
+  rdma_res_pd_destroy (&d->pd);
+  g_free (d);
+}
+
+RdmaSrq *
+rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node)
+{
+  RdmaSrq *srq = NULL;
+  GError *e = NULL;
+  Domain *d;
+
+  g_mutex_lock (&lock);
+  d = find (NULL, pd);
+  if (d != NULL && !d->srq_tried) {
+    int flags = fcntl (d->verbs->async_fd, F_GETFL);
+
+    d->srq_tried = TRUE;
+    d->srq_slot_size = slot_size;
+    d->wake_fd = eventfd (0, EFD_CLOEXEC);
+    if (d->wake_fd < 0 || flags < 0
+        || fcntl (d->verbs->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+      g_warning ("ThriftRdma: cannot watch the device's async events (%s): connections keep "
+                 "receive slots of their own", g_strerror (errno));
+    } else {
+      d->srq = rdma_srq_new (pd, slot_size, RDMA_DOMAIN_SRQ_MAX, numa_node, &e);
+      if (d->srq == NULL) {
+        g_warning ("ThriftRdma: no shared receive queue on the device (%s): connections keep "
+                   "receive slots of their own", e->message);
+        g_error_free (e);
+      } else {
+        d->events = g_thread_new ("rdma-events", events_main, d);
+      }
+    }
+  }
+  if (d != NULL && d->srq_slot_size == slot_size)
+    srq = d->srq;
+  g_mutex_unlock (&lock);
+  return srq;
 }
 
 void
@@ -94,8 +191,7 @@ rdma_domain_release (struct ibv_pd **pd)
     *pd = NULL;
     if (--d->users == 0) {
       domains = g_slist_remove (domains, d);
-      rdma_res_pd_destroy (&d->pd);
-      g_free (d);
+      domain_free (d);
     }
   }
   g_mutex_unlock (&lock);

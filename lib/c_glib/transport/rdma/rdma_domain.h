@@ -30,6 +30,8 @@
 #include <glib.h>
 #include <infiniband/verbs.h>
 
+#include "rdma_srq.h"
+
 G_BEGIN_DECLS
 
 /* A protection domain on @verbs for one connection: the device's shared one, or one of its
@@ -39,6 +41,14 @@ struct ibv_pd *rdma_domain_acquire (struct ibv_context *verbs, GError **error);
 void rdma_domain_release (struct ibv_pd **pd);
 /* Whether @pd is a device's shared domain (so its device has type-2 windows). */
 gboolean rdma_domain_shared (struct ibv_pd *pd);
+/* The most slots of a device's shared receive queue: 64 MiB of 4 KiB slots. */
+#define RDMA_DOMAIN_SRQ_MAX 16384u
+
+/* The shared receive queue of @pd's device for connections of @slot_size-byte slots, made
+ * (with the thread that grows it) by the first connection that asks; NULL if the domain is
+ * not shared, if the device has none, or for another slot size than the first asked (such
+ * connections keep receive slots of their own). */
+RdmaSrq *rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node);
 /* The connections holding @pd (0 for a domain of one connection's own); for tests. */
 guint rdma_domain_users (struct ibv_pd *pd);
 

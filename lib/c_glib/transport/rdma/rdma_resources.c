@@ -206,13 +206,14 @@ rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
 
 gboolean
 rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
-                    guint send_wr, guint recv_wr, GError **error)
+                    struct ibv_srq *srq, guint send_wr, guint recv_wr, GError **error)
 {
   struct ibv_qp_init_attr attr = {
     .send_cq = cq,
     .recv_cq = cq,
+    .srq = srq,
     .qp_type = IBV_QPT_RC,
-    .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr,
+    .cap = { .max_send_wr = send_wr, .max_recv_wr = srq != NULL ? 0 : recv_wr,
              .max_send_sge = 3, .max_recv_sge = 1 },
     .sq_sig_all = 0,
   };

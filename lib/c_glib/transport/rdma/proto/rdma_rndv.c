@@ -148,7 +148,7 @@ rdma_rndv_rx_rts (RdmaConn *conn, const RdmaProtoOps *ops, RdmaRndvRx *rx, guint
   rx->next_seq++;
   if (m->len == 0) {
     /* nothing to move: the RTS is the message, read from its slot */
-    rdma_conn_deliver (conn, ops, rdma_pool_slot (&conn->recv_pool, slot), 0,
+    rdma_conn_deliver (conn, ops, rdma_conn_recv_slot (conn, slot), 0,
                        RDMA_MSG_IN_SLOT, slot, 0);
     return TRUE;
   }
@@ -243,6 +243,9 @@ rdma_rndv_rx_unpin (RdmaConn *conn, RdmaRndvBuf *buf)
 static void
 buf_free (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf)
 {
+  /* an RTS whose buffer was never set up still holds its receive slot */
+  if (buf->slot >= 0)
+    rdma_conn_drop_slot (conn, (guint32) buf->slot);
   rdma_rndv_rx_unpin (conn, buf);
   if (buf->base != NULL) {
     mem_put (rx, buf->base, buf->cap);
