@@ -583,6 +583,16 @@ qp_fail (FakeQp *qp)
     g_free (r);
   }
   sq_flush (qp);
+  /* receives from an SRQ are not the QP's to flush: the device says it by an async event
+   * (IBA 11.6.3: the last WQE of an SRQ-attached QP in the error state) */
+  if (qp->srq != NULL) {
+    struct ibv_async_event *ev = g_new0 (struct ibv_async_event, 1);
+
+    ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
+    ev->element.qp = &qp->qp;
+    live_async_events++;
+    fdq_push (&async_events, ev);
+  }
 }
 
 /* @w, the oldest WR of @qp not yet executed, fails with @status: those before it complete,

@@ -671,6 +671,46 @@ test_srq_module (void)
   assert_clean ();
 }
 
+/* Connections of one device take their receives from one shared queue: four connections,
+ * one SRQ; messages the reader holds keep their slots, and a connection that closes with
+ * messages unread gives every slot back; the queue goes with the last connection. */
+static void
+test_srq_connections (void)
+{
+  static const guint8 hello[64] = { 1 };
+  GError *error = NULL;
+  Pair a, b;
+  RdmaSrq *srq;
+  guint32 full;
+
+  pair_open_polling (&a, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  pair_open_polling (&b, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  srq = a.c->srq;
+  g_assert_nonnull (srq);
+  g_assert_true (a.s->srq == srq && b.c->srq == srq && b.s->srq == srq);
+  g_assert_cmpuint (a.c->recv_pool.len + a.s->recv_pool.len, ==, 0);
+  full = rdma_srq_posted (srq);
+  g_assert_cmpuint (full, ==, rdma_srq_slots (srq));
+  /* three messages to a's server, which reads one and releases none */
+  rdma_conn_set_tx_proto (a.c, &rdma_proto_eager_ops);
+  for (guint i = 0; i < 3; i++)
+    g_assert_true (rdma_conn_send (a.c, hello, sizeof hello, deadline (), &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (rdma_conn_wait_message (a.s, deadline (), &error));
+  while (rdma_srq_posted (srq) > full - 3)
+    g_assert_true (rdma_conn_progress (a.s, deadline (), &error));
+  g_assert_cmpuint (rdma_srq_posted (srq), ==, full - 3);
+  /* a closes with them unread: its slots go back; b still holds the queue */
+  rdma_conn_free (a.c);
+  rdma_conn_free (a.s);
+  g_assert_cmpuint (rdma_srq_posted (srq), ==, full);
+  g_assert_cmpuint (rdma_domain_users (b.c->pd), ==, 2);
+  rdma_conn_free (b.c);
+  rdma_conn_free (b.s);
+  assert_clean ();
+  fake_verbs_assert_clean ();
+}
+
 /* SEND into a posted receive, WRITE_WITH_IMM, READ; a SEND with no receive posted fails
  * (RNR) and fails its QP: what comes after is flushed, and the peer sees its QP gone. */
 static void
@@ -2561,6 +2601,7 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/fake/rc", test_fake_rc);
   g_test_add_func ("/loopback/fake/srq", test_fake_srq);
   g_test_add_func ("/loopback/srq/module", test_srq_module);
+  g_test_add_func ("/loopback/srq/connections", test_srq_connections);
   g_test_add_func ("/loopback/fake/keys", test_fake_keys);
   g_test_add_func ("/loopback/fake/queue_depth", test_fake_queue_depth);
   g_test_add_func ("/loopback/fake/events", test_fake_events);

@@ -164,6 +164,7 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   g_queue_init (&conn->control_out);
   conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
   conn->windows.supported = -1;
+  conn->fatal_op = (RdmaOp) { .kind = RDMA_OP_FATAL, .slot = -1 };
   conn->op_blocks = g_ptr_array_new_with_free_func (g_free);
   conn->tx_proto = &rdma_proto_eager_ops;
   conn->probe_op = (RdmaOp) { .kind = RDMA_OP_PROBE, .slot = -1, .sq_entries = 1 };
@@ -306,6 +307,24 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
   }
 }
 
+/* The device reported our QP failed (rdma_domain.h, on its event thread): a zero-byte WRITE
+ * posted to a QP in the error state completes flushed, which wakes and fails the connection
+ * as a flushed receive of its own would have. */
+static void
+qp_failed (gpointer data)
+{
+  RdmaConn *conn = data;
+  struct ibv_send_wr wr = {
+    .wr_id = rdma_op_wr_id (&conn->fatal_op),
+    .opcode = IBV_WR_RDMA_WRITE,
+    .send_flags = IBV_SEND_SIGNALED,
+  };
+  struct ibv_send_wr *bad = NULL;
+
+  if (rdma_verbs->post_send (conn->id->qp, &wr, &bad) != 0)
+    g_debug ("ThriftRdma: the failed QP takes no notice: %s", g_strerror (errno));
+}
+
 /* The verbs resources of a connection whose id has a device: PD, CQ with its channel, QP,
  * the two slot pools, the posted receives and each protocol's own set-up.  Fills @hello. */
 static gboolean
@@ -330,6 +349,8 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
                            conn->srq != NULL ? rdma_srq_verbs (conn->srq) : NULL,
                            conn->sq_depth, n_recv, error))
     return FALSE;
+  if (conn->srq != NULL)
+    rdma_domain_watch (conn->pd, conn->id->qp, qp_failed, conn);
   conn->send_ops = g_new0 (RdmaOp, n_send);
   if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, RDMA_SEND_SLOT_SIZE, 0,
                        conn->settings.numa_node, error))
@@ -719,6 +740,8 @@ rdma_conn_free (RdmaConn *conn)
   /* the windows first (a QP a type-2 window is bound to is held by it), then the QP: no WR
    * can touch protocol memory once it is deregistered */
   rdma_window_revoke_all (conn);
+  if (conn->srq != NULL && conn->id != NULL && conn->id->qp != NULL)
+    rdma_domain_unwatch (conn->pd, conn->id->qp);
   rdma_res_qp_destroy (conn->id);
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
     const RdmaProtoOps *ops = rdma_proto_registry[i];

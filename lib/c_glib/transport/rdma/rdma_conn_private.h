@@ -102,6 +102,7 @@ struct _RdmaConn
   RdmaOp *recv_ops;                   /* one per receive slot */
   RdmaOp *send_ops;                   /* one per send slot */
   RdmaOp probe_op;
+  RdmaOp fatal_op;                    /* (rdma_domain.h: RDMA_OP_FATAL) */
   RdmaOp quiet_op;
   RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
   GPtrArray *op_blocks;               /* their allocations */

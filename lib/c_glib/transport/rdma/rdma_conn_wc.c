@@ -96,6 +96,8 @@ op_kind_name (const RdmaOp *op)
     return "keepalive probe";
   case RDMA_OP_WINDOW:
     return "memory window bind or invalidation";
+  case RDMA_OP_FATAL:
+    return "error notice (the device reported the queue pair failed)";
   default:
     return "unsignalled work request";
   }
@@ -201,6 +203,14 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
   gboolean ok = TRUE;
 
   conn->stats.completions++;
+  if (op->kind == RDMA_OP_FATAL) {
+    /* posted by the device's event thread: counted here, by the owner */
+    conn->stats.post_send_calls++;
+    conn->stats.wr_posted++;
+    conn->stats.writes++;
+    if (wc->status == IBV_WC_SUCCESS)
+      return TRUE;   /* the QP was well after all */
+  }
   if (op->kind == RDMA_OP_PROBE) {
     rdma_keepalive_probe_done (conn);
     conn->sq_used -= MIN (op->sq_entries, conn->sq_used);

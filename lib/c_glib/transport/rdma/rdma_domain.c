@@ -37,7 +37,14 @@ typedef struct
   gboolean srq_tried;
   GThread *events;           /* (owned) (nullable): reads the device's async events */
   int wake_fd;               /* tells it to stop */
+  GHashTable *watched;       /* struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
 } Domain;
+
+typedef struct
+{
+  RdmaDomainQpFailed failed;
+  gpointer data;
+} Watch;
 
 static GMutex lock;
 static GSList *domains;      /* Domain * (owned) */
@@ -81,7 +88,8 @@ rdma_domain_acquire (struct ibv_context *verbs, GError **error)
     pd = rdma_res_pd_alloc (verbs, error);
     if (pd != NULL && has_windows (pd)) {
       d = g_new (Domain, 1);
-      *d = (Domain) { .verbs = verbs, .pd = pd, .users = 1, .wake_fd = -1 };
+      *d = (Domain) { .verbs = verbs, .pd = pd, .users = 1, .wake_fd = -1,
+                      .watched = g_hash_table_new_full (NULL, NULL, NULL, g_free) };
       domains = g_slist_prepend (domains, d);
     }
   }
@@ -119,9 +127,48 @@ events_main (gpointer data)
           g_error_free (e);
         }
       }
+      else if (ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_QP_REQ_ERR
+               || ev.event_type == IBV_EVENT_QP_ACCESS_ERR
+               || ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+        Watch *w;
+
+        g_mutex_lock (&lock);
+        w = g_hash_table_lookup (d->watched, ev.element.qp);
+        if (w != NULL)
+          w->failed (w->data);
+        g_mutex_unlock (&lock);
+      }
       rdma_verbs->ack_async_event (&ev);
     }
   }
+}
+
+void
+rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
+                   gpointer data)
+{
+  Domain *d;
+
+  g_mutex_lock (&lock);
+  d = find (NULL, pd);
+  if (d != NULL) {
+    Watch *w = g_new (Watch, 1);
+    *w = (Watch) { failed, data };
+    g_hash_table_replace (d->watched, qp, w);
+  }
+  g_mutex_unlock (&lock);
+}
+
+void
+rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp)
+{
+  Domain *d;
+
+  g_mutex_lock (&lock);
+  d = find (NULL, pd);
+  if (d != NULL)
+    g_hash_table_remove (d->watched, qp);
+  g_mutex_unlock (&lock);
 }
 
 static void
@@ -132,11 +179,18 @@ domain_free (Domain *d)
     if (write (d->wake_fd, &one, sizeof one) != sizeof one)
       g_warning ("ThriftRdma: eventfd write: %s", g_strerror (errno));
     g_thread_join (d->events);
+    /* what the last connections' QPs raised on their way out (their last WQE) */
+    {
+      struct ibv_async_event ev;
+      while (rdma_verbs->get_async_event (d->verbs, &ev) == 0)
+        rdma_verbs->ack_async_event (&ev);
+    }
   }
   if (d->wake_fd >= 0)
     close (d->wake_fd);
   rdma_srq_free (d->srq);
   rdma_res_pd_destroy (&d->pd);
+  g_hash_table_unref (d->watched);
   g_free (d);
 }
 
@@ -179,7 +233,7 @@ rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node)
 void
 rdma_domain_release (struct ibv_pd **pd)
 {
-  Domain *d;
+  Domain *d, *last = NULL;
 
   if (*pd == NULL)
     return;
@@ -191,10 +245,13 @@ rdma_domain_release (struct ibv_pd **pd)
     *pd = NULL;
     if (--d->users == 0) {
       domains = g_slist_remove (domains, d);
-      domain_free (d);
+      last = d;
     }
   }
   g_mutex_unlock (&lock);
+  /* outside the lock: its event thread may be waiting for it to route an event */
+  if (last != NULL)
+    domain_free (last);
 }
 
 gboolean

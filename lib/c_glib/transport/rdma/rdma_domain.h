@@ -49,6 +49,14 @@ gboolean rdma_domain_shared (struct ibv_pd *pd);
  * not shared, if the device has none, or for another slot size than the first asked (such
  * connections keep receive slots of their own). */
 RdmaSrq *rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node);
+/* The device put a watched QP in the error state (an async event: from an SRQ, no receive
+ * of its own is flushed to say so).  Runs on the domain's event thread, under its lock. */
+typedef void (*RdmaDomainQpFailed) (gpointer data);
+/* @failed (@data) runs when the device reports @qp (on @pd's SRQ) failed; until unwatched,
+ * which must come before @qp is destroyed. */
+void rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
+                        gpointer data);
+void rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp);
 /* The connections holding @pd (0 for a domain of one connection's own); for tests. */
 guint rdma_domain_users (struct ibv_pd *pd);
 

@@ -42,6 +42,8 @@ typedef enum
   RDMA_OP_READ,        /* RDMA READ */
   RDMA_OP_PROBE,       /* the keepalive's zero-byte WRITE */
   RDMA_OP_WINDOW,      /* a memory window bound or invalidated (bulk transfer) */
+  RDMA_OP_FATAL,       /* a zero-byte WRITE the device's event thread posts to a QP it reported
+                          failed (rdma_domain.h), whose flushed completion tells the owner */
   RDMA_OP_QUIET        /* an unsignalled WR: only a failure completes it */
 } RdmaOpKind;
 
