@@ -254,6 +254,18 @@ rdma_domain_release (struct ibv_pd **pd)
     domain_free (last);
 }
 
+guint
+rdma_domain_threads (void)
+{
+  guint n = 0;
+
+  g_mutex_lock (&lock);
+  for (GSList *l = domains; l != NULL; l = l->next)
+    n += ((Domain *) l->data)->events != NULL;
+  g_mutex_unlock (&lock);
+  return n;
+}
+
 gboolean
 rdma_domain_shared (struct ibv_pd *pd)
 {

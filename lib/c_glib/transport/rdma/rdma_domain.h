@@ -57,6 +57,9 @@ typedef void (*RdmaDomainQpFailed) (gpointer data);
 void rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
                         gpointer data);
 void rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp);
+/* The threads the domains run (one per device with a shared receive queue, while a
+ * connection holds it). */
+guint rdma_domain_threads (void);
 /* The connections holding @pd (0 for a domain of one connection's own); for tests. */
 guint rdma_domain_users (struct ibv_pd *pd);
 
