@@ -1553,6 +1553,178 @@ test_ring_edges (gconstpointer data)
   pair_close (&p);
 }
 
+/* ---- the direct ring: sized for its messages, given back when idle ---- */
+
+/* The owner sizes its ring from the message that asked for it: a 100-byte message gets a
+ * small ring, a 64 KiB one room for several such messages, neither more than ring_size. */
+static void
+test_ring_sized (void)
+{
+  static const gsize first[] = { 100, 64u << 10 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (first); i++) {
+    RdmaConnSettings cs, ss;
+    guint32 size;
+    Pair p;
+
+    settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+    settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+    pair_open (&p, &cs, &ss);
+    echo_start (&p);
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, 0);
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, first[i], i);
+    size = rdma_ring_rx_size (p.s);
+    g_test_message ("a first message of %" G_GSIZE_FORMAT " bytes: a %u-byte ring", first[i],
+                    size);
+    g_assert_cmpuint (size, <=, ss.ring_size);
+    if (first[i] < 1024)
+      g_assert_cmpuint (size, <=, ss.ring_size / 8);
+    else
+      g_assert_cmpuint (size, >=, 3 * first[i]);
+    /* a larger message later still passes, in chunks */
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, 3 * (gsize) ss.ring_size + 5, 7);
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, size);
+    pair_close (&p);
+  }
+}
+
+/* Waits on @conn for @us (its timers tick meanwhile). */
+static void
+wait_on (RdmaConn *conn, gint64 us)
+{
+  gint64 until = g_get_monotonic_time () + us;
+  GError *error = NULL;
+
+  while (g_get_monotonic_time () < until) {
+    if (!rdma_conn_progress (conn, until, &error)) {
+      g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
+      g_clear_error (&error);
+    }
+  }
+}
+
+/* Rings nothing was written into for ring_idle_ms go back on both sides, pinned memory with
+ * them, and come again with the next direct message. */
+static void
+test_ring_idle (void)
+{
+  RdmaConnSettings cs, ss;
+  guint64 client_pinned, server_pinned;
+  guint32 client_ring, server_ring;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  cs.ring_idle_ms = ss.ring_idle_ms = 20;
+  pair_open (&p, &cs, &ss);
+  echo_start (&p);
+  for (guint i = 0; i < 3; i++)
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, 1000, i);
+  client_ring = rdma_ring_rx_size (p.c);
+  server_ring = rdma_ring_rx_size (p.s);
+  g_assert_cmpuint (client_ring, >, 0);
+  g_assert_cmpuint (server_ring, >, 0);
+  client_pinned = rdma_conn_stats (p.c)->pinned_bytes;
+  server_pinned = rdma_conn_stats (p.s)->pinned_bytes;
+
+  /* the client waits: its ring's idle check asks the echo server for it, and the server's
+   * (the echo thread waits for a request meanwhile) asks the client, who answers here */
+  for (guint i = 0; i < 100 && (rdma_ring_rx_size (p.c) != 0
+                                || rdma_ring_rx_size (p.s) != 0); i++)
+    wait_on (p.c, 10000);
+  g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, 0);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, 0);
+  g_assert_cmpuint (rdma_conn_stats (p.c)->pinned_bytes, ==, client_pinned - client_ring);
+  g_assert_cmpuint (rdma_conn_stats (p.s)->pinned_bytes, ==, server_pinned - server_ring);
+
+  /* the next direct message asks for a ring again, and arrives intact */
+  echo_by (&p, &rdma_proto_direct_write_imm_ops, 1000, 9);
+  g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, client_ring);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, server_ring);
+  pair_close (&p);
+}
+
+static gpointer
+wait_for_message (gpointer conn)
+{
+  GError *error = NULL;
+
+  g_assert_nonnull (rdma_conn_wait_message (conn, deadline (), &error));
+  return NULL;
+}
+
+/* A message written while the owner's REVOKE is on its way keeps the ring (the writer
+ * answers KEEP), and arrives intact. */
+static void
+test_ring_revoke_crossed (void)
+{
+  RdmaConnSettings cs, ss;
+  GError *error = NULL;
+  RdmaMessage *msg;
+  GThread *server;
+  guint64 controls;
+  guint8 *buf;
+  gint64 now;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+  settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
+  cs.ring_idle_ms = ss.ring_idle_ms = 10000;
+  pair_open (&p, &cs, &ss);
+  buf = pattern_new (1000, 1);
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_direct_write_imm_ops);
+  /* the server answers the ring request meanwhile */
+  server = g_thread_new ("server", wait_for_message, p.s);
+  g_assert_true (rdma_conn_send (p.c, buf, 1000, deadline (), &error));
+  g_free (buf);
+  g_thread_join (server);
+  msg = rdma_conn_wait_message (p.s, deadline (), &error);
+  g_assert_nonnull (msg);
+  check_message (msg, 1000, 1, "first");
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), >, 0);
+
+  /* two idle checks later (the first sees the message), the server asks for its ring */
+  now = g_get_monotonic_time ();
+  controls = rdma_conn_stats (p.s)->control_messages;
+  g_assert_true (rdma_ring_tick (p.s, now + 11 * G_USEC_PER_SEC, &error));
+  g_assert_cmpuint (rdma_conn_stats (p.s)->control_messages, ==, controls);
+  g_assert_true (rdma_ring_tick (p.s, now + 22 * G_USEC_PER_SEC, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (rdma_conn_stats (p.s)->control_messages, ==, controls + 1);
+  controls = rdma_conn_stats (p.c)->control_messages;
+
+  /* the client writes before it looks */
+  buf = pattern_new (2000, 2);
+  g_assert_true (rdma_conn_send (p.c, buf, 2000, deadline (), &error));
+  g_free (buf);
+  wait_on (p.c, 20000);
+  wait_on (p.s, 20000);
+  /* the client answered (KEEP), and the server kept its ring */
+  g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 1);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), >, 0);
+  msg = rdma_conn_wait_message (p.s, deadline (), &error);
+  g_assert_nonnull (msg);
+  check_message (msg, 2000, 2, "crossing the revoke");
+  g_assert_cmpstr (rdma_message_proto (msg)->name, ==, "direct_write_imm");
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+
+  /* and the ring still works */
+  buf = pattern_new (3000, 3);
+  g_assert_true (rdma_conn_send (p.c, buf, 3000, deadline (), &error));
+  g_free (buf);
+  msg = rdma_conn_wait_message (p.s, deadline (), &error);
+  g_assert_nonnull (msg);
+  check_message (msg, 3000, 3, "after the revoke");
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+  g_assert_no_error (error);
+  check_counts (p.c, p.cid, "client");
+  check_counts (p.s, p.sid, "server");
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
 /* ---- streams: one side sends, the other only reads ---- */
 
 typedef struct
@@ -2653,6 +2825,9 @@ main (int argc, char **argv)
     g_test_add_data_func (path, &forced[i], test_ring_edges);
     g_free (path);
   }
+  g_test_add_func ("/loopback/ring/sized", test_ring_sized);
+  g_test_add_func ("/loopback/ring/idle", test_ring_idle);
+  g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
   g_test_add_data_func ("/loopback/interleaved/switching", NULL, test_switching);
   g_test_add_data_func ("/loopback/interleaved/pipelined", NULL, test_pipelined);
   g_test_add_data_func ("/loopback/interleaved/stream", NULL, test_mixed_stream);

@@ -157,8 +157,9 @@ test_cell (gconstpointer data)
   }
 }
 
-/* No hints at all (code generated without them) and a set without perf_goal: the fast path
- * for every size, and the transport's polling. */
+/* No hints at all (code generated without them) and a set without perf_goal: eager for
+ * small messages (nothing pinned per connection), Direct-WriteIMM for large ones, and the
+ * transport's polling. */
 static void
 test_no_hints (void)
 {
@@ -173,7 +174,9 @@ test_no_hints (void)
     RdmaPlan p;
 
     rdma_plan_make (NULL, defaults[i], RDMA_PLAN_PEER_ANY, &two_nodes, &p);
-    g_assert_cmpint (rdma_plan_proto (&p, 1), ==, DWI);
+    g_assert_cmpint (rdma_plan_proto (&p, 1), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 4096), ==, EAGER);
+    g_assert_cmpint (rdma_plan_proto (&p, 4097), ==, DWI);
     g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, DWI);
     g_assert_cmpint (rdma_plan_polling (&p, 1), ==, defaults[i]);
     g_assert_cmpint (rdma_plan_polling (&p, 1 << 20), ==, defaults[i]);
@@ -182,7 +185,7 @@ test_no_hints (void)
     assert_contains (none_line, "under (no concurrency hint)");
 
     rdma_plan_make (&no_goal, defaults[i], RDMA_PLAN_PEER_ANY, &two_nodes, &p);
-    g_assert_cmpint (p.small_proto, ==, DWI);
+    g_assert_cmpint (p.small_proto, ==, EAGER);
     g_assert_cmpint (p.large_proto, ==, DWI);
     g_assert_cmpint (p.small_polling, ==, defaults[i]);
     g_assert_cmpint (p.large_polling, ==, defaults[i]);
@@ -528,7 +531,7 @@ test_explain_sets (void)
   none = thrift_rdma_explain_sets (empty, HYBRID);
   g_assert_cmpstr (none, ==, "");
   nothing = thrift_rdma_explain_set (NULL, EVENT);
-  assert_contains (nothing, "(no hint set): small (<= 4096 B) direct_write_imm/event, "
+  assert_contains (nothing, "(no hint set): small (<= 4096 B) eager/event, "
                             "large direct_write_imm/event  [");
 }
 
@@ -567,7 +570,7 @@ test_explain_print_once (void)
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
   g_test_trap_assert_stderr ("ThriftRdma explain: Kv.put server: small (<= 4096 B) "
-                             "direct_write_imm/event, *\n"
+                             "eager/event, *\n"
                              "ThriftRdma explain: (no hint set): *\n");
 }
 

@@ -821,7 +821,7 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
   fds[0] = (GPollFD) { .fd = cq_fd, .events = G_IO_IN };
   fds[1] = (GPollFD) { .fd = cm_fd, .events = G_IO_IN };
   *n_fds = 2;
-  due = rdma_keepalive_due (priv->conn);
+  due = rdma_conn_timer_due (priv->conn);
   *deadline_us = priv->idle_deadline_us;
   if (due != 0 && (*deadline_us == 0 || due < *deadline_us))
     *deadline_us = due;

@@ -42,7 +42,8 @@
 
 G_BEGIN_DECLS
 
-/* Engine control kinds (RDMA_WIRE_PROTO_ENGINE) of bulk transfer (after the ring's). */
+/* Engine control kinds (RDMA_WIRE_PROTO_ENGINE) of bulk transfer (the others are the
+ * ring's, rdma_ring.h). */
 enum
 {
   RDMA_BULK_DONE = 3       /* reader -> lender: le32 seq, the message's fields were read */

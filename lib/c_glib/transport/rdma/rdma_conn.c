@@ -57,6 +57,7 @@ static const RdmaConnSettings conn_defaults = {
    * largest size that fits the slots, and never less than one max-size message can need */
   .unread_limit = 4u << 20,
   .ring_size = 512u << 10,
+  .ring_idle_ms = 5000,
   .numa_node = RDMA_NUMA_NONE,
   .bulk_chunk = RDMA_BULK_DEFAULT_CHUNK,
   .bulk_depth = RDMA_BULK_DEFAULT_DEPTH,

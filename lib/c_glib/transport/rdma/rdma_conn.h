@@ -74,8 +74,9 @@ typedef struct
   guint keepalive_ms;       /* a peer quiet this long is dead (rdma_keepalive.h); 0: never */
   guint32 unread_limit;     /* received, unread bytes after which credits stop flowing */
   guint16 rx_protocols;     /* bits (1 << RdmaProtoId) of the protocols this side accepts */
-  guint32 ring_size;        /* bytes of the direct ring, registered on the peer's first
+  guint32 ring_size;        /* most bytes of a direct ring, registered on the peer's first
                                direct message (rdma_ring.h) */
+  guint ring_idle_ms;       /* a ring unused this long goes back (rdma_ring.h); 0: never */
   guint8 pair_token[THRIFT_RDMA_PAIR_TOKEN_LEN];  /* client: sent in the connection request
                                                      after the hello (all zero: none) */
   gint numa_node;           /* NUMA node of every buffer the connection maps, now or later
@@ -150,6 +151,9 @@ typedef enum
   RDMA_IDLE_GONE
 } RdmaIdle;
 RdmaIdle rdma_conn_idle_prepare (RdmaConn *conn, GError **error);
+/* When the connection's timers (keepalive, idle ring) next want a tick (monotonic us), or 0
+ * if none; rdma_conn_idle_check runs them. */
+gint64 rdma_conn_timer_due (RdmaConn *conn);
 RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event,
                                gint64 now, GError **error);
 

@@ -22,6 +22,7 @@
 #include "rdma_conn_private.h"
 #include "rdma_window.h"
 #include "rdma_keepalive.h"
+#include "rdma_ring.h"
 
 static gboolean
 sink_completion (gpointer owner, const struct ibv_wc *wc, GError **error)
@@ -84,16 +85,27 @@ sink_state (gpointer owner)
   return ((RdmaConn *) owner)->state;
 }
 
+gint64
+rdma_conn_timer_due (RdmaConn *conn)
+{
+  gint64 keepalive = rdma_keepalive_due (conn);
+  gint64 ring = conn->state == RDMA_CONN_CONNECTED ? rdma_ring_due (conn) : 0;
+
+  if (keepalive == 0 || (ring != 0 && ring < keepalive))
+    return ring;
+  return keepalive;
+}
+
 static gint64
 sink_timer_due (gpointer owner)
 {
-  return rdma_keepalive_due (owner);
+  return rdma_conn_timer_due (owner);
 }
 
 static gboolean
 sink_timer_tick (gpointer owner, gint64 now, GError **error)
 {
-  return rdma_keepalive_tick (owner, now, error);
+  return rdma_keepalive_tick (owner, now, error) && rdma_ring_tick (owner, now, error);
 }
 
 static const RdmaPollSink conn_sink = {
@@ -160,7 +172,7 @@ RdmaIdle
 rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint64 now,
                       GError **error)
 {
-  gint64 due = rdma_keepalive_due (conn);
+  gint64 due = rdma_conn_timer_due (conn);
 
   if (cq_event && !rdma_poller_take_event (&conn->poller, error))
     return RDMA_IDLE_GONE;
@@ -169,7 +181,7 @@ rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint
   /* what completed (a probe's answer among it) counts before the tick judges */
   if (!rdma_poller_drain_all (&conn->poller, error))
     return RDMA_IDLE_GONE;
-  if (due != 0 && now >= due && !rdma_keepalive_tick (conn, now, error))
+  if (due != 0 && now >= due && !sink_timer_tick (conn, now, error))
     return RDMA_IDLE_GONE;
   return rdma_conn_idle_prepare (conn, error);
 }

@@ -209,10 +209,13 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
       && h->perf_goal != THRIFT_HINT_PERF_GOAL_UNSET) {
     plan_goal (h->perf_goal, h, out);
   } else {
-    /* Code generated without hints, or a set that does not say what it wants: the
-     * protocol with the best latency in the paper for every size, so that a program that
-     * only swaps its transport for ThriftRdma gets the fast path; the transport's polling. */
-    out->small_proto = out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
+    /* Code generated without hints, or a set that does not say what it wants: small
+     * messages by Eager-SendRecv into the device's shared receive queue, which pins nothing
+     * per connection and takes one WR per message as Direct-WriteIMM does; larger ones by
+     * Direct-WriteIMM, whose ring is made for them (rdma_ring.h): the fast path, and the
+     * transport's polling. */
+    out->small_proto = THRIFT_HINT_PROTO_EAGER;
+    out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->small_polling = out->large_polling = default_polling;
     out->proto_reason = h != NULL ? "no perf_goal (the fast path)"
                                   : "no hint set (the fast path)";

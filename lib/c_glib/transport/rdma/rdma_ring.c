@@ -51,6 +51,9 @@ struct _RdmaRing
   guint32 rx_unreported_bytes;
   guint8 *partial;                         /* a message of several chunks, being copied */
   gsize partial_len, partial_cap;
+  gboolean rx_written;                     /* a chunk came since the last idle check */
+  gint64 rx_due_us;                        /* next idle check (0: none) */
+  gboolean revoking;                       /* REVOKE sent, no answer yet */
 
   /* writer: the peer's ring */
   TxState tx_state;
@@ -61,6 +64,7 @@ struct _RdmaRing
   guint32 tx_used;                         /* bytes written, not yet reported freed */
   guint32 tx_len[RDMA_RING_MAX_CHUNKS];    /* FIFO of chunk lengths */
   guint tx_head, tx_count;
+  gint64 tx_last_us;                       /* when the last chunk was placed */
 };
 
 static RdmaRing *
@@ -87,18 +91,39 @@ tx_settled (RdmaConn *conn, gpointer data)
   return st == TX_READY || st == TX_REFUSED;
 }
 
+/* After a quiet spell, a look at the completions first: the owner may be asking for its
+ * ring back, and the answer is RELEASED only while nothing of ours is in it. */
+static gboolean
+tx_look_before_writing (RdmaConn *conn, RdmaRing *r, GError **error)
+{
+  GError *e = NULL;
+
+  if (conn->settings.ring_idle_ms == 0
+      || g_get_monotonic_time () - r->tx_last_us < (gint64) conn->settings.ring_idle_ms * 500)
+    return TRUE;
+  if (!rdma_conn_progress (conn, -1, &e) && e != NULL) {
+    g_propagate_error (error, e);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 RdmaOpenStatus
 rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   RdmaRing *r = ring_of (conn);
 
+  if (r->tx_state == TX_READY && !tx_look_before_writing (conn, r, error))
+    return RDMA_OPEN_ERROR;
   if (r->tx_state == TX_READY)
     return RDMA_OPEN_READY;
   if (r->tx_state == TX_REFUSED)
     return RDMA_OPEN_REFUSED;
   if (r->tx_state == TX_UNKNOWN) {
-    if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST, NULL, 0,
-                                 error))
+    guint32 want = GUINT32_TO_LE ((guint32) MIN (conn->tx[conn->tx_cur].len, G_MAXUINT32));
+
+    if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
+                                 (const guint8 *) &want, sizeof want, error))
       return RDMA_OPEN_ERROR;
     r->tx_state = TX_REQUESTED;
   }
@@ -158,6 +183,8 @@ rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us, guint64 *rem
   r->tx_off += n;
   if (r->tx_off == r->tx_size)
     r->tx_off = 0;
+  if (conn->settings.ring_idle_ms > 0)
+    r->tx_last_us = g_get_monotonic_time ();
   return TRUE;
 }
 
@@ -180,10 +207,21 @@ rdma_ring_tx_freed (RdmaConn *conn, guint n, GError **error)
 
 /* ---- owner ---- */
 
-static gboolean
-rx_create (RdmaConn *conn, RdmaRing *r, GError **error)
+guint32
+rdma_ring_size_for (guint32 message, guint32 max)
 {
-  guint32 size = conn->settings.ring_size;
+  guint64 size = RDMA_RING_MIN_SIZE;
+
+  if (message == 0)
+    return max;
+  while (size < (guint64) message * RDMA_RING_MESSAGES && size < max)
+    size <<= 1;
+  return (guint32) MIN (size, (guint64) max);
+}
+
+static gboolean
+rx_create (RdmaConn *conn, RdmaRing *r, guint32 size, GError **error)
+{
   void *mem = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
   if (mem == MAP_FAILED) {
@@ -203,8 +241,30 @@ rx_create (RdmaConn *conn, RdmaRing *r, GError **error)
   }
   r->base = mem;
   r->size = size;
+  r->rx_off = 0;
+  r->rx_written = FALSE;
   conn->stats.pinned_bytes += size;
+  if (conn->settings.ring_idle_ms > 0)
+    r->rx_due_us = g_get_monotonic_time () + (gint64) conn->settings.ring_idle_ms * 1000;
   return TRUE;
+}
+
+/* The memory of the ring goes (the window first: a registration with a bound window cannot
+ * be deregistered); the rest of the owner's state stays for the next one. */
+static void
+rx_destroy (RdmaConn *conn, RdmaRing *r)
+{
+  rdma_window_free (conn, &r->window);
+  if (r->mr != NULL) {
+    rdma_res_mr_dereg (&r->mr);
+    conn->stats.pinned_bytes -= r->size;
+  }
+  if (r->base != NULL)
+    munmap (r->base, r->size);
+  r->base = NULL;
+  r->size = 0;
+  r->rx_due_us = 0;
+  r->revoking = FALSE;
 }
 
 static void
@@ -238,6 +298,7 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
                            G_GUINT64_FORMAT " overruns the ring", "garbage framing", len,
                            r->rx_off);
   seq = r->rx_next++;
+  r->rx_written = TRUE;
   r->rx_len[seq % RDMA_RING_MAX_CHUNKS] = len;
   r->rx_free[seq % RDMA_RING_MAX_CHUNKS] = FALSE;
   data = r->base + r->rx_off;
@@ -315,6 +376,63 @@ rdma_ring_need_report (RdmaConn *conn)
                        || (r->size > 0 && r->rx_unreported_bytes >= r->size / 4));
 }
 
+/* ---- giving an idle ring back ---- */
+
+guint32
+rdma_ring_rx_size (RdmaConn *conn)
+{
+  return conn->ring != NULL ? conn->ring->size : 0;
+}
+
+gint64
+rdma_ring_due (RdmaConn *conn)
+{
+  return conn->ring != NULL ? conn->ring->rx_due_us : 0;
+}
+
+gboolean
+rdma_ring_tick (RdmaConn *conn, gint64 now, GError **error)
+{
+  RdmaRing *r = conn->ring;
+  guint32 freed;
+
+  if (r == NULL || r->rx_due_us == 0 || now < r->rx_due_us)
+    return TRUE;
+  r->rx_due_us = now + (gint64) conn->settings.ring_idle_ms * 1000;
+  /* only a ring the writer knows, with nothing of its chunks unread or unreported but what
+   * the REVOKE reports */
+  if (r->rx_written || r->base == NULL || r->revoking || r->rx_used != 0
+      || r->partial != NULL || rdma_window_pending (r->window)) {
+    r->rx_written = FALSE;
+    return TRUE;
+  }
+  freed = GUINT32_TO_LE (rdma_ring_take_freed (conn, RDMA_RING_MAX_CHUNKS));
+  if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REVOKE,
+                               (const guint8 *) &freed, sizeof freed, error))
+    return FALSE;
+  r->revoking = TRUE;
+  r->rx_due_us = 0;
+  return TRUE;
+}
+
+/* Writer: the owner asks for its ring back. */
+static gboolean
+tx_revoke (RdmaConn *conn, RdmaRing *r, guint32 freed, GError **error)
+{
+  if (!rdma_ring_tx_freed (conn, freed, error))
+    return FALSE;
+  if (r->tx_count > 0)
+    return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_KEEP, NULL, 0,
+                                   error);
+  r->tx_state = TX_UNKNOWN;
+  r->tx_addr = 0;
+  r->tx_rkey = 0;
+  r->tx_size = r->tx_off = r->tx_used = 0;
+  r->tx_head = 0;
+  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_RELEASED, NULL, 0,
+                                 error);
+}
+
 /* ---- control ---- */
 
 /* The answer to the peer's request: the ring's address, key and size, or size 0. */
@@ -349,19 +467,24 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
   switch (kind) {
   case RDMA_RING_REQUEST: {
     GError *e = NULL;
+    guint32 want = 0, size;
 
-    if (len != 0 || rdma_window_pending (r->window))
+    if ((len != 0 && len != 4) || rdma_window_pending (r->window) || r->revoking)
       break;
+    if (len == 4) {
+      memcpy (&want, payload, 4);
+      want = GUINT32_FROM_LE (want);
+    }
     if (rdma_window_bound (r->window))
       return send_advert (conn, r, rdma_window_rkey (r->window), error);
+    size = rdma_ring_size_for (want, conn->settings.ring_size);
     if (r->base == NULL && (conn->settings.rx_protocols
                             & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
                                | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
                                | (1u << RDMA_PROTO_CHAINED_WRITE_SEND)))) {
-      if (!rx_create (conn, r, &e)) {
+      if (!rx_create (conn, r, size, &e)) {
         g_warning ("ThriftRdma: cannot register a %u-byte direct ring for the peer (%s); its "
-                   "direct messages go by Eager-SendRecv", conn->settings.ring_size,
-                   e->message);
+                   "direct messages go by Eager-SendRecv", size, e->message);
         g_clear_error (&e);
       }
     }
@@ -384,8 +507,29 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
     r->tx_rkey = GUINT32_FROM_LE (rkey);
     r->tx_size = GUINT32_FROM_LE (size);
     r->tx_state = r->tx_size > 0 ? TX_READY : TX_REFUSED;
+    r->tx_last_us = g_get_monotonic_time ();
     return TRUE;
   }
+  case RDMA_RING_REVOKE: {
+    guint32 freed;
+
+    if (len != 4 || r->tx_state != TX_READY)
+      break;
+    memcpy (&freed, payload, 4);
+    return tx_revoke (conn, r, GUINT32_FROM_LE (freed), error);
+  }
+  case RDMA_RING_RELEASED:
+    /* the writer's chunks were all freed before it answered (rdma_ring.h) */
+    if (len != 0 || !r->revoking || r->rx_used != 0)
+      break;
+    rx_destroy (conn, r);
+    return TRUE;
+  case RDMA_RING_KEEP:
+    if (len != 0 || !r->revoking)
+      break;
+    r->revoking = FALSE;
+    r->rx_due_us = g_get_monotonic_time () + (gint64) conn->settings.ring_idle_ms * 1000;
+    return TRUE;
   default:
     break;
   }
@@ -401,14 +545,7 @@ rdma_ring_free (RdmaConn *conn)
 
   if (r == NULL)
     return;
-  /* the window first: a registration with a bound window cannot be deregistered */
-  rdma_window_free (conn, &r->window);
-  if (r->mr != NULL) {
-    rdma_res_mr_dereg (&r->mr);
-    conn->stats.pinned_bytes -= r->size;
-  }
-  if (r->base != NULL)
-    munmap (r->base, r->size);
+  rx_destroy (conn, r);
   g_free (r->partial);
   g_free (r);
   conn->ring = NULL;

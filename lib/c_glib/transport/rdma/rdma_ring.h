@@ -17,9 +17,19 @@
  * (Direct-Write-Send, Chained-Write-Send, Direct-WriteIMM: paper Sec. 3.1).
  *
  * Each side may own one ring, which its peer WRITEs messages into.  It is registered when the
- * peer first asks for it (a control message), not at connect, so a connection that never
- * uses a direct protocol pins nothing; the owner answers with its address, key and size, or
- * with size 0 when it cannot (then the sender falls back to Eager-SendRecv).
+ * peer first asks for it (a control message with the size of the message that needs it), not
+ * at connect, so a connection that never uses a direct protocol pins nothing; the owner sizes
+ * it for RDMA_RING_MESSAGES such messages (at least RDMA_RING_MIN_SIZE, at most
+ * settings.ring_size) and answers with its address, key and size, or with size 0 when it
+ * cannot (then the sender falls back to Eager-SendRecv).
+ *
+ * A ring nothing was written into for settings.ring_idle_ms goes back: the owner asks the
+ * writer to give it up (REVOKE, with the freed chunks not yet reported), and the writer
+ * agrees when none of its chunks is in flight (RELEASED: it writes no more, and its earlier
+ * WRITEs have landed, the QP keeps order) or declines (KEEP).  Only the writer's word makes
+ * it safe: a WRITE into a revoked window would fail the writer's QP.  The writer answers when
+ * it next looks at its completions, and looks before it writes after a quiet spell, so a
+ * ring that is used less often than the idle period is given back between uses.
  *
  * A message goes as one or more chunks.  A chunk is contiguous: it starts where the last one
  * ended and is cut at the end of the ring, where the next starts again at 0, so both sides
@@ -43,13 +53,24 @@ G_BEGIN_DECLS
 #define RDMA_RING_MAX_CHUNKS 1024u
 /* The largest chunk (fits 20 bits of an immediate). */
 #define RDMA_RING_MAX_CHUNK ((1u << 20) - 1)
+/* A ring holds this many messages of the size that asked for it, and never less than the
+ * minimum size. */
+#define RDMA_RING_MESSAGES 4u
+#define RDMA_RING_MIN_SIZE (16u << 10)
 
 /* Control kinds (RDMA_WIRE_PROTO_ENGINE). */
 enum
 {
-  RDMA_RING_REQUEST = 1,   /* please register your ring; no payload */
-  RDMA_RING_ADVERT = 2     /* le64 addr, le32 rkey, le32 size (0: no ring) */
+  RDMA_RING_REQUEST = 1,   /* please register your ring; le32 message size (0: any) */
+  RDMA_RING_ADVERT = 2,    /* le64 addr, le32 rkey, le32 size (0: no ring) */
+  /* (3 is bulk transfer's, rdma_bulk.h) */
+  RDMA_RING_REVOKE = 4,    /* owner: please give the ring up; le32 chunks freed */
+  RDMA_RING_RELEASED = 5,  /* writer: given up; no payload */
+  RDMA_RING_KEEP = 6       /* writer: still in use; no payload */
 };
+
+/* The owner's ring size for messages of @message bytes (0: the largest), at most @max. */
+guint32 rdma_ring_size_for (guint32 message, guint32 max);
 
 /* Writer: makes sure the peer's ring is known (asks for it and waits the first time). */
 RdmaOpenStatus rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error);
@@ -71,6 +92,13 @@ gboolean rdma_ring_release (RdmaConn *conn, guint8 *data, gsize len, guint64 tok
 guint rdma_ring_take_freed (RdmaConn *conn, guint max);
 /* Owner: enough freed chunks or bytes wait that a credit message should report them. */
 gboolean rdma_ring_need_report (RdmaConn *conn);
+
+/* Owner: the bytes of its ring now (0: none). */
+guint32 rdma_ring_rx_size (RdmaConn *conn);
+/* Owner: when the ring's next idle check is due (monotonic us), or 0 if none. */
+gint64 rdma_ring_due (RdmaConn *conn);
+/* Owner: the idle check; asks the writer for a ring not written into for ring_idle_ms. */
+gboolean rdma_ring_tick (RdmaConn *conn, gint64 now, GError **error);
 
 /* Both: a control message of the ring (RDMA_WIRE_PROTO_ENGINE). */
 gboolean rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
