@@ -122,6 +122,9 @@ static const Bad bad[] = {
   { "tcp://h: 80", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port ' 80'" },
   { "rdma://h:1?call-timeout=2147483648", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: milliseconds" },
   { "rdma://h:1?numa=1024", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "0 to 1023" },
+  { "tcp://h:1?max-pinned-bytes=1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'max-pinned-bytes' does not apply to tcp://" },
+  { "rdma://h:1?max-pinned-bytes=-1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-1' for option 'max-pinned-bytes'" },
+  { "hybrid://:1?max-pinned-bytes=1M", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: bytes" },
 };
 
 static void
@@ -376,6 +379,54 @@ test_rdma_server (void)
   g_object_unref (st);
 }
 
+/* max-pinned-bytes reaches the property of every RDMA transport a URI makes, client and
+ * server, rdma:// and hybrid:// (and is in the description). */
+static void
+test_max_pinned_bytes (void)
+{
+  static const gchar *const clients[] = {
+    "rdma://h:1?max-pinned-bytes=33554432", "hybrid://h:1?max-pinned-bytes=33554432",
+    "rdma://h:1?fallback=tcp&max-pinned-bytes=33554432",
+  };
+  static const gchar *const servers[] = {
+    "rdma://:1?max-pinned-bytes=33554432", "hybrid://:1?max-pinned-bytes=33554432",
+  };
+  GError *error = NULL;
+  guint64 v;
+
+  for (guint i = 0; i < G_N_ELEMENTS (clients); i++) {
+    ThriftTransport *t = thrift_transport_new_for_uri (clients[i], &error);
+    ThriftTransportUri *u = thrift_transport_uri_parse (clients[i], FALSE, &error);
+    g_autofree gchar *d = NULL;
+
+    g_assert_no_error (error);
+    v = 0;
+    g_object_get (t, "max-pinned-bytes", &v, NULL);
+    g_assert_cmpuint (v, ==, 32u << 20);
+    d = thrift_transport_uri_describe (u);
+    g_assert_nonnull (strstr (d, "max-pinned-bytes=33554432"));
+    thrift_transport_uri_free (u);
+    g_object_unref (t);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (servers); i++) {
+    ThriftServerTransport *st = thrift_server_transport_new_for_uri (servers[i], NULL, NULL,
+                                                                     &error);
+    g_assert_no_error (error);
+    v = 0;
+    g_object_get (st, "max-pinned-bytes", &v, NULL);
+    g_assert_cmpuint (v, ==, 32u << 20);
+    g_object_unref (st);
+  }
+  /* unset: 0, the process's default budget */
+  {
+    ThriftTransport *t = thrift_transport_new_for_uri ("rdma://h:1", &error);
+    v = 1;
+    g_object_get (t, "max-pinned-bytes", &v, NULL);
+    g_assert_cmpuint (v, ==, 0);
+    g_object_unref (t);
+  }
+}
+
 /* A client that cannot connect gets a transport error, not a crash or a hang. */
 static void
 test_tcp_refused (void)
@@ -488,5 +539,6 @@ main (int argc, char **argv)
   g_test_add_func ("/transport_uri/tcp/refused", test_tcp_refused);
   g_test_add_func ("/transport_uri/rdma/client", test_rdma_client);
   g_test_add_func ("/transport_uri/rdma/server", test_rdma_server);
+  g_test_add_func ("/transport_uri/max-pinned-bytes", test_max_pinned_bytes);
   return g_test_run ();
 }

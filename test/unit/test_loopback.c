@@ -53,6 +53,7 @@
 #include "lib/c_glib/transport/rdma/rdma_numa.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
+#include "lib/c_glib/transport/rdma/rdma_budget.h"
 #include "lib/c_glib/transport/rdma/rdma_ring.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "lib/c_glib/transport/rdma/rdma_spin.h"
@@ -1725,6 +1726,113 @@ test_ring_revoke_crossed (void)
   assert_clean ();
 }
 
+/* ---- an answer, then the peer leaves ---- */
+
+static gboolean
+has_message (RdmaConn *conn, gpointer data)
+{
+  return rdma_conn_ready_message (conn) != NULL;
+}
+
+/* The peer sends its answer and closes; this side hears of the disconnect before it polled
+ * the answer out of its CQ.  A wait for the answer still finds it (a server waiting for a
+ * bulk DONE failed so, test_bulk_faults). */
+static void
+test_answer_then_gone (void)
+{
+  guint8 *buf = pattern_new (100, 5);
+  GError *error = NULL;
+  RdmaMessage *msg;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_BUSY);
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
+  g_assert_true (rdma_conn_send (p.c, buf, 100, deadline (), &error));
+  g_free (buf);
+  rdma_conn_free (p.c);
+  g_assert_cmpint (rdma_conn_handle_cm_events (p.s, &error), >, 0);
+  g_assert_no_error (error);
+  g_assert_cmpint (rdma_conn_get_state (p.s), ==, RDMA_CONN_DISCONNECTED);
+  g_assert_true (rdma_conn_wait_for (p.s, has_message, NULL, deadline (), &error));
+  g_assert_no_error (error);
+  msg = rdma_conn_ready_message (p.s);
+  check_message (msg, 100, 5, "the answer before the disconnect");
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
+/* ---- the budget (rdma_budget.h) ---- */
+
+/* Sends @len bytes by @ops from the client while the server answers what the send needs;
+ * returns the protocol that carried them, checked byte for byte. */
+static const gchar *
+send_one (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
+{
+  guint8 *buf = pattern_new (len, seed);
+  GError *error = NULL;
+  GThread *server = g_thread_new ("server", wait_for_message, p->s);
+  RdmaMessage *msg;
+  const gchar *carrier;
+
+  rdma_conn_set_tx_proto (p->c, ops);
+  g_assert_true (rdma_conn_send (p->c, buf, len, deadline (), &error));
+  g_assert_no_error (error);
+  g_free (buf);
+  g_thread_join (server);
+  msg = rdma_conn_ready_message (p->s);
+  g_assert_nonnull (msg);
+  check_message (msg, len, seed, ops->name);
+  carrier = rdma_message_proto (msg)->name;
+  g_assert_true (rdma_conn_release_message (p->s, &error));
+  return carrier;
+}
+
+/* Over max-pinned-bytes, what only speeds a connection up is not made (the owner's direct
+ * ring, the sender's RFP region), with one warning, counted; the messages go by eager and
+ * arrive intact.  Once memory fits again, the refused ring is asked for again. */
+static void
+test_budget_fallback (void)
+{
+  RdmaConnSettings cs, ss;
+  RdmaResCounts counts;
+  Pair p;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+  settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
+  cs.ring_idle_ms = ss.ring_idle_ms = 20;
+  pair_open (&p, &cs, &ss);
+  /* a connection's minimal footprint is never refused: the pair is open; now almost nothing
+   * more fits */
+  rdma_res_counts (&counts);
+  rdma_budget_reset ();
+  rdma_budget_request ((guint64) counts.pinned_bytes + 4096, "the test");
+
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*max-pinned-bytes*");
+  g_assert_cmpstr (send_one (&p, &rdma_proto_direct_write_imm_ops, 1000, 1), ==, "eager");
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, 0);
+  g_assert_cmpuint (rdma_conn_stats (p.s)->budget_refusals, ==, 1);
+  g_assert_cmpstr (send_one (&p, &rdma_proto_rfp_ops, 64u << 10, 2), ==, "eager");
+  g_assert_cmpuint (rdma_conn_stats (p.c)->budget_refusals, ==, 1);
+  g_assert_cmpuint (rdma_budget_refusals (), ==, 2);
+  rdma_res_counts (&counts);
+  g_assert_cmpint (counts.pinned_bytes, <=, rdma_budget_limit () + (64u << 10));
+
+  /* room again: after the idle period the writer asks for the ring once more */
+  rdma_budget_reset ();
+  rdma_budget_request (1u << 30, "the test");
+  g_usleep (30000);
+  g_assert_cmpstr (send_one (&p, &rdma_proto_direct_write_imm_ops, 1000, 3), ==,
+                   "direct_write_imm");
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), >, 0);
+
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+  rdma_budget_reset ();
+}
+
 /* ---- streams: one side sends, the other only reads ---- */
 
 typedef struct
@@ -2828,6 +2936,8 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/ring/sized", test_ring_sized);
   g_test_add_func ("/loopback/ring/idle", test_ring_idle);
   g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
+  g_test_add_func ("/loopback/budget/fallback", test_budget_fallback);
+  g_test_add_func ("/loopback/answer-then-gone", test_answer_then_gone);
   g_test_add_data_func ("/loopback/interleaved/switching", NULL, test_switching);
   g_test_add_data_func ("/loopback/interleaved/pipelined", NULL, test_pipelined);
   g_test_add_data_func ("/loopback/interleaved/stream", NULL, test_mixed_stream);

@@ -57,6 +57,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_op.h \
 	lib/c_glib/transport/rdma/rdma_tx.c \
 	lib/c_glib/transport/rdma/rdma_tx.h \
+	lib/c_glib/transport/rdma/rdma_budget.c \
+	lib/c_glib/transport/rdma/rdma_budget.h \
 	lib/c_glib/transport/rdma/rdma_ring.c \
 	lib/c_glib/transport/rdma/rdma_ring.h \
 	lib/c_glib/transport/rdma/rdma_window.c \

@@ -48,6 +48,7 @@ enum
   PROP_CALL_TIMEOUT,
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
+  PROP_MAX_PINNED_BYTES,
   PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
@@ -62,6 +63,7 @@ typedef struct
   ThriftRdmaPolling polling;
   guint connect_timeout_ms, call_timeout_ms, keepalive_ms;
   gint numa_node;
+  guint64 max_pinned_bytes;        /* handed to the RDMA leg */
   RdmaBulkProps bulk;            /* the RDMA leg's bulk-* and rcache-* */
 
   gboolean accepted;             /* the server's side of a pair */
@@ -209,6 +211,7 @@ open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration,
                                    "connect-timeout", priv->connect_timeout_ms,
                                    "call-timeout", priv->call_timeout_ms,
                                    "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
+                                   "max-pinned-bytes", priv->max_pinned_bytes,
                                    "pair-token", pair, NULL);
 
   rdma_bulk_props_apply (&priv->bulk, rdma);
@@ -803,6 +806,9 @@ thrift_hybrid_get_property (GObject *object, guint property_id, GValue *value,
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_MAX_PINNED_BYTES:
+    g_value_set_uint64 (value, priv->max_pinned_bytes);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value)
@@ -849,6 +855,9 @@ thrift_hybrid_set_property (GObject *object, guint property_id, const GValue *va
     break;
   case PROP_NUMA_NODE:
     priv->numa_node = g_value_get_int (value);
+    break;
+  case PROP_MAX_PINNED_BYTES:
+    priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -923,6 +932,7 @@ thrift_hybrid_class_init (ThriftHybridClass *cls)
                       "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   /* handed to the RDMA leg at open (set before it) */
+  rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_hybrid_is_open;

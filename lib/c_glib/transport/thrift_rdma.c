@@ -28,6 +28,7 @@
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
+#include "rdma/rdma_budget.h"
 #include "rdma/rdma_bulk_msg.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
@@ -57,6 +58,7 @@ enum
   PROP_KEEPALIVE,
   PROP_PAIR_TOKEN,
   PROP_NUMA_NODE,
+  PROP_MAX_PINNED_BYTES,
   PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
@@ -73,6 +75,7 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;                     /* the numa-node property (-1: none) */
+  guint64 max_pinned_bytes;           /* asked of the process's budget at open (0: default) */
   RdmaBulkProps bulk;                 /* the bulk-* properties */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
@@ -439,6 +442,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
     return fail (priv, e, error);
   if (rdma_device_probe (&e) == 0)
     return fail (priv, e, error);
+  rdma_budget_request (priv->max_pinned_bytes, "ThriftRdma");
   /* the buffers are mapped at connect: the service's set (the "hints" property) or the
    * property places them; a function's set comes too late for them (plan_numa) */
   rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
@@ -938,6 +942,9 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_MAX_PINNED_BYTES:
+    g_value_set_uint64 (value, priv->max_pinned_bytes);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value)
@@ -997,6 +1004,9 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     /* checked at open, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
     plans_reset (priv);   /* they were made with the old one */
+    break;
+  case PROP_MAX_PINNED_BYTES:
+    priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
     if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value)) {
@@ -1087,6 +1097,7 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
                       "NUMA node of the connection's buffers and polling thread (-1: none); "
                       "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
   ttc->is_open = thrift_rdma_is_open;
@@ -1189,6 +1200,8 @@ gchar *
 thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
 {
   ThriftRdmaPrivate *priv;
+  gchar *line, *full;
+  guint64 refused;
 
   g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
   priv = PRIV (self);
@@ -1197,7 +1210,16 @@ thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
   /* what flush does with a message written without a set */
   if (hints == NULL)
     hints = priv->hints;
-  return rdma_plan_describe (&plan_for (priv, hints)->plan, hints);
+  line = rdma_plan_describe (&plan_for (priv, hints)->plan, hints);
+  refused = rdma_conn_stats (priv->conn)->budget_refusals;
+  if (refused == 0)
+    return line;
+  /* what the plan chose is not what went: say why */
+  full = g_strdup_printf ("%s (max-pinned-bytes %" G_GUINT64_FORMAT " reached: %"
+                          G_GUINT64_FORMAT " buffers not made, those messages by eager)", line,
+                          rdma_budget_limit (), refused);
+  g_free (line);
+  return full;
 }
 
 void

@@ -232,6 +232,10 @@ typedef struct _ThriftRdmaStats
                                  device has no type-2 memory windows */
   guint64 spins_declined;     /* hybrid waits that blocked at once, without spinning: the
                                  process's waiting threads outnumbered its cores */
+  guint64 budget_refusals;    /* buffers that would have sped this connection up (a direct
+                                 ring, batched-write slots, an RFP region), not made: the
+                                 process reached max-pinned-bytes; those messages went by
+                                 Eager-SendRecv */
 } ThriftRdmaStats;
 
 /* Six type macros. */

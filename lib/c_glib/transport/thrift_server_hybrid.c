@@ -55,6 +55,7 @@ enum
   PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE,
+  PROP_MAX_PINNED_BYTES,
   PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
@@ -90,6 +91,7 @@ typedef struct
   ThriftRdmaPolling polling;
   guint call_timeout_ms, idle_timeout_ms, keepalive_ms;
   gint numa_node;
+  guint64 max_pinned_bytes;        /* handed to the RDMA listener */
   RdmaBulkProps bulk;             /* the RDMA listener's bulk-* and rcache-* */
 
   int tcp_fd;                     /* the TCP listener */
@@ -231,7 +233,7 @@ thrift_server_hybrid_listen (ThriftServerTransport *transport, GError **error)
                              "polling", priv->polling, "call-timeout", priv->call_timeout_ms,
                              "idle-timeout", priv->idle_timeout_ms,
                              "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
-                             NULL);
+                             "max-pinned-bytes", priv->max_pinned_bytes, NULL);
   rdma_bulk_props_apply (&priv->bulk, priv->rdma);
   thrift_server_rdma_set_admission (priv->rdma, admit, priv);
   if (!thrift_server_transport_listen (THRIFT_SERVER_TRANSPORT (priv->rdma), &e)) {
@@ -556,6 +558,9 @@ thrift_server_hybrid_get_property (GObject *object, guint property_id, GValue *v
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_MAX_PINNED_BYTES:
+    g_value_set_uint64 (value, priv->max_pinned_bytes);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value)
@@ -605,6 +610,9 @@ thrift_server_hybrid_set_property (GObject *object, guint property_id, const GVa
     break;
   case PROP_NUMA_NODE:
     priv->numa_node = g_value_get_int (value);
+    break;
+  case PROP_MAX_PINNED_BYTES:
+    priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -681,6 +689,7 @@ thrift_server_hybrid_class_init (ThriftServerHybridClass *cls)
                       "NUMA node of accepted RDMA legs' buffers and threads (-1: none)",
                       G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
+  rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   /* handed to the RDMA listener at listen, which hands them to each accepted RDMA leg */
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 

@@ -28,6 +28,7 @@
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
+#include "rdma/rdma_budget.h"
 #include "rdma/rdma_admit.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
@@ -54,6 +55,7 @@ enum
   PROP_IDLE_TIMEOUT,
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
+  PROP_MAX_PINNED_BYTES,
   PROP_BULK_THRESHOLD    /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
@@ -78,6 +80,7 @@ typedef struct
   guint idle_timeout_ms;
   guint keepalive_ms;
   gint numa_node;        /* of accepted connections (-1: none); checked at listen */
+  guint64 max_pinned_bytes;  /* asked of the process's budget at listen (0: default) */
   RdmaBulkProps bulk;    /* of accepted connections (thrift_rdma.h) */
 
   struct rdma_event_channel *channel;
@@ -454,6 +457,7 @@ thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
     fail (priv, e, error);
     return FALSE;
   }
+  rdma_budget_request (priv->max_pinned_bytes, "ThriftServerRdma");
   g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
   return TRUE;
 }
@@ -663,6 +667,9 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   case PROP_NUMA_NODE:
     g_value_set_int (value, priv->numa_node);
     break;
+  case PROP_MAX_PINNED_BYTES:
+    g_value_set_uint64 (value, priv->max_pinned_bytes);
+    break;
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, st->configuration,
                               st->remainingMessageSize_, st->knowMessageSize_, value)
@@ -708,6 +715,9 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
   case PROP_NUMA_NODE:
     /* checked at listen, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
+    break;
+  case PROP_MAX_PINNED_BYTES:
+    priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
     if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &st->configuration,
@@ -779,6 +789,7 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
                       "NUMA node of accepted connections' buffers and serving threads (-1: "
                       "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
                       THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 
   stc->listen = thrift_server_rdma_listen;

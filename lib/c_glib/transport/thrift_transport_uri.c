@@ -274,6 +274,18 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     }
     u->numa_node = (gint) n;
   }
+  else if (strcmp (name, "max-pinned-bytes") == 0)
+  {
+    if (tcp)
+      goto wrong_scheme;
+    if (!parse_number (value, 0, G_MAXINT64, &n))
+    {
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'max-pinned-bytes'; allowed: "
+                 "bytes, 0 (the default) to %" G_GINT64_FORMAT, uri, value, G_MAXINT64);
+      return FALSE;
+    }
+    u->max_pinned_bytes = n;
+  }
   else if ((b = bulk_option (name)) != NULL)
   {
     gint64 lo, hi;
@@ -294,7 +306,7 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
                "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), numa (rdma, "
-               "hybrid), bulk, bulk_chunk, bulk_depth, rcache_entries, rcache_bytes (rdma), "
+               "hybrid), max-pinned-bytes (rdma, hybrid), bulk, bulk_chunk, bulk_depth, rcache_entries, rcache_bytes (rdma), "
                "backlog (servers)", uri, name);
     return FALSE;
   }
@@ -327,6 +339,7 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   u->connect_timeout_ms = u->call_timeout_ms = u->backlog = -1;
   u->idle_timeout_ms = u->keepalive_ms = -1;
   u->numa_node = -1;
+  u->max_pinned_bytes = -1;
   for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++)
     *(gint64 *) G_STRUCT_MEMBER_P (u, bulk_options[i].offset) = -1;
 
@@ -479,6 +492,8 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
       g_string_append_printf (s, ", keepalive=%d ms", uri->keepalive_ms);
     if (uri->numa_node >= 0)
       g_string_append_printf (s, ", numa=%d", uri->numa_node);
+    if (uri->max_pinned_bytes >= 0)
+      g_string_append_printf (s, ", max-pinned-bytes=%" G_GINT64_FORMAT, uri->max_pinned_bytes);
   }
   if (uri->backlog >= 0)
     g_string_append_printf (s, ", backlog=%d", uri->backlog);
@@ -560,6 +575,8 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
                     u->scheme == THRIFT_TRANSPORT_URI_HYBRID, NULL);
     if (u->numa_node >= 0)
       g_object_set (t, "numa-node", u->numa_node, NULL);
+    if (u->max_pinned_bytes >= 0)
+      g_object_set (t, "max-pinned-bytes", (guint64) u->max_pinned_bytes, NULL);
     set_bulk (G_OBJECT (t), u);
     return t;
   }
@@ -631,6 +648,8 @@ thrift_server_transport_new_for_uri (const gchar *uri,
       g_object_set (st, "keepalive", (guint) u->keepalive_ms, NULL);
     if (u->numa_node >= 0)
       g_object_set (st, "numa-node", u->numa_node, NULL);
+    if (u->max_pinned_bytes >= 0)
+      g_object_set (st, "max-pinned-bytes", (guint64) u->max_pinned_bytes, NULL);
     set_bulk (G_OBJECT (st), u);
   }
   if (input_factory != NULL)

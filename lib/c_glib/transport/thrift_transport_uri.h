@@ -48,6 +48,9 @@
  *   numa=N                         rdma; NUMA node of the connections' buffers and polling
  *                                  threads (0 to 1023; the "numa-node" property); a node
  *                                  this machine lacks is an error at open or listen
+ *   max-pinned-bytes=BYTES         rdma, hybrid; the "max-pinned-bytes" property: what the
+ *                                  process may pin before buffers that only speed
+ *                                  connections up are no longer made (0: the default)
  *   bulk=BYTES                     rdma only (not with fallback=tcp); the "bulk-threshold"
  *                                  property: fields this large are lent, not copied (0: never)
  *   bulk_chunk=BYTES               rdma only; "bulk-chunk", bytes per RDMA READ of a lent field
@@ -111,6 +114,7 @@ typedef struct
   gint backlog;                       /* servers */
   gboolean fallback;                  /* rdma, hybrid: fallback=tcp */
   gint numa_node;                     /* rdma */
+  gint64 max_pinned_bytes;            /* rdma, hybrid; -1: unset */
   gint64 bulk_threshold;              /* rdma (no fallback); -1: unset */
   gint64 bulk_chunk;
   gint64 bulk_depth;

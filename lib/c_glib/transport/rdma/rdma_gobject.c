@@ -81,6 +81,21 @@ rdma_size_props_set (guint property_id, guint first, ThriftConfiguration **confi
   }
 }
 
+void
+rdma_budget_prop_install (GObjectClass *cls, guint id)
+{
+  g_object_class_install_property (cls, id,
+    g_param_spec_uint64 ("max-pinned-bytes", "max-pinned-bytes",
+                         "Bytes the process may pin before buffers that only speed "
+                         "connections up (direct rings, batched-write slots, RFP regions, the "
+                         "shared receive queue's growth) are no longer made; connections keep "
+                         "working by Eager-SendRecv.  The budget is the process's: the "
+                         "smallest any transport asks for (0: an eighth of the machine's "
+                         "memory, at most RLIMIT_MEMLOCK unless root)",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_CONSTRUCT));
+}
+
 enum { BULK_THRESHOLD, BULK_CHUNK, BULK_DEPTH, BULK_RCACHE_ENTRIES, BULK_RCACHE_BYTES };
 G_STATIC_ASSERT (BULK_RCACHE_BYTES + 1 == RDMA_BULK_PROPS_N);
 

@@ -37,6 +37,9 @@ gboolean rdma_size_props_set (guint property_id, guint first,
                               ThriftConfiguration **configuration, glong *remaining,
                               glong *know, const GValue *value);
 
+/* "max-pinned-bytes" (rdma_budget.h), a guint64 property of all four classes. */
+void rdma_budget_prop_install (GObjectClass *cls, guint id);
+
 /* The bulk transfer properties that both classes have (and ThriftHybrid and
  * ThriftServerHybrid, which hand them to their RDMA legs), RDMA_BULK_PROPS_N of them numbered
  * consecutively from @first as well: "bulk-threshold", "bulk-chunk", "bulk-depth"

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "rdma_budget.h"
 #include "rdma_conn_private.h"
 #include "rdma_numa.h"
 #include "rdma_resources.h"
@@ -117,6 +118,10 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
     return RDMA_OPEN_ERROR;
   if (r->tx_state == TX_READY)
     return RDMA_OPEN_READY;
+  /* a refusal (the owner's budget, rdma_budget.h) is asked again after the idle period */
+  if (r->tx_state == TX_REFUSED && conn->settings.ring_idle_ms > 0
+      && g_get_monotonic_time () - r->tx_last_us >= (gint64) conn->settings.ring_idle_ms * 1000)
+    r->tx_state = TX_UNKNOWN;
   if (r->tx_state == TX_REFUSED)
     return RDMA_OPEN_REFUSED;
   if (r->tx_state == TX_UNKNOWN) {
@@ -482,7 +487,10 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
                             & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
                                | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
                                | (1u << RDMA_PROTO_CHAINED_WRITE_SEND)))) {
-      if (!rx_create (conn, r, size, &e)) {
+      /* over the budget: no ring, and the writer sends by eager (rdma_budget.h) */
+      if (!rdma_budget_admit (size, "a direct ring"))
+        conn->stats.budget_refusals++;
+      else if (!rx_create (conn, r, size, &e)) {
         g_warning ("ThriftRdma: cannot register a %u-byte direct ring for the peer (%s); its "
                    "direct messages go by Eager-SendRecv", size, e->message);
         g_clear_error (&e);

@@ -18,6 +18,7 @@
 #include <errno.h>
 
 #include "rdma_pool.h"
+#include "rdma_budget.h"
 #include "rdma_srq.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
@@ -81,6 +82,10 @@ add_chunk (RdmaSrq *srq, GError **error)
   Chunk *c;
 
   if (first + RDMA_SRQ_CHUNK > srq->max_slots)
+    return FALSE;
+  /* the first chunk is the minimal footprint; growth asks the budget */
+  if (first > 0 && !rdma_budget_admit ((guint64) RDMA_SRQ_CHUNK * srq->slot_size,
+                                       "another chunk of the shared receive queue"))
     return FALSE;
   c = g_new0 (Chunk, 1);
   if (!rdma_pool_init (&c->pool, srq->pd, RDMA_SRQ_CHUNK, srq->slot_size,

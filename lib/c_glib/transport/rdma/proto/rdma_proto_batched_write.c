@@ -90,6 +90,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../rdma_budget.h"
 #include "../rdma_conn_private.h"
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
@@ -549,7 +550,10 @@ rx_advertise (RdmaConn *conn, BwState *st, GError **error)
                     "were advertised");
   if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT)) {
     GError *e = NULL;
-    if (!rx_create (conn, st, &e)) {
+    /* over the budget: no slots, and the peer sends by eager (rdma_budget.h) */
+    if (!rdma_budget_admit (BW_REGION + BW_MAP_BYTES, "batched-write slots"))
+      conn->stats.budget_refusals++;
+    else if (!rx_create (conn, st, &e)) {
       g_warning ("ThriftRdma: cannot register %u bytes of batched-write slots for the peer "
                  "(%s); its batched messages go by Eager-SendRecv", BW_REGION, e->message);
       g_clear_error (&e);
@@ -631,6 +635,11 @@ bw_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 
   if (st->tx_state == TX_UNKNOWN) {
     GError *e = NULL;
+    /* over the budget: this message by eager, the next asks again (rdma_budget.h) */
+    if (!rdma_budget_admit (MIRROR_SIZE, "a batched-write mirror")) {
+      conn->stats.budget_refusals++;
+      return RDMA_OPEN_REFUSED;
+    }
     if (!tx_create (conn, st, &e)) {
       g_warning ("ThriftRdma: cannot register a batched-write mirror (%s); batched messages "
                  "go by Eager-SendRecv", e->message);

@@ -74,6 +74,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../rdma_budget.h"
 #include "../rdma_conn_private.h"
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
@@ -466,6 +467,21 @@ send_notice (RdmaConn *conn, RfpState *st, guint64 seq, gint64 deadline_us, GErr
   memcpy (dst + RDMA_WIRE_HEADER_SIZE, &n, sizeof n);
   return rdma_conn_post_send (conn, RDMA_PROTO_RFP, slot, RDMA_WIRE_HEADER_SIZE + sizeof n,
                               NULL, 0, 0, error);
+}
+
+/* A message that needs a larger region than the one it has asks the budget first
+ * (rdma_budget.h); refused, it goes by eager. */
+static RdmaOpenStatus
+rfp_open (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RfpState *st = state_of (conn);
+  gsize len = conn->tx[conn->tx_cur].len;
+
+  if (len > G_MAXUINT32 - RFP_GRAIN - RFP_BODY_OFF || st->region.size >= RFP_BODY_OFF + len
+      || rdma_budget_admit (round_grain (RFP_BODY_OFF + len), "an RFP response region"))
+    return RDMA_OPEN_READY;
+  conn->stats.budget_refusals++;
+  return RDMA_OPEN_REFUSED;
 }
 
 static gboolean
@@ -911,5 +927,6 @@ const RdmaProtoOps rdma_proto_rfp_ops = {
   .on_control = rfp_on_control,
   .progress = rfp_progress,
   .release = rfp_release,
+  .open = rfp_open,
   .before_send = rfp_before_send,
 };
