@@ -541,10 +541,9 @@ test_bad_batched (gconstpointer data)
   g_assert_true (rdma_credit_take (&c->credits));
   g_assert_true (rdma_conn_post_wr (c, &wr, "WRITE_WITH_IMM", &error));
   g_assert_no_error (error);
-  /* dropped: the client holds its QP, CQ, pools, a transmit buffer, its mirror and its
-   * direct ring with the ring's window (the server's reply, without hints, went by
-   * Direct-WriteIMM) */
-  wait_server (failed + 1, RAW_CONN_RESOURCES + 4);
+  /* dropped: the client holds its QP, CQ, pools, a transmit buffer and its mirror (the
+   * server's small reply, without hints, went by Eager-SendRecv: no ring) */
+  wait_server (failed + 1, RAW_CONN_RESOURCES + 2);
   rdma_conn_free (c);
   good_client ();
   wait_server (failed + 1, 0);

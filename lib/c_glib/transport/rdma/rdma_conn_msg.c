@@ -166,7 +166,11 @@ RdmaMessage *
 rdma_conn_ready_message (RdmaConn *conn)
 {
   RdmaMessage *msg = g_queue_peek_head (&conn->received);
-  return msg != NULL && !msg->pending ? msg : NULL;
+
+  if (msg == NULL || msg->pending)
+    return NULL;
+  msg->opened = TRUE;
+  return msg;
 }
 
 RdmaMessage *
@@ -207,6 +211,7 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
     g_free (msg->data);
     break;
   case RDMA_MSG_IN_SLOT:
+    conn->in_slot--;
     if (conn->state == RDMA_CONN_CONNECTED)
       ok = rdma_conn_repost (conn, (guint32) msg->slot, TRUE, error);
     else

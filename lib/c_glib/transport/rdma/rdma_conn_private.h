@@ -57,11 +57,18 @@ struct _RdmaMessage
   const RdmaProtoOps *proto;    /* the protocol that carried it */
   gboolean pending;             /* its place is taken, its bytes are still arriving
                                    (rdma_conn_deliver_pending): not readable yet */
+  gboolean opened;              /* handed to a reader (rdma_conn_ready_message), who may
+                                   hold its data pointer: it stays where it is */
 };
 
 /* A send slot holds a header and at most a control message: a message's own bytes go from a
  * transmit buffer (rdma_tx.h), gathered by the SEND, never copied into the slot. */
 #define RDMA_SEND_SLOT_SIZE 128u
+/* Received messages that may wait for the reader in place, in their receive slots
+ * (rdma_conn_deliver) or in the direct ring (rdma_ring.c, which also keeps half of the ring
+ * free of them): later ones are copied out, so slots, credits and ring go back at once and
+ * what the reader lets wait is bounded by its unread limit, in bytes. */
+#define RDMA_IN_PLACE_MAX 4u
 G_STATIC_ASSERT (RDMA_WIRE_HEADER_SIZE + RDMA_WIRE_CONTROL_MAX <= RDMA_SEND_SLOT_SIZE);
 
 typedef struct _RdmaRing RdmaRing;
@@ -130,6 +137,7 @@ struct _RdmaConn
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */
   gsize unread_bytes;                 /* bytes of received messages not yet released */
+  guint in_slot;                      /* of them, messages read in place from their slot */
   GArray *held_slots;                 /* guint32 (own slots) */
   guint32 held_credits;               /* (shared slots: those go back at once, a held slot
                                          would starve the other connections) */

@@ -52,6 +52,7 @@ struct _RdmaRing
   guint32 rx_unreported_bytes;
   guint8 *partial;                         /* a message of several chunks, being copied */
   gsize partial_len, partial_cap;
+  guint rx_in_place;                       /* messages read in place, not yet released */
   gboolean rx_written;                     /* a chunk came since the last idle check */
   gint64 rx_due_us;                        /* next idle check (0: none) */
   gboolean revoking;                       /* REVOKE sent, no answer yet */
@@ -285,6 +286,34 @@ rx_free_chunk (RdmaConn *conn, RdmaRing *r, guint64 seq)
   }
 }
 
+/* More is written while messages wait in place for the reader: move those the reader has not
+ * opened to the heap (a copy each) and free their chunks.  Chunks are freed in order, so one
+ * waiting message would otherwise hold the whole ring once the writer comes round to it, and
+ * a stream that the reader lets wait (a pipelining client, a server blocked on its reply)
+ * would stall where TCP's socket buffer absorbs it; bounded by the unread limit in bytes.
+ * In a ping-pong the reader released the message before the next came: nothing is copied. */
+static guint
+unhold (RdmaConn *conn, RdmaRing *r)
+{
+  guint moved = 0;
+
+  if (conn->unread_bytes >= conn->settings.unread_limit)
+    return 0;
+  for (GList *l = conn->received.head; l != NULL && r->rx_in_place > 0; l = l->next) {
+    RdmaMessage *m = l->data;
+
+    if (m->owner != RDMA_MSG_IN_PROTO || m->opened || m->proto->release != rdma_ring_release)
+      continue;
+    m->data = g_memdup2 (m->data, MAX (m->len, 1));
+    m->owner = RDMA_MSG_ON_HEAP;
+    conn->stats.bytes_copied += m->len;
+    r->rx_in_place--;
+    rx_free_chunk (conn, r, m->token);
+    moved++;
+  }
+  return moved;
+}
+
 gboolean
 rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboolean last,
                     GError **error)
@@ -292,6 +321,7 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
   RdmaRing *r = conn->ring;
   guint64 seq;
   guint8 *data;
+  guint moved;
 
   if (r == NULL || r->base == NULL)
     return protocol_error (error, "%s: %" G_GUINT64_FORMAT " bytes written into a ring this "
@@ -312,10 +342,12 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
   if (r->rx_off == r->size)
     r->rx_off = 0;
 
+  moved = r->rx_in_place > 0 ? unhold (conn, r) : 0;
   if (last && r->partial == NULL) {
     /* read in place; the chunk is freed when the reader is done */
+    r->rx_in_place++;
     rdma_conn_deliver (conn, proto, data, len, RDMA_MSG_IN_PROTO, -1, seq);
-    return TRUE;
+    return moved == 0 || rdma_conn_return_credits (conn, error);
   }
   if (r->partial_len + len > conn->settings.max_message) {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
@@ -353,6 +385,7 @@ rdma_ring_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GErro
 {
   if (conn->ring == NULL)
     return TRUE;
+  conn->ring->rx_in_place--;
   rx_free_chunk (conn, conn->ring, token);
   return TRUE;
 }
