@@ -238,6 +238,9 @@ gint rdma_conn_handle_cm_events (RdmaConn *conn, GError **error);
 /* Queues a complete received message (protocols call it); counts it. */
 void rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
                         RdmaMsgOwner owner, gint64 slot, guint64 token);
+/* Moves a received message the reader has not been handed out of the protocol's memory onto
+ * the heap (a copy); the caller frees what held it. */
+void rdma_conn_message_to_heap (RdmaConn *conn, RdmaMessage *msg);
 /* Takes the next place in the received queue for a message of @len bytes whose data is
  * still to come (an RDMA READ in flight), so the messages received after it are read after
  * it; it counts as received (and unread) now.  rdma_conn_deliver_ready makes it readable

@@ -76,6 +76,14 @@ rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsiz
   queue_message (conn, proto, data, len, owner, slot, token);
 }
 
+void
+rdma_conn_message_to_heap (RdmaConn *conn, RdmaMessage *msg)
+{
+  msg->data = g_memdup2 (msg->data, MAX (msg->len, 1));
+  msg->owner = RDMA_MSG_ON_HEAP;
+  conn->stats.bytes_copied += msg->len;
+}
+
 RdmaMessage *
 rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
                            guint64 token)

@@ -304,9 +304,7 @@ unhold (RdmaConn *conn, RdmaRing *r)
 
     if (m->owner != RDMA_MSG_IN_PROTO || m->opened || m->proto->release != rdma_ring_release)
       continue;
-    m->data = g_memdup2 (m->data, MAX (m->len, 1));
-    m->owner = RDMA_MSG_ON_HEAP;
-    conn->stats.bytes_copied += m->len;
+    rdma_conn_message_to_heap (conn, m);
     r->rx_in_place--;
     rx_free_chunk (conn, r, m->token);
     moved++;

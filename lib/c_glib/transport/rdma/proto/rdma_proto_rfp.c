@@ -606,9 +606,7 @@ unhold (RdmaConn *conn, RfpState *st)
     RdmaMessage *m = l->data;
 
     if (m->proto == &rdma_proto_rfp_ops && m->owner == RDMA_MSG_IN_PROTO) {
-      m->data = g_memdup2 (m->data, MAX (m->len, 1));
-      m->owner = RDMA_MSG_ON_HEAP;
-      conn->stats.bytes_copied += m->len;
+      rdma_conn_message_to_heap (conn, m);
       st->held = FALSE;
       return;
     }
