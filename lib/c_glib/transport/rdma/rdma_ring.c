@@ -86,11 +86,13 @@ protocol_error (GError **error, const gchar *fmt, const gchar *detail, guint64 a
 
 /* ---- writer ---- */
 
+/* The owner answered; or it took the ring back before we wrote into it (its idle period ran
+ * out while the advert was on its way, as under load: then ADVERT and REVOKE are taken in one
+ * look), and the writer asks again. */
 static gboolean
 tx_settled (RdmaConn *conn, gpointer data)
 {
-  TxState st = conn->ring->tx_state;
-  return st == TX_READY || st == TX_REFUSED;
+  return conn->ring->tx_state != TX_REQUESTED;
 }
 
 /* After a quiet spell, a look at the completions first: the owner may be asking for its
@@ -125,16 +127,18 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
     r->tx_state = TX_UNKNOWN;
   if (r->tx_state == TX_REFUSED)
     return RDMA_OPEN_REFUSED;
-  if (r->tx_state == TX_UNKNOWN) {
-    guint32 want = GUINT32_TO_LE ((guint32) MIN (conn->tx[conn->tx_cur].len, G_MAXUINT32));
+  do {
+    if (r->tx_state == TX_UNKNOWN) {
+      guint32 want = GUINT32_TO_LE ((guint32) MIN (conn->tx[conn->tx_cur].len, G_MAXUINT32));
 
-    if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
-                                 (const guint8 *) &want, sizeof want, error))
+      if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
+                                   (const guint8 *) &want, sizeof want, error))
+        return RDMA_OPEN_ERROR;
+      r->tx_state = TX_REQUESTED;
+    }
+    if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
       return RDMA_OPEN_ERROR;
-    r->tx_state = TX_REQUESTED;
-  }
-  if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
-    return RDMA_OPEN_ERROR;
+  } while (r->tx_state == TX_UNKNOWN);
   return r->tx_state == TX_READY ? RDMA_OPEN_READY : RDMA_OPEN_REFUSED;
 }
 
