@@ -297,7 +297,7 @@ test_stop_connected (gconstpointer data)
   }
   g_object_get (f.server, "active-connections", &active, NULL);
   g_assert_cmpuint (active, ==, n_clients);
-  /* POOL: serve, acceptor, poller, 2 workers, whatever the connections; PER_CONNECTION:
+  /* POOL: serve, acceptor, watchdog, 2 dispatchers, whatever the connections; PER_CONNECTION:
    * serve, acceptor, one worker per connection; and the engine's thread per device with a
    * shared receive queue (the clients' and the server's, rdma_domain.h) */
   expected = (pool ? threads0 + 3 + 2 : threads0 + 2 + n_clients) + rdma_domain_threads ();

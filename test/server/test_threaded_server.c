@@ -144,6 +144,7 @@ typedef struct
   gint timeout_ms;
   gint result;
   gboolean ok;
+  gint done;      /* atomic: the call returned */
 } GatherJob;
 
 static gpointer
@@ -159,6 +160,7 @@ gather_client (gpointer data)
     g_printerr ("# gather client: %s\n", error->message);
   g_clear_error (&error);
   gate_test_client_clear (&c);
+  g_atomic_int_set (&job->done, 1);
   return NULL;
 }
 
@@ -191,6 +193,64 @@ test_concurrent (void)
   g_assert_true (fixture_wait (&f));
   g_assert_no_error (f.serve.error);
   fixture_free (&f);
+}
+
+/* POOL with one dispatcher: a call that waits 3 s holds it, and the calls of another
+ * connection are still served meanwhile (a new dispatcher takes the held one's place); the
+ * held one ends once its call returns, and the threads are those of one dispatcher again. */
+static void
+test_handover (void)
+{
+  Fixture f;
+  GatherJob job;
+  GThread *held;
+  Client c = { 0 };
+  GError *error = NULL;
+  guint64 handovers = 0;
+  guint threads0 = count_threads (), expected;
+  gint r = 0;
+
+  fixture_make (&f, 4, NULL);
+  g_object_set (f.server, "workers", 1, NULL);
+  fixture_start (&f);
+  test_gate_reset_peak ();
+  job = (GatherJob) { .port = f.port, .n = 100, .timeout_ms = 3000 };
+  held = g_thread_new ("held", gather_client, &job);
+  while (test_gate_peak () < 1)
+    g_usleep (1000);
+
+  g_assert_true (client_open (&c, f.port, NULL, &error));
+  g_assert_no_error (error);
+  for (gint i = 0; i < 20; i++)
+  {
+    g_assert_true (gate_if_ping (c.client, &r, i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, i + 1);
+  }
+  /* served while the long call still holds the first dispatcher */
+  g_assert_false (g_atomic_int_get (&job.done));
+  g_object_get (f.server, "handovers", &handovers, NULL);
+  g_assert_cmpuint (handovers, ==, 1);
+
+  g_thread_join (held);
+  g_assert_true (job.ok);
+  g_assert_cmpint (job.result, ==, 1);
+  /* serve, acceptor, the watchdog and one dispatcher: the held one has ended */
+  expected = threads0 + 4;
+  for (guint tries = 0; tries < 200 && count_threads () != expected; tries++)
+    g_usleep (10000);
+  g_assert_cmpuint (count_threads (), ==, expected);
+  g_assert_true (gate_if_ping (c.client, &r, 7, &error));
+  g_assert_no_error (error);
+  gate_test_client_clear (&c);
+
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.serve.error);
+  g_object_get (f.server, "handovers", &handovers, NULL);
+  g_assert_cmpuint (handovers, ==, 1);
+  fixture_free (&f);
+  g_assert_cmpuint (count_threads (), ==, threads0);
 }
 
 /* max-connections=2 and 3 clients: never more than 2 served at once, and the third is
@@ -230,7 +290,7 @@ test_bound (void)
 /* Stop while clients are connected and idle between calls: serve returns, every thread is
  * joined, every server-side descriptor closed; the clients see the connection end.  In
  * PER_CONNECTION mode each connection holds a thread; in POOL mode (2 workers here) 12 idle
- * connections hold none: serve, acceptor, poller and the workers are all there is. */
+ * connections hold none: serve, acceptor, the watchdog and the dispatchers are all there is. */
 static void
 test_stop_connected (gconstpointer data)
 {
@@ -265,7 +325,7 @@ test_stop_connected (gconstpointer data)
     g_object_get (f.server, "listening", &listening, NULL);
     g_assert_true (listening);
   }
-  if (pool)   /* serve, acceptor, poller, 2 workers */
+  if (pool)   /* serve, acceptor, the dispatchers' watchdog, 2 dispatchers */
     g_assert_cmpuint (count_threads (), ==, threads0 + 3 + 2);
   else        /* serve, acceptor, one worker per connection */
     g_assert_cmpuint (count_threads (), ==, threads0 + 2 + n_clients);
@@ -694,6 +754,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/threaded_server/max-connections", test_bound);
+  g_test_add_func ("/threaded_server/pool/handover", test_handover);
   g_test_add_func ("/threaded_server/pool/many-idle", test_many_idle);
   g_test_add_data_func ("/threaded_server/stop/connected/pool", "pool", test_stop_connected);
   g_test_add_data_func ("/threaded_server/stop/connected/per-connection", "per-connection",

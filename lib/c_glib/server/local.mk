@@ -6,6 +6,8 @@ serverincludedir = $(includedir)/thrift/c_glib/server
 serverinclude_HEADERS = lib/c_glib/server/thrift_threaded_server.h
 lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES += \
 	lib/c_glib/server/thrift_threaded_server.c \
+	lib/c_glib/server/thrift_server_dispatch.c \
+	lib/c_glib/server/thrift_server_dispatch.h \
 	lib/c_glib/server/thrift_server_interrupt.c \
 	lib/c_glib/server/thrift_server_interrupt.h
 

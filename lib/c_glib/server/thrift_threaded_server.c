@@ -18,11 +18,12 @@
  *
  * POOL (the default): a connection waiting for its next request needs no thread.  Idle
  * connections wait in one epoll set (thrift_idle_watch.h: ThriftRdma's completion and CM
- * channels, ThriftSocket's descriptor), each descriptor armed for one event
- * (EPOLLONESHOT), so a wake-up costs the same with ten connections or ten thousand; the
- * poller thread hands a connection whose request arrived (or that ended) to a pool of worker
- * threads, which serve its requests while more are already there, then re-arm it.  A
- * transport that cannot be watched gets a thread of its own, as in the other mode.
+ * channels, ThriftSocket's descriptor), armed for one event each, so a wake-up costs the
+ * same with ten connections or ten thousand; dispatcher threads (one per core by default)
+ * wait in that set themselves and run the requests of the connection they take to
+ * completion, then arm it again (thrift_server_dispatch.h: no queue, no second thread per
+ * request; a call that runs long is handed over).  A transport that cannot be watched gets a
+ * thread of its own, as in the other mode.
  * PER_CONNECTION: one worker thread per connection, blocking in peek between requests.
  *
  * Threads while serving:
@@ -31,13 +32,14 @@
  *     acceptor giving up), then tears everything down;
  *   - the acceptor thread loops: reap finished workers, wait for a free slot
  *     (max-connections), accept, start the connection;
- *   - POOL: the poller and the workers; PER_CONNECTION: one worker per connection (peek,
- *     process, until the peer is gone or the server stops).
+ *   - POOL: the dispatchers and their watchdog; PER_CONNECTION: one worker per connection
+ *     (peek, process, until the peer is gone or the server stops).
  *
  * Stopping wakes what blocks: the acceptor in accept (ThriftServerSocket: shutdown of the
- * listening socket; ThriftServerRdma: its interrupt; other transports: close), the poller
- * (its eventfd) and each worker in peek or read (ThriftSocket: shutdown of its socket;
- * ThriftRdma: its interrupt; other transports: close). A connection is only interrupted
+ * listening socket; ThriftServerRdma: its interrupt; other transports: close), the
+ * dispatchers (an eventfd in their set) and each worker or dispatcher in peek or read
+ * (ThriftSocket: shutdown of its socket; ThriftRdma: its interrupt; other transports:
+ * close). A connection is only interrupted
  * while a worker has it and has not begun to close it; both happen under the server's lock,
  * so a descriptor is never touched after it was closed.
  */
@@ -48,7 +50,6 @@
 #include <malloc.h>
 #endif
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -68,6 +69,7 @@
 #include <thrift/c_glib/transport/thrift_idle_watch.h>
 
 #include <thrift/c_glib/server/thrift_threaded_server.h>
+#include "thrift_server_dispatch.h"
 #include "thrift_server_interrupt.h"
 
 enum
@@ -79,6 +81,7 @@ enum
   PROP_LISTENING,
   PROP_MODE,
   PROP_WORKERS,
+  PROP_HANDOVERS,
   N_PROPS
 };
 
@@ -87,8 +90,8 @@ enum
  * is one failure; the next good accept resets the count. */
 #define ACCEPT_MAX_FAILURES 50
 
-/* POOL: how long a worker keeps a connection whose request it served, waiting for the next
- * (only while no other connection waits for a worker). */
+/* POOL: how long a dispatcher keeps a connection whose request it served, waiting for the
+ * next (only while another dispatcher waits for work). */
 #define POOL_LINGER_US 2000
 
 typedef struct _Connection Connection;
@@ -118,16 +121,8 @@ typedef struct
   GError *accept_error;       /* under lock: why the acceptor gave up */
   gboolean listener_closed;   /* the interrupt closed the server transport */
 
-  /* POOL mode */
-  GAsyncQueue *jobs;          /* Connection * whose request is there (or that ended) */
-  GPtrArray *workers_running; /* GThread *: pop jobs until they pop the stop mark */
-  GThread *poller;
-  GList *idle;                /* Connection * waiting in the poll set, under lock */
-  int wake_fd;                /* eventfd: the poller looks at the deadlines again */
-  int epoll_fd;               /* the idle connections' descriptors and wake_fd */
-  gint64 next_deadline;       /* under lock: the earliest of the idle ones' (0: none) */
-  GList *orphans;             /* under lock: connections the epoll set refused, for the
-                                 poller to close (an event it holds may name them) */
+  ThriftServerDispatch *dispatch;   /* POOL: while serving (set, and cleared under lock) */
+  guint64 handovers;          /* under lock: those of the serves that ended */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
@@ -142,20 +137,7 @@ struct _Connection
   gboolean busy;              /* under lock: a worker (or its own thread) serves it */
   gboolean closing;           /* under lock: the worker closes the transport; hands off */
   gboolean finished;          /* under lock: the worker is about to return */
-  gboolean gone;              /* POOL: the poll found it over: close it */
-  /* POOL: what the poll set watches for it */
-  GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
-  guint n_fds;
-  gint64 deadline_us;
-  struct ConnWatch
-  {
-    Connection *conn;
-    guint index;              /* into fds */
-  } watch[THRIFT_IDLE_WATCH_MAX_FDS];   /* what an epoll event points to */
-  int in_epoll[THRIFT_IDLE_WATCH_MAX_FDS];   /* descriptors in the epoll set */
-  guint n_in_epoll;
-  GList *idle_link;           /* under lock: its place in priv->idle (NULL: not idle) */
-  gboolean taken;             /* the poller took it in the batch it handles */
+  ThriftServerWatch watch;    /* POOL: how it waits for its next request */
 };
 
 G_DEFINE_QUARK (thrift-threaded-server-error-quark, thrift_threaded_server_error)
@@ -357,14 +339,14 @@ serve_requests (Connection *conn, gboolean block)
 
       /* A client calling back to back sends its next request about a round trip after the
        * reply: wait that long here, as the connection waits in a call (its hints' polling),
-       * while no other connection waits for a worker, rather than hand the connection to
-       * the poller and back (two more thread wake-ups and a blocking wait). */
-      if (g_async_queue_length (priv->jobs) <= 0
+       * while another dispatcher waits for work, rather than arm the connection and take it
+       * back (a blocking wait and a wake-up through the kernel). */
+      if (thrift_server_dispatch_others_wait (priv->dispatch)
           && thrift_idle_watch_linger (conn->in_t, POOL_LINGER_US))
         continue;
-      st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
-      conn->n_fds = n;
-      conn->deadline_us = deadline;
+      st = thrift_idle_watch_prepare (conn->in_t, conn->watch.fds, &n, &deadline);
+      conn->watch.n_fds = n;
+      conn->watch.deadline_us = deadline;
       if (st == THRIFT_IDLE_READY)
         continue;
       alive = st == THRIFT_IDLE_WAIT;
@@ -391,279 +373,49 @@ worker_main (gpointer data)
   return NULL;
 }
 
-/* ---- POOL mode ---- */
+/* ---- POOL mode: run-to-completion dispatch (thrift_server_dispatch.h) ---- */
 
-static void
-wake_poller (ThriftThreadedServerPrivate *priv)
+/* implements ThriftServerDispatchOps.serve */
+static ThriftIdleState
+pool_serve (gpointer owner, G_GNUC_UNUSED ThriftServerWatch *w)
 {
-  guint64 one = 1;
-
-  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0)
-  {
-    /* EAGAIN: already pending, the poller wakes anyway */
-  }
-}
-
-/* Arms @conn's descriptors in the epoll set for one event each (EPOLLONESHOT); those it no
- * longer watches leave the set.  Under the lock, with @conn idle: the poller disarms them
- * when it takes the connection, before any worker may have it.  FALSE (errno set) if the
- * kernel refuses one. */
-static gboolean
-arm_watch (ThriftThreadedServerPrivate *priv, Connection *conn)
-{
-  for (guint i = 0; i < conn->n_in_epoll; i++)
-  {
-    gboolean kept = FALSE;
-
-    for (guint k = 0; k < conn->n_fds; k++)
-      kept = kept || conn->fds[k].fd == conn->in_epoll[i];
-    if (!kept)
-      epoll_ctl (priv->epoll_fd, EPOLL_CTL_DEL, conn->in_epoll[i], NULL);
-  }
-  for (guint k = 0; k < conn->n_fds; k++)
-  {
-    /* GLib's G_IO_ flags are poll(2)'s, which are epoll's */
-    struct epoll_event ev = { .events = conn->fds[k].events | EPOLLONESHOT,
-                              .data.ptr = &conn->watch[k] };
-    gboolean known = FALSE;
-
-    for (guint i = 0; i < conn->n_in_epoll; i++)
-      known = known || conn->in_epoll[i] == conn->fds[k].fd;
-    conn->watch[k] = (struct ConnWatch) { conn, k };
-    conn->fds[k].revents = 0;
-    /* (a descriptor number may come back for a new file: the other operation then) */
-    if (epoll_ctl (priv->epoll_fd, known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, conn->fds[k].fd, &ev)
-        != 0
-        && epoll_ctl (priv->epoll_fd, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, conn->fds[k].fd,
-                      &ev) != 0)
-    {
-      conn->n_in_epoll = 0;
-      return FALSE;
-    }
-  }
-  for (guint k = 0; k < conn->n_fds; k++)
-    conn->in_epoll[k] = conn->fds[k].fd;
-  conn->n_in_epoll = conn->n_fds;
-  return TRUE;
-}
-
-/* Gives a connection to the poll set, or to a worker when there is no need to wait. */
-static void
-to_poll_set (Connection *conn, ThriftIdleState st)
-{
+  Connection *conn = owner;
   ThriftThreadedServerPrivate *priv = PRIV (conn->server);
-
-  g_mutex_lock (&priv->lock);
-  if (g_atomic_int_get (&priv->stopping))
-  {
-    /* the workers are being stopped: nothing may be queued any more */
-    g_mutex_unlock (&priv->lock);
-    connection_close (conn);
-    return;
-  }
-  if (st == THRIFT_IDLE_WAIT)
-  {
-    gboolean sooner = conn->deadline_us != 0
-                      && (priv->next_deadline == 0 || conn->deadline_us < priv->next_deadline);
-    int err;
-
-    conn->busy = FALSE;
-    priv->idle = g_list_prepend (priv->idle, conn);
-    conn->idle_link = priv->idle;
-    if (sooner)
-      priv->next_deadline = conn->deadline_us;
-    if (arm_watch (priv, conn))
-    {
-      g_mutex_unlock (&priv->lock);
-      if (sooner)
-        wake_poller (priv);
-      return;
-    }
-    err = errno;
-    for (guint k = 0; k < conn->n_fds; k++)
-      epoll_ctl (priv->epoll_fd, EPOLL_CTL_DEL, conn->fds[k].fd, NULL);
-    priv->idle = g_list_delete_link (priv->idle, conn->idle_link);
-    conn->idle_link = NULL;
-    priv->orphans = g_list_prepend (priv->orphans, conn);
-    g_mutex_unlock (&priv->lock);
-    g_message ("thrift_threaded_server: cannot watch a connection (epoll_ctl: %s): closed",
-               g_strerror (err));
-    wake_poller (priv);
-    return;
-  }
-  conn->gone = st != THRIFT_IDLE_READY;
-  g_mutex_unlock (&priv->lock);
-  g_async_queue_push (priv->jobs, conn);
-}
-
-/* A worker of the pool: the connection's requests that are there, then back to the poll
- * set (or closed). */
-static void
-pool_serve (Connection *conn)
-{
-  ThriftThreadedServerPrivate *priv = PRIV (conn->server);
+  gboolean alive;
 
   g_mutex_lock (&priv->lock);
   conn->busy = TRUE;
   g_mutex_unlock (&priv->lock);
-  if (conn->gone || g_atomic_int_get (&priv->stopping) || !serve_requests (conn, FALSE))
-  {
-    connection_close (conn);
-    return;
-  }
-  to_poll_set (conn, THRIFT_IDLE_WAIT);
+  alive = !g_atomic_int_get (&priv->stopping) && serve_requests (conn, FALSE);
+  g_mutex_lock (&priv->lock);
+  conn->busy = FALSE;
+  g_mutex_unlock (&priv->lock);
+  return alive ? THRIFT_IDLE_WAIT : THRIFT_IDLE_GONE;
 }
 
-static gpointer
-pool_worker_main (gpointer data)
-{
-  ThriftThreadedServerPrivate *priv = PRIV (THRIFT_THREADED_SERVER (data));
-  gpointer job;
-
-  /* the queue itself is the stop mark */
-  while ((job = g_async_queue_pop (priv->jobs)) != priv->jobs)
-    pool_serve (job);
-  return NULL;
-}
-
-/* Takes idle @conn out of the poll set for the batch the poller handles (under the lock). */
+/* implements ThriftServerDispatchOps.close */
 static void
-take (ThriftThreadedServerPrivate *priv, Connection *conn, GPtrArray *taken)
+pool_close (gpointer owner, ThriftServerWatch *w)
 {
-  priv->idle = g_list_delete_link (priv->idle, conn->idle_link);
-  conn->idle_link = NULL;
-  conn->taken = TRUE;
-  for (guint k = 0; k < conn->n_fds; k++)
-    conn->fds[k].revents = 0;
-  g_ptr_array_add (taken, conn);
+  thrift_server_watch_clear (w);
+  connection_close (owner);
 }
 
-/* The poller: epoll_wait over the idle connections' descriptors and the wake-up eventfd; a
- * connection one of whose descriptors fired (or whose deadline passed) is checked here,
- * without blocking, and goes to a worker if its request is there or it ended.  A batch's
- * events are all taken under the lock, and the taken connections' other descriptors
- * disarmed, before any goes to a worker (which may close and free it): no event can then
- * name a connection that is not idle. */
-static gpointer
-poller_main (gpointer data)
-{
-  ThriftThreadedServer *self = data;
-  ThriftThreadedServerPrivate *priv = PRIV (self);
-  struct epoll_event ev[64];
-  GPtrArray *taken = g_ptr_array_new ();
+static const ThriftServerDispatchOps pool_ops = {
+  .serve = pool_serve,
+  .close = pool_close,
+};
 
-  while (!g_atomic_int_get (&priv->stopping))
-  {
-    gint64 now, next;
-    gint timeout, n;
-    GList *l, *after, *orphans;
-
-    g_mutex_lock (&priv->lock);
-    next = priv->next_deadline;
-    orphans = priv->orphans;
-    priv->orphans = NULL;
-    g_mutex_unlock (&priv->lock);
-    /* here the poller holds no event that may name them */
-    g_list_free_full (orphans, (GDestroyNotify) connection_close);
-    now = g_get_monotonic_time ();
-    timeout = next == 0 ? -1 : (gint) CLAMP ((next - now + 999) / 1000, 0, G_MAXINT);
-    n = epoll_wait (priv->epoll_fd, ev, G_N_ELEMENTS (ev), timeout);
-    if (n < 0)
-    {
-      if (errno != EINTR)
-      {
-        g_message ("thrift_threaded_server: epoll_wait: %s", g_strerror (errno));
-        g_usleep (10000);
-      }
-      n = 0;
-    }
-    if (g_atomic_int_get (&priv->stopping))
-      break;
-
-    g_ptr_array_set_size (taken, 0);
-    now = g_get_monotonic_time ();
-    g_mutex_lock (&priv->lock);
-    for (gint i = 0; i < n; i++)
-    {
-      struct ConnWatch *w = ev[i].data.ptr;
-      guint64 count;
-
-      if (w == NULL)
-      {
-        if (read (priv->wake_fd, &count, sizeof count) < 0)
-        {
-          /* EAGAIN: nothing to take */
-        }
-        continue;
-      }
-      if (w->conn->idle_link != NULL)
-        take (priv, w->conn, taken);
-      if (w->conn->taken)
-        w->conn->fds[w->index].revents = (gushort) ev[i].events;
-    }
-    if (priv->next_deadline != 0 && now >= priv->next_deadline)
-    {
-      priv->next_deadline = 0;
-      for (l = priv->idle; l != NULL; l = after)
-      {
-        Connection *conn = l->data;
-
-        after = l->next;
-        if (conn->deadline_us != 0 && now >= conn->deadline_us)
-          take (priv, conn, taken);
-        else if (conn->deadline_us != 0
-                 && (priv->next_deadline == 0 || conn->deadline_us < priv->next_deadline))
-          priv->next_deadline = conn->deadline_us;
-      }
-    }
-    for (guint i = 0; i < taken->len; i++)
-    {
-      Connection *conn = g_ptr_array_index (taken, i);
-
-      /* a descriptor that fired is disarmed already (EPOLLONESHOT) */
-      for (guint k = 0; k < conn->n_fds; k++)
-        if (conn->fds[k].revents == 0)
-        {
-          struct epoll_event off = { .events = EPOLLONESHOT, .data.ptr = &conn->watch[k] };
-          epoll_ctl (priv->epoll_fd, EPOLL_CTL_MOD, conn->fds[k].fd, &off);
-        }
-      conn->taken = FALSE;
-    }
-    g_mutex_unlock (&priv->lock);
-
-    for (guint i = 0; i < taken->len; i++)
-    {
-      Connection *conn = g_ptr_array_index (taken, i);
-      guint nf = conn->n_fds;
-      gint64 deadline;
-      ThriftIdleState st = thrift_idle_watch_check (conn->in_t, conn->fds, &nf, &deadline);
-
-      conn->n_fds = nf;
-      conn->deadline_us = deadline;
-      to_poll_set (conn, st);
-    }
-  }
-  g_ptr_array_unref (taken);
-  return NULL;
-}
-
-/* Workers of the pool: the "workers" property, else the service's concurrency hint (from
- * the server transport's "hints", as ThriftServerRdma has), else four per core (at least
- * eight: handlers may block). */
+/* Dispatchers: the "workers" property, else one per core (handlers that block or run long
+ * are handed over, thrift_server_dispatch.h, so there is no need for more). */
 static guint
 pool_size (ThriftThreadedServer *self)
 {
   ThriftThreadedServerPrivate *priv = PRIV (self);
-  ThriftServerTransport *st = THRIFT_SERVER (self)->server_transport;
-  const ThriftHintSet *hints = NULL;
 
   if (priv->workers > 0)
     return priv->workers;
-  if (g_object_class_find_property (G_OBJECT_GET_CLASS (st), "hints") != NULL)
-    g_object_get (st, "hints", &hints, NULL);
-  if (hints != NULL && (hints->set & THRIFT_HINT_HAS_CONCURRENCY) && hints->concurrency > 0)
-    return MIN (hints->concurrency, 1024);
-  return MAX (8, 4 * g_get_num_processors ());
+  return MAX (1, g_get_num_processors ());
 }
 
 /* Idle connections hold descriptors, not threads: let the process have as many as it may. */
@@ -682,87 +434,40 @@ raise_fd_limit (void)
   }
 }
 
-/* Starts the workers and the poller; FALSE with @error if a thread cannot be made. */
+/* Starts the dispatchers; FALSE with @error if a thread or descriptor cannot be made. */
 static gboolean
 pool_start (ThriftThreadedServer *self, GError **error)
 {
   ThriftThreadedServerPrivate *priv = PRIV (self);
   guint n = pool_size (self);
-
-  struct epoll_event wake = { .events = EPOLLIN, .data.ptr = NULL };
+  ThriftServerDispatch *d;
 
   raise_fd_limit ();
-  priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
-  priv->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
-  priv->next_deadline = 0;
-  if (priv->wake_fd < 0 || priv->epoll_fd < 0
-      || epoll_ctl (priv->epoll_fd, EPOLL_CTL_ADD, priv->wake_fd, &wake) != 0)
-  {
-    int err = errno;
-    g_set_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_RESOURCES,
-                 "thrift_threaded_server: %s: %s", priv->wake_fd < 0 ? "eventfd" : "epoll",
-                 g_strerror (err));
-    return FALSE;
-  }
-  priv->jobs = g_async_queue_new ();
-  priv->workers_running = g_ptr_array_new ();
-  while (priv->workers_running->len < n)
-  {
-    GThread *t = g_thread_try_new ("thrift-worker", pool_worker_main, self, error);
-    if (t == NULL)
-      return FALSE;
-    g_ptr_array_add (priv->workers_running, t);
-  }
-  priv->poller = g_thread_try_new ("thrift-poll", poller_main, self, error);
-  return priv->poller != NULL;
+  /* a held dispatcher holds one connection's call: never more than the connections */
+  d = thrift_server_dispatch_start (n, n + priv->max_connections, &pool_ops, error);
+  g_mutex_lock (&priv->lock);
+  priv->dispatch = d;
+  g_mutex_unlock (&priv->lock);
+  return d != NULL;
 }
 
-/* Stops the poller, waits for the workers (those in a call finish it; a blocked read is
- * interrupted by the caller first) and closes the idle connections. */
+/* Waits for the dispatchers (those in a call finish it; a blocked read is interrupted by the
+ * caller first) and closes the idle connections. */
 static void
 pool_stop (ThriftThreadedServer *self)
 {
   ThriftThreadedServerPrivate *priv = PRIV (self);
-  GList *idle, *l;
 
-  if (priv->poller != NULL)
-  {
-    wake_poller (priv);
-    g_thread_join (priv->poller);
-    priv->poller = NULL;
-  }
-  if (priv->workers_running != NULL)
-  {
-    guint i;
-    /* jobs queued before the marks are taken first: they see stopping and close */
-    for (i = 0; i < priv->workers_running->len; i++)
-      g_async_queue_push (priv->jobs, priv->jobs);
-    for (i = 0; i < priv->workers_running->len; i++)
-      g_thread_join (g_ptr_array_index (priv->workers_running, i));
-    g_ptr_array_unref (priv->workers_running);
-    priv->workers_running = NULL;
-  }
-  g_clear_pointer (&priv->jobs, g_async_queue_unref);
+  ThriftServerDispatch *d = priv->dispatch;
+
+  if (d == NULL)
+    return;
+  thrift_server_dispatch_stop (d);
   g_mutex_lock (&priv->lock);
-  idle = g_list_concat (priv->idle, priv->orphans);
-  priv->idle = priv->orphans = NULL;
+  priv->handovers += thrift_server_dispatch_handovers (d);
+  priv->dispatch = NULL;
   g_mutex_unlock (&priv->lock);
-  for (l = idle; l != NULL; l = l->next)
-  {
-    ((Connection *) l->data)->idle_link = NULL;
-    connection_close (l->data);
-  }
-  g_list_free (idle);
-  if (priv->epoll_fd >= 0)
-  {
-    close (priv->epoll_fd);
-    priv->epoll_fd = -1;
-  }
-  if (priv->wake_fd >= 0)
-  {
-    close (priv->wake_fd);
-    priv->wake_fd = -1;
-  }
+  thrift_server_dispatch_free (d);
 }
 
 /* Joins and frees the connections whose workers have finished (all of them if ALL). */
@@ -814,16 +519,19 @@ start_connection (ThriftThreadedServer *self, ThriftTransport *client)
 
   if (priv->serving_mode == THRIFT_THREADED_SERVER_POOL)
   {
+    ThriftServerWatch *w = &conn->watch;
     guint n;
     gint64 deadline;
-    st = thrift_idle_watch_prepare (conn->in_t, conn->fds, &n, &deadline);
-    conn->n_fds = n;
-    conn->deadline_us = deadline;
-  }
-  if (st != THRIFT_IDLE_UNSUPPORTED)
-  {
-    to_poll_set (conn, st);
-    return;
+
+    thrift_server_watch_init (w, conn, conn->in_t);
+    st = thrift_idle_watch_prepare (conn->in_t, w->fds, &n, &deadline);
+    w->n_fds = n;
+    w->deadline_us = deadline;
+    if (st != THRIFT_IDLE_UNSUPPORTED)
+    {
+      thrift_server_dispatch_add (priv->dispatch, w, st);
+      return;
+    }
   }
 
   g_mutex_lock (&priv->lock);
@@ -1124,6 +832,14 @@ thrift_threaded_server_get_property (GObject *object, guint prop_id, GValue *val
       g_value_set_uint64 (value, priv->accepted);
       g_mutex_unlock (&priv->lock);
       break;
+    case PROP_HANDOVERS:
+      g_mutex_lock (&priv->lock);
+      g_value_set_uint64 (value, priv->handovers + (priv->dispatch != NULL
+                                                    ? thrift_server_dispatch_handovers (
+                                                        priv->dispatch)
+                                                    : 0));
+      g_mutex_unlock (&priv->lock);
+      break;
     case PROP_LISTENING:
       g_mutex_lock (&priv->lock);
       g_value_set_boolean (value, priv->listening);
@@ -1206,6 +922,11 @@ thrift_threaded_server_class_init (ThriftThreadedServerClass *klass)
     g_param_spec_uint64 ("connections-accepted", "Connections accepted",
                          "Connections accepted since the server was made",
                          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_HANDOVERS] =
+    g_param_spec_uint64 ("handovers", "Handovers",
+                         "POOL: calls that held their dispatcher so long, while every other "
+                         "was busy, that a new dispatcher took its place",
+                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   props[PROP_LISTENING] =
     g_param_spec_boolean ("listening", "Listening",
                           "TRUE from a successful listen until serve returns; notified (in "
@@ -1219,8 +940,8 @@ thrift_threaded_server_class_init (ThriftThreadedServerClass *klass)
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   props[PROP_WORKERS] =
     g_param_spec_uint ("workers", "Workers",
-                       "Worker threads of the pool (0: the service's concurrency hint, else "
-                       "four per core, at least 8); read when serve starts",
+                       "POOL: dispatcher threads (0: one per core); a call that runs long is "
+                       "handed over to one more; read when serve starts",
                        0, 4096, 0,
                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (gobject_class, N_PROPS, props);
@@ -1235,8 +956,6 @@ thrift_threaded_server_init (ThriftThreadedServer *self)
   g_cond_init (&priv->slot_freed);
   priv->max_connections = THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS;
   priv->signals = g_array_new (FALSE, FALSE, sizeof (gint));
-  priv->wake_fd = -1;
-  priv->epoll_fd = -1;
   /* without it (out of descriptors) a stop takes the lock: still right, but not from a
    * signal handler */
   priv->stop_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);

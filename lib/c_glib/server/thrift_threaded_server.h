@@ -16,7 +16,8 @@
  * ThriftThreadedServer: a ThriftServer that serves many connections at once over any
  * ThriftServerTransport (ThriftServerSocket, ThriftServerRdma, ...).  By default (the POOL
  * mode) a connection waiting for its next request holds no thread: idle connections wait in
- * one poll set and a pool of worker threads serves whichever has a request, so thousands of
+ * one poll set and dispatcher threads (one per core) run whichever has a request to
+ * completion (a call that runs long is handed over to a new dispatcher), so thousands of
  * idle clients cost descriptors and memory, not threads (the process's descriptor limit is
  * raised to its hard limit when serving starts).  PER_CONNECTION gives each connection its
  * own thread, as a handler that waits for other calls may need.
@@ -55,9 +56,12 @@ typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
 
 /* Properties (besides ThriftServer's processor, server_transport and factories):
  *   "mode"                  ThriftThreadedServerMode, default POOL
- *   "workers"               guint, 0 to 4096, default 0: worker threads of the pool; 0 takes
- *                           the service's concurrency hint (the server transport's "hints")
- *                           or else four per core, at least 8
+ *   "workers"               guint, 0 to 4096, default 0: POOL's dispatcher threads, 0 for one
+ *                           per core.  A dispatcher runs the requests of the connection it
+ *                           takes to completion; when every dispatcher is busy and one call
+ *                           has run for 20 ms, a new dispatcher takes its place (so blocking
+ *                           handlers need no more)
+ *   "handovers"             guint64, read-only: calls that were handed over so
  *   "max-connections"       guint, 1 to 65535, default 4096: connections open at once
  *   "active-connections"    guint, read-only: connections being served now
  *   "connections-accepted"  guint64, read-only: connections accepted since construction

@@ -1,0 +1,511 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/*
+ * thrift_server_dispatch.c: run-to-completion dispatch (thrift_server_dispatch.h).
+ *
+ * Why one epoll set per connection inside the shared one: a connection has several
+ * descriptors (ThriftRdma: completion and CM channels), and with each of them in the shared
+ * set two dispatchers could take events of the same connection at once, one of them after
+ * the other closed it.  As one entry (its own set, level-triggered inside, one-shot outside)
+ * the connection fires once and only the dispatcher that took it may arm it again.  Its
+ * deadline is a timerfd in its own set for the same reason: no dispatcher looks for expired
+ * connections in a list others may be freeing.  A connection that is READY when it arrives
+ * (bytes already buffered) fires through the same timer, set to the past.
+ *
+ * Stopping: an eventfd in the shared set, written once and never read; level-triggered, so
+ * each dispatcher woken by it leaves and the next is woken.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "thrift_server_dispatch.h"
+
+typedef struct
+{
+  ThriftServerDispatch *d;
+  GThread *thread;
+  gint64 busy_since;    /* under the lock: serving a connection since (monotonic), 0: not */
+  gint replaced;        /* atomic, set under the lock: another dispatcher has its place; it
+                           ends after the call it is in */
+} Dispatcher;
+
+struct _ThriftServerDispatch
+{
+  const ThriftServerDispatchOps *ops;
+  guint target;           /* dispatchers free to take work when nothing is long */
+  guint max_threads;
+  int epoll_fd;           /* (owned) the connections' sets and stop_fd */
+  int stop_fd;            /* (owned) */
+
+  GMutex lock;
+  GCond watchdog_cond;
+  gboolean stopping;      /* under lock */
+  gboolean watchdog_asleep;   /* under lock: waits without a deadline */
+  gint free;              /* under lock: dispatchers neither serving nor replaced */
+  gint waiting;           /* atomic: dispatchers in epoll_wait */
+  GPtrArray *threads;     /* (owned) Dispatcher *, under lock */
+  GPtrArray *retired;     /* (owned) Dispatcher * that ended, to join; under lock */
+  GList *idle;            /* ThriftServerWatch *, armed; under lock */
+  GThread *watchdog;
+  guint64 handovers;      /* under lock */
+};
+
+void
+thrift_server_watch_init (ThriftServerWatch *w, gpointer owner, ThriftTransport *transport)
+{
+  memset (w, 0, sizeof *w);
+  w->owner = owner;
+  w->transport = transport;
+  w->set_fd = -1;
+  w->timer_fd = -1;
+}
+
+void
+thrift_server_watch_clear (ThriftServerWatch *w)
+{
+  if (w->timer_fd >= 0)
+    close (w->timer_fd);
+  if (w->set_fd >= 0)
+    close (w->set_fd);
+  w->timer_fd = w->set_fd = -1;
+  w->n_in_set = 0;
+  w->in_dispatch = FALSE;
+}
+
+/* timer_fd fires at @at_us (monotonic, as g_get_monotonic_time and CLOCK_MONOTONIC are). */
+static gboolean
+set_timer (ThriftServerWatch *w, gint64 at_us)
+{
+  struct itimerspec its = { .it_value = { .tv_sec = at_us / G_USEC_PER_SEC,
+                                          .tv_nsec = (at_us % G_USEC_PER_SEC) * 1000 } };
+
+  if (w->timer_fd < 0)
+  {
+    struct epoll_event ev = { .events = EPOLLIN, .data.fd = -1 };
+
+    w->timer_fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (w->timer_fd < 0 || epoll_ctl (w->set_fd, EPOLL_CTL_ADD, w->timer_fd, &ev) != 0)
+      return FALSE;
+  }
+  if (timerfd_settime (w->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+    return FALSE;
+  w->timer_at = at_us;
+  return TRUE;
+}
+
+/* Brings the connection's own set up to date with what it watches now, sets its timer (at
+ * once if @ready) and arms it in the shared set for one event.  Under the lock.  FALSE
+ * (errno set) if the kernel refuses. */
+static gboolean
+arm (ThriftServerDispatch *d, ThriftServerWatch *w, gboolean ready)
+{
+  struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = w };
+  gint64 due = ready ? 1 : w->deadline_us;
+
+  if (w->set_fd < 0 && (w->set_fd = epoll_create1 (EPOLL_CLOEXEC)) < 0)
+    return FALSE;
+  for (guint i = 0; i < w->n_in_set; i++)
+  {
+    gboolean kept = FALSE;
+
+    for (guint k = 0; k < w->n_fds; k++)
+      kept = kept || w->fds[k].fd == w->in_set[i];
+    if (!kept)
+      epoll_ctl (w->set_fd, EPOLL_CTL_DEL, w->in_set[i], NULL);
+  }
+  for (guint k = 0; k < w->n_fds; k++)
+  {
+    /* GLib's G_IO_ flags are poll(2)'s, which are epoll's; level-triggered in here */
+    struct epoll_event in = { .events = w->fds[k].events, .data.fd = w->fds[k].fd };
+    gboolean known = FALSE;
+
+    for (guint i = 0; i < w->n_in_set; i++)
+      known = known || w->in_set[i] == w->fds[k].fd;
+    /* (a descriptor number may come back for a new file: the other operation then) */
+    if (epoll_ctl (w->set_fd, known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fds[k].fd, &in) != 0
+        && epoll_ctl (w->set_fd, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, w->fds[k].fd, &in)
+           != 0)
+    {
+      w->n_in_set = 0;
+      return FALSE;
+    }
+  }
+  for (guint k = 0; k < w->n_fds; k++)
+    w->in_set[k] = w->fds[k].fd;
+  w->n_in_set = w->n_fds;
+
+  /* a timer set for later than now is due fires early: the check then finds nothing and
+   * the connection is armed again for its new deadline */
+  if (due != 0 && (w->timer_at == 0 || due < w->timer_at) && !set_timer (w, due))
+    return FALSE;
+
+  if (epoll_ctl (d->epoll_fd, w->in_dispatch ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->set_fd, &ev)
+      != 0)
+    return FALSE;
+  w->in_dispatch = TRUE;
+  return TRUE;
+}
+
+/* The dispatcher is done with @w (@st: what the transport said): armed again, or closed. */
+static void
+put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gboolean ready)
+{
+  int err = 0;
+
+  g_mutex_lock (&d->lock);
+  if (!d->stopping && (st == THRIFT_IDLE_WAIT || st == THRIFT_IDLE_READY))
+  {
+    if (arm (d, w, ready))
+    {
+      d->idle = g_list_prepend (d->idle, w);
+      w->idle_link = d->idle;
+      g_mutex_unlock (&d->lock);
+      return;
+    }
+    err = errno;
+  }
+  g_mutex_unlock (&d->lock);
+  if (err != 0)
+    g_message ("thrift_threaded_server: cannot watch a connection (%s): closed",
+               g_strerror (err));
+  d->ops->close (w->owner, w);
+}
+
+void
+thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st)
+{
+  put_back (d, w, st, st == THRIFT_IDLE_READY);
+}
+
+/* What the taken connection's descriptors and timer say now, without blocking. */
+static ThriftIdleState
+look (ThriftServerWatch *w)
+{
+  guint n = w->n_fds;
+  gint64 deadline;
+  ThriftIdleState st;
+
+  if (w->timer_at != 0 && g_get_monotonic_time () >= w->timer_at)
+  {
+    guint64 expirations;
+
+    if (read (w->timer_fd, &expirations, sizeof expirations) < 0)
+    {
+      /* EAGAIN: already taken */
+    }
+    w->timer_at = 0;
+  }
+  for (guint k = 0; k < n; k++)
+    w->fds[k].revents = 0;
+  /* (GPollFD is struct pollfd on Unix.)  Should this fail, the check finds nothing, the
+   * connection is armed again, and its level-triggered set fires again at once. */
+  if (n > 0 && poll ((struct pollfd *) w->fds, n, 0) < 0)
+    for (guint k = 0; k < n; k++)
+      w->fds[k].revents = 0;
+  st = thrift_idle_watch_check (w->transport, w->fds, &n, &deadline);
+  w->n_fds = n;
+  w->deadline_us = deadline;
+  return st;
+}
+
+/* Wakes the watchdog if it sleeps (under the lock). */
+static void
+poke_watchdog (ThriftServerDispatch *d)
+{
+  if (d->watchdog_asleep)
+    g_cond_signal (&d->watchdog_cond);
+}
+
+static gpointer
+dispatcher_main (gpointer data)
+{
+  Dispatcher *me = data;
+  ThriftServerDispatch *d = me->d;
+
+  for (;;)
+  {
+    struct epoll_event ev;
+    ThriftServerWatch *w;
+    ThriftIdleState st;
+    int n;
+
+    g_atomic_int_inc (&d->waiting);
+    n = epoll_wait (d->epoll_fd, &ev, 1, -1);
+    g_atomic_int_add (&d->waiting, -1);
+    if (n < 0 && errno != EINTR)
+    {
+      g_message ("thrift_threaded_server: epoll_wait: %s", g_strerror (errno));
+      g_usleep (10000);
+    }
+    if (n <= 0)
+      continue;
+    w = ev.data.ptr;
+    if (w == NULL)
+      break;   /* stop_fd */
+
+    g_mutex_lock (&d->lock);
+    d->idle = g_list_delete_link (d->idle, w->idle_link);
+    w->idle_link = NULL;
+    me->busy_since = g_get_monotonic_time ();
+    if (--d->free == 0)
+      poke_watchdog (d);
+    g_mutex_unlock (&d->lock);
+
+    st = look (w);
+    if (st == THRIFT_IDLE_READY)
+      st = d->ops->serve (w->owner, w);
+    put_back (d, w, st, FALSE);
+
+    g_mutex_lock (&d->lock);
+    me->busy_since = 0;
+    if (g_atomic_int_get (&me->replaced) && !d->stopping)
+    {
+      /* its place was given to another: end, for the watchdog to join */
+      g_ptr_array_remove_fast (d->threads, me);
+      g_ptr_array_add (d->retired, me);
+      poke_watchdog (d);
+      g_mutex_unlock (&d->lock);
+      break;
+    }
+    if (!g_atomic_int_get (&me->replaced))
+      d->free++;
+    g_mutex_unlock (&d->lock);
+  }
+  return NULL;
+}
+
+/* A new dispatcher (under the lock); FALSE if no thread could be made. */
+static gboolean
+add_dispatcher (ThriftServerDispatch *d, GError **error)
+{
+  Dispatcher *t = g_new0 (Dispatcher, 1);
+
+  t->d = d;
+  t->thread = g_thread_try_new ("thrift-dispatch", dispatcher_main, t, error);
+  if (t->thread == NULL)
+  {
+    g_free (t);
+    return FALSE;
+  }
+  g_ptr_array_add (d->threads, t);
+  d->free++;
+  return TRUE;
+}
+
+/* Joins the dispatchers that ended after a handover (the lock held, dropped meanwhile). */
+static void
+join_retired (ThriftServerDispatch *d)
+{
+  while (d->retired->len > 0)
+  {
+    Dispatcher *t = g_ptr_array_steal_index_fast (d->retired, d->retired->len - 1);
+
+    g_mutex_unlock (&d->lock);
+    g_thread_join (t->thread);
+    g_free (t);
+    g_mutex_lock (&d->lock);
+  }
+}
+
+/* The watchdog: while every dispatcher is busy, the one busy longest past the handover bound
+ * gets a successor; otherwise it sleeps until a dispatcher takes the last free place. */
+static gpointer
+watchdog_main (gpointer data)
+{
+  ThriftServerDispatch *d = data;
+
+  g_mutex_lock (&d->lock);
+  while (!d->stopping)
+  {
+    gint64 now = g_get_monotonic_time (), due = 0;
+
+    join_retired (d);
+    if (d->stopping)
+      break;
+    if (d->free <= 0)
+    {
+      Dispatcher *oldest = NULL;
+
+      for (guint i = 0; i < d->threads->len; i++)
+      {
+        Dispatcher *t = g_ptr_array_index (d->threads, i);
+
+        if (t->busy_since != 0 && !g_atomic_int_get (&t->replaced)
+            && (oldest == NULL || t->busy_since < oldest->busy_since))
+          oldest = t;
+      }
+      if (oldest != NULL && now - oldest->busy_since >= THRIFT_SERVER_DISPATCH_HANDOVER_US
+          && d->threads->len < d->max_threads)
+      {
+        GError *error = NULL;
+
+        if (add_dispatcher (d, &error))
+        {
+          g_atomic_int_set (&oldest->replaced, 1);
+          d->handovers++;
+          continue;
+        }
+        g_message ("thrift_threaded_server: no dispatcher to take over from a long call: %s",
+                   error->message);
+        g_clear_error (&error);
+      }
+      if (oldest != NULL)
+        due = MAX (oldest->busy_since + THRIFT_SERVER_DISPATCH_HANDOVER_US,
+                   now + THRIFT_SERVER_DISPATCH_HANDOVER_US / 4);
+      else
+        due = now + THRIFT_SERVER_DISPATCH_HANDOVER_US;
+    }
+    if (due != 0)
+      g_cond_wait_until (&d->watchdog_cond, &d->lock, due);
+    else
+    {
+      d->watchdog_asleep = TRUE;
+      g_cond_wait (&d->watchdog_cond, &d->lock);
+      d->watchdog_asleep = FALSE;
+    }
+  }
+  g_mutex_unlock (&d->lock);
+  return NULL;
+}
+
+ThriftServerDispatch *
+thrift_server_dispatch_start (guint dispatchers, guint max_threads,
+                              const ThriftServerDispatchOps *ops, GError **error)
+{
+  ThriftServerDispatch *d = g_new0 (ThriftServerDispatch, 1);
+  struct epoll_event stop = { .events = EPOLLIN, .data.ptr = NULL };
+  gboolean ok = TRUE;
+
+  d->ops = ops;
+  d->target = MAX (dispatchers, 1);
+  d->max_threads = MAX (max_threads, d->target);
+  g_mutex_init (&d->lock);
+  g_cond_init (&d->watchdog_cond);
+  d->threads = g_ptr_array_new ();
+  d->retired = g_ptr_array_new ();
+  d->stop_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+  d->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
+  if (d->stop_fd < 0 || d->epoll_fd < 0
+      || epoll_ctl (d->epoll_fd, EPOLL_CTL_ADD, d->stop_fd, &stop) != 0)
+  {
+    int err = errno;
+    g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err),
+                 "thrift_threaded_server: %s: %s", d->stop_fd < 0 ? "eventfd" : "epoll",
+                 g_strerror (err));
+    ok = FALSE;
+  }
+  g_mutex_lock (&d->lock);
+  while (ok && d->threads->len < d->target)
+    ok = add_dispatcher (d, error);
+  g_mutex_unlock (&d->lock);
+  if (ok)
+    ok = (d->watchdog = g_thread_try_new ("thrift-handover", watchdog_main, d, error)) != NULL;
+  if (!ok)
+  {
+    thrift_server_dispatch_stop (d);
+    thrift_server_dispatch_free (d);
+    return NULL;
+  }
+  return d;
+}
+
+gboolean
+thrift_server_dispatch_others_wait (ThriftServerDispatch *d)
+{
+  return g_atomic_int_get (&d->waiting) > 0;
+}
+
+guint
+thrift_server_dispatch_threads (ThriftServerDispatch *d)
+{
+  guint n;
+
+  g_mutex_lock (&d->lock);
+  n = d->stopping ? 0 : d->threads->len + (d->watchdog != NULL ? 1 : 0);
+  g_mutex_unlock (&d->lock);
+  return n;
+}
+
+guint64
+thrift_server_dispatch_handovers (ThriftServerDispatch *d)
+{
+  guint64 n;
+
+  g_mutex_lock (&d->lock);
+  n = d->handovers;
+  g_mutex_unlock (&d->lock);
+  return n;
+}
+
+void
+thrift_server_dispatch_stop (ThriftServerDispatch *d)
+{
+  guint64 one = 1;
+  GList *idle;
+
+  g_mutex_lock (&d->lock);
+  d->stopping = TRUE;
+  g_cond_signal (&d->watchdog_cond);
+  g_mutex_unlock (&d->lock);
+  if (d->stop_fd >= 0 && write (d->stop_fd, &one, sizeof one) < 0)
+  {
+    /* EAGAIN: it is readable already */
+  }
+  if (d->watchdog != NULL)
+    g_thread_join (d->watchdog);
+  /* no dispatcher retires or starts once stopping is set */
+  g_mutex_lock (&d->lock);
+  join_retired (d);
+  g_mutex_unlock (&d->lock);
+  for (guint i = 0; i < d->threads->len; i++)
+  {
+    Dispatcher *t = g_ptr_array_index (d->threads, i);
+    g_thread_join (t->thread);
+    g_free (t);
+  }
+  g_mutex_lock (&d->lock);
+  idle = d->idle;
+  d->idle = NULL;
+  g_mutex_unlock (&d->lock);
+  for (GList *l = idle; l != NULL; l = l->next)
+  {
+    ThriftServerWatch *w = l->data;
+    w->idle_link = NULL;
+    d->ops->close (w->owner, w);
+  }
+  g_list_free (idle);
+  g_ptr_array_set_size (d->threads, 0);
+}
+
+void
+thrift_server_dispatch_free (ThriftServerDispatch *d)
+{
+  g_ptr_array_unref (d->threads);
+  g_ptr_array_unref (d->retired);
+  if (d->epoll_fd >= 0)
+    close (d->epoll_fd);
+  if (d->stop_fd >= 0)
+    close (d->stop_fd);
+  g_cond_clear (&d->watchdog_cond);
+  g_mutex_clear (&d->lock);
+  g_free (d);
+}
