@@ -174,6 +174,7 @@ typedef struct
   gint result;
   gint pong;
   gboolean ok;
+  gint done;      /* atomic: the calls returned */
 } GatherJob;
 
 /* Connects, gathers, then pings (its own reply: id + 1) on the same connection. */
@@ -191,6 +192,7 @@ gather_client (gpointer data)
     g_printerr ("# gather client %d: %s\n", job->id, error->message);
   g_clear_error (&error);
   gate_test_client_clear (&c);
+  g_atomic_int_set (&job->done, 1);
   return NULL;
 }
 
@@ -239,6 +241,87 @@ test_concurrent (void)
   g_assert_cmpuint (accepted, ==, 8);
   fixture_stop (&f);
   g_assert_cmpuint (threads_settled (threads0), ==, threads0);
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
+#define HANDOVER_CLIENTS 63
+#define HANDOVER_PINGS 5
+
+typedef struct
+{
+  guint port;
+  gint id;
+  gint64 slowest_us;    /* the slowest of its pings */
+  gboolean ok;
+} PingJob;
+
+static gpointer
+ping_client (gpointer data)
+{
+  PingJob *job = data;
+  Client c = { 0 };
+  GError *error = NULL;
+  gint r = 0;
+
+  job->ok = client_open (&c, job->port, THRIFT_RDMA_POLLING_EVENT, &error);
+  for (gint i = 0; job->ok && i < HANDOVER_PINGS; i++) {
+    gint64 t0 = g_get_monotonic_time ();
+    job->ok = gate_if_ping (c.client, &r, job->id + i, &error) && r == job->id + i + 1;
+    job->slowest_us = MAX (job->slowest_us, g_get_monotonic_time () - t0);
+  }
+  if (error != NULL)
+    g_printerr ("# ping client %d: %s\n", job->id, error->message);
+  g_clear_error (&error);
+  gate_test_client_clear (&c);
+  return NULL;
+}
+
+/* 64 RDMA clients of the default POOL server (a dispatcher per core): one call holds its
+ * dispatcher for 5 s (a gather that never fills), and the other 63 clients connect and are
+ * served meanwhile, each call long before the held one returns; the held dispatcher is
+ * handed over (thrift_server_dispatch.h). */
+static void
+test_handover (void)
+{
+  static PingJob jobs[HANDOVER_CLIENTS];
+  GThread *threads[HANDOVER_CLIENTS], *held;
+  GatherJob held_job;
+  guint64 handovers = 0;
+  gint64 slowest = 0;
+  gint baseline = rt_live_resources ();
+  guint port;
+  Fixture f;
+
+  fixture_make (&f, 128);
+  port = fixture_start (&f);
+  test_gate_reset_peak ();
+  held_job = (GatherJob) { .port = port, .id = 1000, .n = 100, .timeout_ms = 5000 };
+  held = g_thread_new ("held", gather_client, &held_job);
+  while (test_gate_peak () < 1)
+    g_usleep (1000);
+
+  for (guint i = 0; i < HANDOVER_CLIENTS; i++) {
+    jobs[i] = (PingJob) { .port = port, .id = (gint) i * 100 };
+    threads[i] = g_thread_new ("client", ping_client, &jobs[i]);
+  }
+  for (guint i = 0; i < HANDOVER_CLIENTS; i++) {
+    g_thread_join (threads[i]);
+    g_assert_true (jobs[i].ok);
+    slowest = MAX (slowest, jobs[i].slowest_us);
+  }
+  g_test_message ("63 clients served while a call held its dispatcher; slowest call %"
+                  G_GINT64_FORMAT " ms", slowest / 1000);
+  /* all served while the held call still runs */
+  g_assert_false (g_atomic_int_get (&held_job.done));
+  g_object_get (f.server, "handovers", &handovers, NULL);
+  g_assert_cmpuint (handovers, >=, 1);
+
+  g_thread_join (held);
+  g_assert_true (held_job.ok);
+  g_assert_cmpint (held_job.result, ==, 1);
+  g_assert_cmpint (held_job.pong, ==, held_job.id + 1);
+  fixture_stop (&f);
   fixture_free (&f);
   g_assert_true (rt_resources_at_baseline (baseline));
 }
@@ -540,6 +623,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/thrift_rdma/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/thrift_rdma/threaded_server/max-connections", test_bound);
+  g_test_add_func ("/thrift_rdma/threaded_server/pool/handover-64", test_handover);
   g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/pool", "pool", test_stop_connected);
   g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/per-connection", "per-connection", test_stop_connected);
   g_test_add_func ("/thrift_rdma/threaded_server/stop/idle-twice", test_stop_idle);

@@ -652,6 +652,59 @@ test_hybrid_spin (void)
   g_assert_cmpuint (rdma_poller_spin_budget (&p), >, 2 * 200);
 }
 
+/* A wait of the way rdma_poller_choose gives, which took @through_us spun through and
+ * @blocking_us otherwise; returns its way. */
+static RdmaSpinWay
+simulate_wait (RdmaPoller *p, gint64 through_us, gint64 blocking_us)
+{
+  guint budget = 0;
+  RdmaSpinWay way = rdma_poller_choose (p, &budget);
+  gint64 took = budget >= through_us ? through_us : blocking_us;
+
+  if (way == RDMA_SPIN_BLOCK)
+    g_assert_cmpuint (budget, ==, p->spin_us);
+  rdma_poller_learn (p, took);
+  rdma_poller_learn_way (p, way, took);
+  return way;
+}
+
+/* Long waits (round trips past RDMA_POLL_SPIN_MAX_US / 2) are spun through where blocking
+ * was measured to make them notably longer (under emulation a wake-up costs more than the
+ * round trip), and block early where it does not (a slow handler on a fabric whose wake-up is
+ * cheap); the way not chosen is tried now and then, so a change is seen. */
+static void
+test_hybrid_spin_long (void)
+{
+  const guint fixed = 50, n = 160;
+  guint through = 0;
+  RdmaPoller p;
+
+  /* 700 us spun through, 1,500 us when the wait blocks */
+  rdma_poller_init (&p, NULL, NULL, THRIFT_RDMA_POLLING_HYBRID, fixed, NULL);
+  for (guint i = 0; i < n; i++)
+    through += simulate_wait (&p, 700, 1500) == RDMA_SPIN_THROUGH;
+  g_assert_cmpuint (through, >=, n * 3 / 4);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), >=, 2 * 700 - 20);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), <=, 2 * 700 + 20);
+
+  /* 3,000 us either way (10 us more when blocked): only the tries spin */
+  through = 0;
+  rdma_poller_init (&p, NULL, NULL, THRIFT_RDMA_POLLING_HYBRID, fixed, NULL);
+  for (guint i = 0; i < n; i++)
+    through += simulate_wait (&p, 3000, 3010) == RDMA_SPIN_THROUGH;
+  g_assert_cmpuint (through, <=, n / RDMA_POLL_TRY_EVERY + 1);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+
+  /* the wake-up gets cheap (the host is no longer emulated, say): back to blocking early */
+  rdma_poller_init (&p, NULL, NULL, THRIFT_RDMA_POLLING_HYBRID, fixed, NULL);
+  for (guint i = 0; i < n; i++)
+    simulate_wait (&p, 700, 1500);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), >, fixed);
+  for (guint i = 0; i < 4 * n; i++)
+    simulate_wait (&p, 700, 720);
+  g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+}
+
 /* Waits may spin while the waiters are no more than the cores, and fewer than the cores
  * already spin; a slot given back (its wait blocking now) admits the next one. */
 static void
@@ -783,6 +836,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/select/polling_table", test_select_polling_table);
   g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
   g_test_add_func ("/rdma_engine/poll/hybrid_spin", test_hybrid_spin);
+  g_test_add_func ("/rdma_engine/poll/hybrid_spin_long", test_hybrid_spin_long);
   g_test_add_func ("/rdma_engine/poll/spin_admission", test_spin_admission);
   g_test_add_func ("/rdma_engine/poll/spin_admission_threads", test_spin_admission_threads);
   g_test_add_func ("/rdma_engine/poll/spin_cores_env", test_spin_cores_env);

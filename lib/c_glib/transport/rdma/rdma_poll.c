@@ -26,8 +26,9 @@
  *   HYBRID: spin as BUSY, then block as EVENT.  Spin for spin_us, or for twice the time
  *           recent waits took when that is under RDMA_POLL_SPIN_MAX_US: a reply that comes
  *           about when the last ones did is caught spinning, without the wake-up through the
- *           kernel that costs more than the round trip itself under emulation (two per
- *           ping-pong RPC, one per side); a wait that is long anyway blocks early.  It
+ *           kernel (two per ping-pong RPC, one per side); a wait that is long anyway blocks
+ *           early, unless spinning through long waits was measured to make them shorter
+ *           (rdma_poller_choose: where a wake-up costs more than the wait itself).  It
  *           spins only while the process's waiters do not outnumber its cores (rdma_spin.h);
  *           else it blocks at once.  BUSY, asked for explicitly, spins regardless.
  *
@@ -126,25 +127,80 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   return TRUE;
 }
 
+/* One more sample into a moving average of an eighth. */
+static void
+average (guint *avg, gint64 sample)
+{
+  if (*avg == 0)
+    *avg = (guint) sample;
+  else
+    *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / 8, 1);
+}
+
 void
 rdma_poller_learn (RdmaPoller *p, gint64 took_us)
 {
   /* clamped: one slow call among fast ones moves the average by an eighth of the cap, not
    * of its own time */
-  took_us = CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US);
-  if (p->typical_us == 0)
-    p->typical_us = (guint) took_us;
-  else
-    p->typical_us = (guint) MAX ((gint64) p->typical_us + (took_us - (gint64) p->typical_us) / 8,
-                                 1);
+  average (&p->typical_us, CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US));
+}
+
+void
+rdma_poller_learn_way (RdmaPoller *p, RdmaSpinWay way, gint64 took_us)
+{
+  took_us = CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_LONG_US);
+  if (way == RDMA_SPIN_THROUGH)
+    average (&p->through_us, took_us);
+  else if (way == RDMA_SPIN_BLOCK)
+    average (&p->blocking_us, took_us);
+}
+
+static gboolean
+short_waits (const RdmaPoller *p)
+{
+  return p->typical_us > 0 && 2 * (guint64) p->typical_us <= RDMA_POLL_SPIN_MAX_US;
+}
+
+/* Spinning through long waits makes them at least a fifth shorter than blocking early, and
+ * they fit the long spin. */
+static gboolean
+through_pays (const RdmaPoller *p)
+{
+  return p->through_us > 0 && p->blocking_us > 0
+         && 5 * (guint64) p->through_us <= 4 * (guint64) p->blocking_us
+         && 2 * (guint64) p->through_us <= RDMA_POLL_SPIN_LONG_US;
 }
 
 guint
 rdma_poller_spin_budget (const RdmaPoller *p)
 {
-  if (p->typical_us > 0 && 2 * (guint64) p->typical_us <= RDMA_POLL_SPIN_MAX_US)
+  if (short_waits (p))
     return MAX (p->spin_us, 2 * p->typical_us);
+  if (p->typical_us > 0 && through_pays (p))
+    return MAX (p->spin_us, 2 * p->through_us);
   return p->spin_us;
+}
+
+RdmaSpinWay
+rdma_poller_choose (RdmaPoller *p, guint *budget_us)
+{
+  gboolean through;
+
+  if (p->typical_us == 0 || short_waits (p)) {
+    *budget_us = rdma_poller_spin_budget (p);
+    return RDMA_SPIN_SHORT;
+  }
+  through = through_pays (p);
+  if (p->long_waits++ % RDMA_POLL_TRY_EVERY == 0)
+    through = !through;
+  if (!through) {
+    *budget_us = p->spin_us;
+    return RDMA_SPIN_BLOCK;
+  }
+  /* trying it: long enough to catch what the typical time (capped) says */
+  *budget_us = (guint) MIN ((guint64) RDMA_POLL_SPIN_LONG_US,
+                            MAX (2 * (guint64) p->through_us, 4 * (guint64) p->typical_us));
+  return RDMA_SPIN_THROUGH;
 }
 
 /* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */
@@ -165,6 +221,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
   gint before = sink->state (p->owner);
   gint64 spin_until, wake, cm_next, start;
   gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
+  RdmaSpinWay way = RDMA_SPIN_SHORT;
 
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
@@ -173,7 +230,14 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
     spin_until = G_MAXINT64;
     break;
   case THRIFT_RDMA_POLLING_HYBRID:
-    spin_until = ticket->spinning ? start + rdma_poller_spin_budget (p) : 0;
+    if (ticket->spinning) {
+      guint budget;
+
+      way = rdma_poller_choose (p, &budget);
+      spin_until = start + budget;
+    } else {
+      spin_until = 0;
+    }
     break;
   default:
     spin_until = 0;
@@ -192,8 +256,12 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       return FALSE;
     if (n > 0) {
       /* (a wait that found work at once says nothing of the peer) */
-      if (waited)
-        rdma_poller_learn (p, g_get_monotonic_time () - start);
+      if (waited) {
+        gint64 took = g_get_monotonic_time () - start;
+
+        rdma_poller_learn (p, took);
+        rdma_poller_learn_way (p, way, took);
+      }
       return sink->progressed (p->owner, error);
     }
     waited = TRUE;

@@ -73,21 +73,48 @@ typedef struct
 
   /* the poller's own */
   guint typical_us;                   /* how long recent waits took to a completion (a
-                                         moving average; 0: none yet): hybrid spins twice
-                                         that when it is short */
+                                         moving average, at most RDMA_POLL_SPIN_MAX_US; 0:
+                                         none yet): hybrid spins twice that when it is
+                                         short */
+  guint through_us;                   /* long waits: how long they took when spun through */
+  guint blocking_us;                  /* ... and when the wait blocked early (0: none yet) */
+  guint long_waits;                   /* long waits so far (every RDMA_POLL_TRY_EVERY-th
+                                         tries the way not chosen) */
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
   gboolean armed;                     /* armed: the CQ's next completion raises an event */
 } RdmaPoller;
 
-/* Sets up @p with no CQ and no fds; the owner fills in the rest. */
-/* Hybrid polling spins at most this long, however long recent waits took. */
+/* Hybrid polling spins through a wait whose typical time is at most half this. */
 #define RDMA_POLL_SPIN_MAX_US 1000
+/* A longer wait (up to half this) is spun through only where the poller measured that this
+ * makes it notably shorter than blocking early: where a wake-up through the kernel costs more
+ * than the wait itself (soft-RoCE under emulation: a blocked 64 B round trip took 3.5x a spun
+ * one in the guest).  Each way's time is measured on the waits that took it, and every
+ * RDMA_POLL_TRY_EVERY-th long wait tries the way not chosen, so both stay current. */
+#define RDMA_POLL_SPIN_LONG_US 8000
+#define RDMA_POLL_TRY_EVERY 16
+
+/* How a hybrid wait spends the time before its completion. */
+typedef enum
+{
+  RDMA_SPIN_SHORT,       /* a short wait: spun through (typical_us) */
+  RDMA_SPIN_BLOCK,       /* a long wait: spin_us, then block */
+  RDMA_SPIN_THROUGH      /* a long wait spun through (through_us) */
+} RdmaSpinWay;
 
 /* A wait took @took_us to find a completion: into the moving average (typical_us). */
 void rdma_poller_learn (RdmaPoller *p, gint64 took_us);
-/* How long a hybrid wait spins before it blocks: spin_us, or twice typical_us when that is
- * at most RDMA_POLL_SPIN_MAX_US. */
+/* ... and, for a long wait, into the time of the way it took. */
+void rdma_poller_learn_way (RdmaPoller *p, RdmaSpinWay way, gint64 took_us);
+/* How long a hybrid wait spins before it blocks, by the way chosen (without trying the
+ * other): spin_us, or twice typical_us when that is at most RDMA_POLL_SPIN_MAX_US, or twice
+ * through_us when spinning through long waits was measured to pay. */
 guint rdma_poller_spin_budget (const RdmaPoller *p);
+/* The next hybrid wait's way and spin (*@budget_us), trying the way not chosen now and
+ * then. */
+RdmaSpinWay rdma_poller_choose (RdmaPoller *p, guint *budget_us);
+
+/* Sets up @p with no CQ and no fds; the owner fills in the rest. */
 
 void rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
                        ThriftRdmaPolling polling, guint spin_us, guint64 *cq_events);
