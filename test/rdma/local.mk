@@ -203,3 +203,7 @@ test_rdma_test_pairing_SOURCES = test/rdma/test_pairing.c $(rdma_test_util)
 test_rdma_test_pairing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_rdma_test_pairing_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_pairing_LDFLAGS = $(test_link)
+
+# 4,096 connections to one default server: pinned memory within the budget (issue 22).
+rdma_tests += $(abs_top_srcdir)/test/rdma/test-scale.sh
+EXTRA_DIST += test/rdma/test-scale.sh
