@@ -43,10 +43,15 @@ typedef struct
 {
   ThriftServerDispatch *d;
   GThread *thread;
-  gint64 busy_since;    /* under the lock: serving a connection since (monotonic), 0: not */
+  gint64 busy_since;    /* serving a request since (monotonic), 0: not; written with
+                           __atomic (a request's start, thrift_server_dispatch_progress),
+                           otherwise under the lock */
   gint replaced;        /* atomic, set under the lock: another dispatcher has its place; it
                            ends after the call it is in */
 } Dispatcher;
+
+/* the dispatcher the calling thread is (NULL: not one) */
+static __thread Dispatcher *current;
 
 struct _ThriftServerDispatch
 {
@@ -67,6 +72,7 @@ struct _ThriftServerDispatch
   GList *idle;            /* ThriftServerWatch *, armed; under lock */
   GThread *watchdog;
   guint64 handovers;      /* under lock */
+  gboolean start_failed;  /* under lock: the last dispatcher could not be started (said once) */
 };
 
 void
@@ -88,6 +94,16 @@ thrift_server_watch_clear (ThriftServerWatch *w)
     close (w->set_fd);
   w->timer_fd = w->set_fd = -1;
   w->n_in_set = 0;
+  w->in_dispatch = FALSE;
+}
+
+/* Out of the shared set before its set is closed: a copy of set_fd (a forked child's) would
+ * otherwise keep the entry, and its pointer to @w, alive. */
+static void
+leave (ThriftServerDispatch *d, ThriftServerWatch *w)
+{
+  if (w->in_dispatch)
+    epoll_ctl (d->epoll_fd, EPOLL_CTL_DEL, w->set_fd, NULL);
   w->in_dispatch = FALSE;
 }
 
@@ -187,6 +203,7 @@ put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gbo
   if (err != 0)
     g_message ("thrift_threaded_server: cannot watch a connection (%s): closed",
                g_strerror (err));
+  leave (d, w);
   d->ops->close (w->owner, w);
 }
 
@@ -241,6 +258,7 @@ dispatcher_main (gpointer data)
   Dispatcher *me = data;
   ThriftServerDispatch *d = me->d;
 
+  current = me;
   for (;;)
   {
     struct epoll_event ev;
@@ -265,7 +283,7 @@ dispatcher_main (gpointer data)
     g_mutex_lock (&d->lock);
     d->idle = g_list_delete_link (d->idle, w->idle_link);
     w->idle_link = NULL;
-    me->busy_since = g_get_monotonic_time ();
+    __atomic_store_n (&me->busy_since, g_get_monotonic_time (), __ATOMIC_RELAXED);
     if (--d->free == 0)
       poke_watchdog (d);
     g_mutex_unlock (&d->lock);
@@ -276,7 +294,7 @@ dispatcher_main (gpointer data)
     put_back (d, w, st, FALSE);
 
     g_mutex_lock (&d->lock);
-    me->busy_since = 0;
+    __atomic_store_n (&me->busy_since, 0, __ATOMIC_RELAXED);
     if (g_atomic_int_get (&me->replaced) && !d->stopping)
     {
       /* its place was given to another: end, for the watchdog to join */
@@ -290,7 +308,17 @@ dispatcher_main (gpointer data)
       d->free++;
     g_mutex_unlock (&d->lock);
   }
+  current = NULL;
   return NULL;
+}
+
+void
+thrift_server_dispatch_progress (void)
+{
+  /* a connection served request after request (back to back, or after a linger) holds its
+   * dispatcher for no longer than its current request: that is what the handover bounds */
+  if (current != NULL)
+    __atomic_store_n (&current->busy_since, g_get_monotonic_time (), __ATOMIC_RELAXED);
 }
 
 /* A new dispatcher (under the lock); FALSE if no thread could be made. */
@@ -345,15 +373,20 @@ watchdog_main (gpointer data)
     {
       Dispatcher *oldest = NULL;
 
+      gint64 since = 0;
+
       for (guint i = 0; i < d->threads->len; i++)
       {
         Dispatcher *t = g_ptr_array_index (d->threads, i);
+        gint64 b = __atomic_load_n (&t->busy_since, __ATOMIC_RELAXED);
 
-        if (t->busy_since != 0 && !g_atomic_int_get (&t->replaced)
-            && (oldest == NULL || t->busy_since < oldest->busy_since))
+        if (b != 0 && !g_atomic_int_get (&t->replaced) && (oldest == NULL || b < since))
+        {
           oldest = t;
+          since = b;
+        }
       }
-      if (oldest != NULL && now - oldest->busy_since >= THRIFT_SERVER_DISPATCH_HANDOVER_US
+      if (oldest != NULL && now - since >= THRIFT_SERVER_DISPATCH_HANDOVER_US
           && d->threads->len < d->max_threads)
       {
         GError *error = NULL;
@@ -362,14 +395,17 @@ watchdog_main (gpointer data)
         {
           g_atomic_int_set (&oldest->replaced, 1);
           d->handovers++;
+          d->start_failed = FALSE;
           continue;
         }
-        g_message ("thrift_threaded_server: no dispatcher to take over from a long call: %s",
-                   error->message);
+        if (!d->start_failed)
+          g_message ("thrift_threaded_server: no dispatcher to take over from a long call "
+                     "(tried again while it lasts): %s", error->message);
+        d->start_failed = TRUE;
         g_clear_error (&error);
       }
       if (oldest != NULL)
-        due = MAX (oldest->busy_since + THRIFT_SERVER_DISPATCH_HANDOVER_US,
+        due = MAX (since + THRIFT_SERVER_DISPATCH_HANDOVER_US,
                    now + THRIFT_SERVER_DISPATCH_HANDOVER_US / 4);
       else
         due = now + THRIFT_SERVER_DISPATCH_HANDOVER_US;
@@ -434,17 +470,6 @@ thrift_server_dispatch_others_wait (ThriftServerDispatch *d)
   return g_atomic_int_get (&d->waiting) > 0;
 }
 
-guint
-thrift_server_dispatch_threads (ThriftServerDispatch *d)
-{
-  guint n;
-
-  g_mutex_lock (&d->lock);
-  n = d->stopping ? 0 : d->threads->len + (d->watchdog != NULL ? 1 : 0);
-  g_mutex_unlock (&d->lock);
-  return n;
-}
-
 guint64
 thrift_server_dispatch_handovers (ThriftServerDispatch *d)
 {
@@ -490,6 +515,7 @@ thrift_server_dispatch_stop (ThriftServerDispatch *d)
   {
     ThriftServerWatch *w = l->data;
     w->idle_link = NULL;
+    leave (d, w);
     d->ops->close (w->owner, w);
   }
   g_list_free (idle);

@@ -25,9 +25,9 @@
  * shared set, so no two dispatchers ever hold it.
  *
  * A handler that runs long holds its dispatcher, not the others' connections: when every
- * dispatcher is busy and one has served the same connection for THRIFT_SERVER_DISPATCH_
- * HANDOVER_US, a new dispatcher takes its place in the set (a watchdog thread does this;
- * it sleeps while some dispatcher is free), and the held one ends once its call is done.
+ * dispatcher is busy and one has been in the same request for THRIFT_SERVER_DISPATCH_
+ * HANDOVER_US, a new dispatcher takes its place in the set (a watchdog thread does this; it
+ * sleeps while some dispatcher is free), and the held one ends once its call is done.
  */
 #ifndef _THRIFT_SERVER_DISPATCH_H
 #define _THRIFT_SERVER_DISPATCH_H
@@ -95,9 +95,11 @@ void thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w,
  * little longer without delaying anyone's request. */
 G_GNUC_INTERNAL
 gboolean thrift_server_dispatch_others_wait (ThriftServerDispatch *d);
-/* Threads serving now (dispatchers and the watchdog), and the handovers so far. */
+/* The calling dispatcher begins the next request of the connection it holds: the handover
+ * bound counts from here (nothing if the caller is not a dispatcher). */
 G_GNUC_INTERNAL
-guint thrift_server_dispatch_threads (ThriftServerDispatch *d);
+void thrift_server_dispatch_progress (void);
+/* Calls handed over so far. */
 G_GNUC_INTERNAL
 guint64 thrift_server_dispatch_handovers (ThriftServerDispatch *d);
 /* Stops: every dispatcher ends after the call it is in (interrupt blocked ones first), the

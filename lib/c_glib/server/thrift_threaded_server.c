@@ -325,6 +325,8 @@ serve_requests (Connection *conn, gboolean block)
 
   for (;;)
   {
+    if (!block)
+      thrift_server_dispatch_progress ();
     if (g_atomic_int_get (&priv->stopping) || !thrift_transport_peek (conn->in_t, &error)
         || !thrift_processor_process (server->processor, conn->in_p, conn->out_p, &error))
     {
