@@ -21,6 +21,7 @@
 #include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_rcache.h"
+#include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
 #include "rdma_window.h"
@@ -426,3 +427,18 @@ rdma_bulk_free (RdmaConn *conn)
   g_free (b);
   conn->bulk = NULL;
 }
+
+/* ---- as a helper of the connection (rdma_helper.h) ---- */
+
+static gboolean
+bulk_owns_control (guint8 kind)
+{
+  return kind == RDMA_BULK_DONE;
+}
+
+const RdmaHelperOps rdma_bulk_helper = {
+  .name = "bulk",
+  .owns_control = bulk_owns_control,
+  .control = rdma_bulk_control,
+  .free = rdma_bulk_free,
+};

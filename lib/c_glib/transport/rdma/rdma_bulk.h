@@ -49,13 +49,9 @@ enum
   RDMA_BULK_DONE = 3       /* reader -> lender: le32 seq, the message's fields were read */
 };
 
-/* Defaults of the settings (RdmaConnSettings). */
-#define RDMA_BULK_DEFAULT_CHUNK (256u << 10)
-#define RDMA_BULK_DEFAULT_DEPTH 4u
+/* (The defaults of its settings are in rdma_conn.h.) */
 /* The largest registration window of a pipelined pull (rdma_bulk_pull). */
 #define RDMA_BULK_WINDOW_MAX (4u << 20)
-#define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
-#define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
 /* Their ranges (the rcache-entries and rcache-bytes properties): a bound under what one
  * call holds at once fails that call (README, Bulk transfer, sizing the cache). */
 #define RDMA_BULK_RCACHE_ENTRIES_MIN 1u

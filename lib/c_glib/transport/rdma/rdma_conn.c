@@ -26,14 +26,12 @@
 
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
-#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_domain.h"
 #include "rdma_window.h"
-#include "rdma_keepalive.h"
+#include "rdma_helper.h"
 #include "rdma_numa.h"
 #include "rdma_resources.h"
-#include "rdma_ring.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
 
@@ -430,13 +428,15 @@ take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
   return TRUE;
 }
 
-/* Our QPs' ACK timeout: retries then fail within seconds when the peer vanished, which is
- * what the keepalive relies on (rdma_keepalive.h).  Older kernels lack the option: their
- * default timeout applies then. */
+/* Our QPs' ACK timeout: 4.096 us * 2^17 = 0.54 s per try, so retries fail within seconds
+ * when the peer vanished, which is what the keepalive relies on (rdma_keepalive.h).  Older
+ * kernels lack the option: their default timeout applies then. */
+#define RDMA_ACK_TIMEOUT 17
+
 static void
 set_ack_timeout (RdmaConn *conn)
 {
-  guint8 timeout = RDMA_KEEPALIVE_ACK_TIMEOUT;
+  guint8 timeout = RDMA_ACK_TIMEOUT;
 
   if (rdma_set_option (conn->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
                        sizeof timeout) != 0)
@@ -556,7 +556,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
       goto fail;
   }
   set_state (conn, RDMA_CONN_CONNECTED);
-  rdma_keepalive_start (conn, g_get_monotonic_time ());
+  rdma_helpers_connected (conn, g_get_monotonic_time ());
   if (src)
     rdma_freeaddrinfo (src);
   rdma_freeaddrinfo (dst);
@@ -634,7 +634,7 @@ rdma_conn_accept_finish (RdmaConn *conn, GError **error)
   if (!own_cm_channel (conn, error))
     return FALSE;
   set_state (conn, RDMA_CONN_CONNECTED);
-  rdma_keepalive_start (conn, g_get_monotonic_time ());
+  rdma_helpers_connected (conn, g_get_monotonic_time ());
   return TRUE;
 }
 
@@ -677,8 +677,8 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
   }
   set_state (c, RDMA_CONN_CONNECTED);
   set_state (s, RDMA_CONN_CONNECTED);
-  rdma_keepalive_start (c, g_get_monotonic_time ());
-  rdma_keepalive_start (s, g_get_monotonic_time ());
+  rdma_helpers_connected (c, g_get_monotonic_time ());
+  rdma_helpers_connected (s, g_get_monotonic_time ());
   *client = c;
   *server = s;
   return TRUE;
@@ -749,8 +749,7 @@ rdma_conn_free (RdmaConn *conn)
     if (ops != NULL && ops->teardown != NULL)
       ops->teardown (conn);
   }
-  rdma_ring_free (conn);
-  rdma_bulk_free (conn);
+  rdma_helpers_free (conn);
   rdma_window_clear (conn);
   rdma_tx_clear (&conn->tx[0], &conn->stats.pinned_bytes);
   rdma_tx_clear (&conn->tx[1], &conn->stats.pinned_bytes);

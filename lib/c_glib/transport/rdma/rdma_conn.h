@@ -87,6 +87,13 @@ typedef struct
   guint64 rcache_bytes;
 } RdmaConnSettings;
 
+/* Defaults of the bulk settings (rdma_bulk.h), which the shells' properties share; the rest
+ * are in rdma_conn.c's conn_defaults. */
+#define RDMA_BULK_DEFAULT_CHUNK (256u << 10)
+#define RDMA_BULK_DEFAULT_DEPTH 4u
+#define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
+#define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
+
 void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
                               ThriftRdmaPolling polling);
 

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "rdma_conn_private.h"
-#include "rdma_ring.h"
+#include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
 #include "rdma_window.h"
@@ -213,7 +213,7 @@ rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, guint8 
 {
   rdma_wire_header_write (slot, proto, type, flags, rdma_credit_piggyback (&conn->credits),
                           frag_len, msg_len);
-  rdma_wire_header_set_freed (slot, (guint8) rdma_ring_take_freed (conn, G_MAXUINT8));
+  rdma_wire_header_set_freed (slot, (guint8) rdma_helpers_take_freed (conn, G_MAXUINT8));
 }
 
 typedef struct
@@ -426,7 +426,7 @@ rdma_conn_return_credits (RdmaConn *conn, GError **error)
     return TRUE;
   if (!flush_control (conn, error))
     return FALSE;
-  if (!rdma_credit_need_explicit (&conn->credits) && !rdma_ring_need_report (conn))
+  if (!rdma_credit_need_explicit (&conn->credits) && !rdma_helpers_need_report (conn))
     return TRUE;
   if (conn->sq_used + 1 > conn->sq_depth || rdma_window_busy (conn)
       || !rdma_pool_get (&conn->send_pool, &slot))

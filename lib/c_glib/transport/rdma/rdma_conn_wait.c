@@ -21,8 +21,7 @@
 
 #include "rdma_conn_private.h"
 #include "rdma_window.h"
-#include "rdma_keepalive.h"
-#include "rdma_ring.h"
+#include "rdma_helper.h"
 
 static gboolean
 sink_completion (gpointer owner, const struct ibv_wc *wc, GError **error)
@@ -88,12 +87,7 @@ sink_state (gpointer owner)
 gint64
 rdma_conn_timer_due (RdmaConn *conn)
 {
-  gint64 keepalive = rdma_keepalive_due (conn);
-  gint64 ring = conn->state == RDMA_CONN_CONNECTED ? rdma_ring_due (conn) : 0;
-
-  if (keepalive == 0 || (ring != 0 && ring < keepalive))
-    return ring;
-  return keepalive;
+  return rdma_helpers_due (conn);
 }
 
 static gint64
@@ -105,7 +99,7 @@ sink_timer_due (gpointer owner)
 static gboolean
 sink_timer_tick (gpointer owner, gint64 now, GError **error)
 {
-  return rdma_keepalive_tick (owner, now, error) && rdma_ring_tick (owner, now, error);
+  return rdma_helpers_tick (owner, now, error);
 }
 
 static const RdmaPollSink conn_sink = {

@@ -20,10 +20,8 @@
 
 #include <string.h>
 
-#include "rdma_bulk.h"
 #include "rdma_conn_private.h"
-#include "rdma_keepalive.h"
-#include "rdma_ring.h"
+#include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_window.h"
 
@@ -182,7 +180,7 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
                            "outstanding", hdr.credits, conn->credits.in_flight);
     return rdma_conn_fail_with (conn, e, error);
   }
-  if (hdr.freed > 0 && !rdma_ring_tx_freed (conn, hdr.freed, &e))
+  if (hdr.freed > 0 && !rdma_helpers_peer_freed (conn, hdr.freed, &e))
     return rdma_conn_fail_with (conn, e, error);
   if (hdr.type == RDMA_WIRE_CREDIT)
     return rdma_conn_repost (conn, slot, FALSE, error);
@@ -194,10 +192,8 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
     memcpy (payload, buf + RDMA_WIRE_HEADER_SIZE, hdr.frag_len);
     if (!rdma_conn_repost (conn, slot, FALSE, error))
       return FALSE;
-    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE && hdr.flags == RDMA_BULK_DONE) {
-      ok = rdma_bulk_control (conn, hdr.flags, payload, hdr.frag_len, &e);
-    } else if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
-      ok = rdma_ring_control (conn, hdr.flags, payload, hdr.frag_len, &e);
+    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
+      ok = rdma_helpers_control (conn, hdr.flags, payload, hdr.frag_len, &e);
     } else {
       ops = rdma_proto_by_id (hdr.proto);
       if (ops == NULL || ops->on_control == NULL) {
@@ -240,7 +236,7 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
       return TRUE;   /* the QP was well after all */
   }
   if (op->kind == RDMA_OP_PROBE) {
-    rdma_keepalive_probe_done (conn);
+    rdma_helpers_probe_done (conn);
     conn->sq_used -= MIN (op->sq_entries, conn->sq_used);
     if (wc->status == IBV_WC_SUCCESS) {
       conn->alive_seen = TRUE;

@@ -17,6 +17,7 @@
 
 #include "rdma_conn_private.h"
 #include "rdma_window.h"
+#include "rdma_helper.h"
 #include "rdma_keepalive.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
@@ -123,3 +124,19 @@ rdma_keepalive_probe_done (RdmaConn *conn)
 {
   conn->probe_outstanding = FALSE;
 }
+
+/* ---- as a helper of the connection (rdma_helper.h) ---- */
+
+static gint64
+keepalive_due (RdmaConn *conn)
+{
+  return rdma_keepalive_due (conn);
+}
+
+const RdmaHelperOps rdma_keepalive_helper = {
+  .name = "keepalive",
+  .connected = rdma_keepalive_start,
+  .due = keepalive_due,
+  .tick = rdma_keepalive_tick,
+  .probe_done = rdma_keepalive_probe_done,
+};

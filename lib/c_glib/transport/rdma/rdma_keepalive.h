@@ -36,10 +36,6 @@
 
 G_BEGIN_DECLS
 
-/* Local ACK timeout of our QPs: 4.096 us * 2^17 = 0.54 s per try, so that a send to a
- * vanished peer fails within seconds where the device honours it. */
-#define RDMA_KEEPALIVE_ACK_TIMEOUT 17
-
 /* Starts the keepalive of a connection that just became CONNECTED. */
 void rdma_keepalive_start (RdmaConn *conn, gint64 now);
 /* Changes the keepalive of an open connection (0: none). */

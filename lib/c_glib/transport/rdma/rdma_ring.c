@@ -24,6 +24,7 @@
 #include "rdma_numa.h"
 #include "rdma_resources.h"
 #include "rdma_ring.h"
+#include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_window.h"
 
@@ -593,3 +594,31 @@ rdma_ring_free (RdmaConn *conn)
   g_free (r);
   conn->ring = NULL;
 }
+
+/* ---- as a helper of the connection (rdma_helper.h) ---- */
+
+static gboolean
+ring_owns_control (guint8 kind)
+{
+  return kind == RDMA_RING_REQUEST || kind == RDMA_RING_ADVERT || kind == RDMA_RING_REVOKE
+         || kind == RDMA_RING_RELEASED || kind == RDMA_RING_KEEP;
+}
+
+/* (only a connected ring is given back: a closing one goes with the connection) */
+static gint64
+ring_due (RdmaConn *conn)
+{
+  return conn->state == RDMA_CONN_CONNECTED ? rdma_ring_due (conn) : 0;
+}
+
+const RdmaHelperOps rdma_ring_helper = {
+  .name = "direct ring",
+  .owns_control = ring_owns_control,
+  .control = rdma_ring_control,
+  .due = ring_due,
+  .tick = rdma_ring_tick,
+  .take_freed = rdma_ring_take_freed,
+  .need_report = rdma_ring_need_report,
+  .peer_freed = rdma_ring_tx_freed,
+  .free = rdma_ring_free,
+};
