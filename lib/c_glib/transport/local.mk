@@ -61,6 +61,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_budget.h \
 	lib/c_glib/transport/rdma/rdma_ring.c \
 	lib/c_glib/transport/rdma/rdma_ring.h \
+	lib/c_glib/transport/rdma/rdma_plan_cache.c \
+	lib/c_glib/transport/rdma/rdma_plan_cache.h \
 	lib/c_glib/transport/rdma/rdma_helper.c \
 	lib/c_glib/transport/rdma/rdma_helper.h \
 	lib/c_glib/transport/rdma/rdma_window.c \

@@ -36,6 +36,7 @@
 #include "rdma/rdma_keepalive.h"
 #include "rdma/rdma_numa.h"
 #include "rdma/rdma_plan.h"
+#include "rdma/rdma_plan_cache.h"
 #include "rdma/rdma_select.h"
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
@@ -92,11 +93,8 @@ typedef struct
   gint poll_node;                     /* NUMA node of the thread that uses the connection, by
                                          the set in use (use_hints); -1: leave it alone */
   const gchar *proto_name;
-  /* what each hint set selects on this connection (rdma_plan.h), made when the set is first
-   * seen: a call finds its protocol without any lookup by name */
-  GHashTable *plans;                  /* const ThriftHintSet * (NULL: none) -> CachedPlan */
-  const ThriftHintSet *plan_set;      /* the last set looked up, and its plan */
-  const struct _CachedPlan *plan;
+  RdmaPlanCache *plans;               /* (owned) what each hint set selects on the
+                                         connection */
   ThriftRdmaStats saved;              /* counters of the last closed connection */
   gint last_status;                   /* (atomic) ThriftRdmaStatus of the last failure */
 
@@ -106,75 +104,11 @@ typedef struct
   int wake_fd;
 } ThriftRdmaPrivate;
 
-typedef struct _CachedPlan
-{
-  RdmaPlan plan;
-  const RdmaProtoOps *small, *large;   /* NULL: not implemented, Eager-SendRecv carries it */
-} CachedPlan;
-
-static void
-plans_reset (ThriftRdmaPrivate *priv)
-{
-  if (priv->plans != NULL)
-    g_hash_table_remove_all (priv->plans);
-  priv->plan_set = NULL;
-  priv->plan = NULL;
-}
-
-/* The node of @plan (made from @h) on this connection: @h's numa beats the property; said
- * once per set when the hint names a node the machine lacks, or comes too late for the
- * buffers (they were placed at connect). */
-static void
-plan_numa (ThriftRdmaPrivate *priv, const ThriftHintSet *h, RdmaPlan *plan)
-{
-  gint buffer_node = rdma_conn_numa_node (priv->conn);
-  RdmaNumaMachine m;
-
-  rdma_numa_machine_get (&m);
-  rdma_numa_plan (plan, h, priv->numa_node, TRUE, buffer_node, &m);
-  rdma_numa_warn_ignored (h, &m);
-  if (!rdma_numa_buffers_on (plan->numa_node, buffer_node, &m))
-    rdma_numa_warn_late (h, plan->numa_node, buffer_node);
-}
-
-static const CachedPlan *
+/* The plan of @h on the open connection (the properties' polling and node). */
+static const RdmaCachedPlan *
 plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
 {
-  static RdmaPlanMachine machine;
-  static gsize machine_read = 0;
-  CachedPlan *cp;
-  gconstpointer key = h != NULL ? (gconstpointer) h : (gconstpointer) &priv->plans;
-  guint32 peer = 0;
-
-  if (priv->plan != NULL && priv->plan_set == h)
-    return priv->plan;
-  if (priv->plans == NULL)
-    priv->plans = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  cp = g_hash_table_lookup (priv->plans, key);
-  if (cp == NULL) {
-    if (g_once_init_enter (&machine_read)) {
-      rdma_plan_machine_get (&machine);
-      g_once_init_leave (&machine_read, 1);
-    }
-    /* the peer's accepted protocols, in the hint's numbering */
-    for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
-      if (rdma_proto_registry[i] != NULL && (rdma_conn_peer_protocols (priv->conn) & (1u << i)))
-        peer |= 1u << rdma_proto_registry[i]->hint;
-    cp = g_new0 (CachedPlan, 1);
-    rdma_plan_make (h, priv->polling, peer, &machine, &cp->plan);
-    plan_numa (priv, h, &cp->plan);
-    cp->small = rdma_proto_for_hint (cp->plan.small_proto);
-    cp->large = rdma_proto_for_hint (cp->plan.large_proto);
-    g_hash_table_insert (priv->plans, (gpointer) key, cp);
-    if (thrift_rdma_explain_enabled ()) {
-      gchar *line = rdma_plan_describe (&cp->plan, h);
-      g_printerr ("ThriftRdma explain: %s\n", line);
-      g_free (line);
-    }
-  }
-  priv->plan_set = h;
-  priv->plan = cp;
-  return cp;
+  return rdma_plan_cache_get (priv->plans, priv->conn, h, priv->polling, priv->numa_node);
 }
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
@@ -254,7 +188,7 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
   }
   /* the set's cached plan already has it: no plan is made again on every message */
   {
-    const CachedPlan *cp = plan_for (priv, h);
+    const RdmaCachedPlan *cp = plan_for (priv, h);
 
     priv->effective = cp->plan.small_polling;
     priv->poll_node = cp->plan.numa_node;
@@ -455,7 +389,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
   attach_wake (priv, priv->conn);
   rdma_signal_snapshot ();
-  plans_reset (priv);
+  rdma_plan_cache_reset (priv->plans);
   priv->poll_node = settings.numa_node;
   if (thrift_rdma_explain_enabled ())
     plan_for (priv, priv->hints);
@@ -478,7 +412,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
-  plans_reset (priv);
+  rdma_plan_cache_reset (priv->plans);
   priv->reading = FALSE;
   priv->wlen = 0;
   /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
@@ -749,7 +683,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   use_hints (priv, h);
   follow_numa (priv);
   {
-    const CachedPlan *cp = plan_for (priv, h);
+    const RdmaCachedPlan *cp = plan_for (priv, h);
     rdma_conn_set_tx_proto (priv->conn,
                             (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
   }
@@ -976,7 +910,7 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     priv->polling = g_value_get_enum (value);
     priv->effective = priv->polling;
     priv->last_wait = priv->polling;
-    plans_reset (priv);   /* they were made with the old default */
+    rdma_plan_cache_reset (priv->plans);   /* they were made with the old default */
     break;
   case PROP_CONNECT_TIMEOUT:
     priv->connect_timeout_ms = g_value_get_uint (value);
@@ -1003,7 +937,7 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
   case PROP_NUMA_NODE:
     /* checked at open, where a bad node is an error rather than a GObject warning */
     priv->numa_node = g_value_get_int (value);
-    plans_reset (priv);   /* they were made with the old one */
+    rdma_plan_cache_reset (priv->plans);   /* they were made with the old one */
     break;
   case PROP_MAX_PINNED_BYTES:
     priv->max_pinned_bytes = g_value_get_uint64 (value);
@@ -1032,8 +966,7 @@ thrift_rdma_finalize (GObject *object)
 
   rdma_conn_free (priv->conn);
   priv->conn = NULL;
-  if (priv->plans != NULL)
-    g_hash_table_unref (priv->plans);
+  rdma_plan_cache_free (priv->plans);
   if (priv->wake_fd >= 0)
     close (priv->wake_fd);
   g_free (priv->hostname);
@@ -1122,6 +1055,7 @@ thrift_rdma_init (ThriftRdma *self)
   priv->effective = priv->polling;
   priv->numa_node = priv->poll_node = THRIFT_RDMA_DEFAULT_NUMA_NODE;
   priv->proto_name = rdma_proto_eager_ops.name;
+  priv->plans = rdma_plan_cache_new ();
   /* without the eventfd (out of descriptors) an interrupt still sets the flag: spinning
    * and the next wait see it, a thread blocked in poll(2) only at its call timeout */
   priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
