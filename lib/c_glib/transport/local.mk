@@ -86,6 +86,9 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/proto/rdma_proto_rfp.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_rfp.h \
 	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.c \
+	lib/c_glib/transport/rdma/proto/rdma_bw_private.h \
+	lib/c_glib/transport/rdma/proto/rdma_bw_rx.c \
+	lib/c_glib/transport/rdma/proto/rdma_bw_tx.c \
 	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
