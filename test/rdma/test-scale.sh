@@ -41,6 +41,7 @@ trap 'exit 1' INT TERM
 
 "$SUITE" --server "rdma://$ADDR:$PORT" > "$work/server.log" 2>&1 &
 server=$!
+disown "$server"   # (its kill at the end is no news)
 for _ in $(seq 1 300); do
   grep -q 'listening on' "$work/server.log" && break
   kill -0 "$server" 2>/dev/null || break
