@@ -186,7 +186,8 @@ ready (const char *fmt, ...)
   va_start (ap, fmt);
   line = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  say ("ready: %s", line);
+  /* the file first: a test that saw the line reads the file at once (test-hostile.sh's
+   * vanish-default failed so once in the soak: the line was there, the file not yet) */
   if (opt_ready_file != NULL) {
     gchar *tmp = g_strconcat (opt_ready_file, ".tmp", NULL);
     gchar *text = g_strconcat (line, "\n", NULL);
@@ -195,6 +196,7 @@ ready (const char *fmt, ...)
     g_free (tmp);
     g_free (text);
   }
+  say ("ready: %s", line);
   g_free (line);
 }
 
