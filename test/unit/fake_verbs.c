@@ -159,6 +159,7 @@ struct _FakeQp
   guint executed;           /* how many at the head of sq have executed */
   guint64 watched;          /* the calls of its link when the watchdog last looked */
   FakeRead last_read;       /* its last READ that completed (len 0: none) */
+  guint8 min_rnr_timer;     /* as the CM leaves it (0: 655 ms), or as modified */
 };
 
 typedef struct
@@ -1877,6 +1878,23 @@ fake_query_qp (struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
   return 0;
 }
 
+/* Only what the engine changes in RTS: the responder's RNR NAK timer. */
+static int
+fake_modify_qp (struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+  FakeQp *qp = (FakeQp *) ibqp;
+
+  if (attr_mask != IBV_QP_MIN_RNR_TIMER || attr->min_rnr_timer > 31) {
+    misused ("ibv_modify_qp with mask 0x%x: not an RTS -> RTS change the engine makes",
+             attr_mask);
+    return EINVAL;
+  }
+  g_mutex_lock (&lock);
+  qp->min_rnr_timer = attr->min_rnr_timer;
+  g_mutex_unlock (&lock);
+  return 0;
+}
+
 static void
 fake_destroy_qp (struct rdma_cm_id *cm_id)
 {
@@ -2080,6 +2098,7 @@ static const RdmaVerbs fake_table = {
   .create_qp = fake_create_qp,
   .destroy_qp = fake_destroy_qp,
   .query_qp = fake_query_qp,
+  .modify_qp = fake_modify_qp,
   .create_srq = fake_create_srq,
   .modify_srq = fake_modify_srq,
   .destroy_srq = fake_destroy_srq,
@@ -2364,6 +2383,17 @@ fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
   ok = peer != NULL && remote_ok (peer, &w);
   g_mutex_unlock (&lock);
   return ok;
+}
+
+guint8
+fake_verbs_min_rnr_timer (struct rdma_cm_id *id)
+{
+  guint8 t;
+
+  g_mutex_lock (&lock);
+  t = id->qp != NULL ? ((FakeQp *) id->qp)->min_rnr_timer : 0;
+  g_mutex_unlock (&lock);
+  return t;
 }
 
 gboolean

@@ -1793,6 +1793,21 @@ test_ring_revoked_unused (void)
   assert_clean ();
 }
 
+/* Both sides answer a SEND that finds no receive posted with a short RNR NAK timer, not
+ * the 655 ms the CM leaves (a shared receive queue may be short for a moment). */
+static void
+test_rnr_timer (void)
+{
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_BUSY);
+  g_assert_cmpuint (fake_verbs_min_rnr_timer (p.cid), >, 0);
+  g_assert_cmpuint (fake_verbs_min_rnr_timer (p.cid), <=, 14);   /* at most 1.28 ms */
+  g_assert_cmpuint (fake_verbs_min_rnr_timer (p.sid), ==, fake_verbs_min_rnr_timer (p.cid));
+  echo_start (&p);
+  pair_close (&p);
+}
+
 /* ---- an answer, then the peer leaves ---- */
 
 static gboolean
@@ -3103,6 +3118,7 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/ring/idle", test_ring_idle);
   g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
   g_test_add_func ("/loopback/ring/revoked-unused", test_ring_revoked_unused);
+  g_test_add_func ("/loopback/rnr-timer", test_rnr_timer);
   g_test_add_func ("/loopback/budget/fallback", test_budget_fallback);
   g_test_add_func ("/loopback/answer-then-gone", test_answer_then_gone);
   g_test_add_func ("/loopback/eager/unread-stream", test_unread_stream);

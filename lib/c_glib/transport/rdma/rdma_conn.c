@@ -433,6 +433,40 @@ take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
  * kernels lack the option: their default timeout applies then. */
 #define RDMA_ACK_TIMEOUT 17
 
+/* The RNR NAK timer our QPs answer with when no receive is posted for a SEND (the shared
+ * receive queue short for a moment, rdma_srq.h: its refill is on the way): 12 = 0.64 ms (IB
+ * encoding).  The CM leaves it at 0 (ibv_query_qp after connect and accept, in the guest),
+ * which means 655 ms: a sender would wait that long for a refill that takes microseconds. */
+#define RDMA_MIN_RNR_TIMER 12
+
+/* Once the QP is in RTS (the CM moved it there). */
+static void
+set_rnr_timer (RdmaConn *conn)
+{
+  static gsize said;
+  struct ibv_qp_attr attr = { .min_rnr_timer = RDMA_MIN_RNR_TIMER };
+  int rc;
+
+  if (conn->id == NULL || conn->id->qp == NULL)
+    return;
+  rc = rdma_verbs->modify_qp (conn->id->qp, &attr, IBV_QP_MIN_RNR_TIMER);
+  if (rc != 0 && g_once_init_enter (&said)) {
+    g_message ("ThriftRdma: the RNR NAK timer cannot be set (ibv_modify_qp: %s): a receive "
+               "queue short for a moment costs its sender the device's timer",
+               g_strerror (rc));
+    g_once_init_leave (&said, 1);
+  }
+}
+
+/* The connection is up: in RTS, its helpers started. */
+static void
+connected (RdmaConn *conn)
+{
+  set_rnr_timer (conn);
+  set_state (conn, RDMA_CONN_CONNECTED);
+  rdma_helpers_connected (conn, g_get_monotonic_time ());
+}
+
 static void
 set_ack_timeout (RdmaConn *conn)
 {
@@ -555,8 +589,7 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
     if (!ok)
       goto fail;
   }
-  set_state (conn, RDMA_CONN_CONNECTED);
-  rdma_helpers_connected (conn, g_get_monotonic_time ());
+  connected (conn);
   if (src)
     rdma_freeaddrinfo (src);
   rdma_freeaddrinfo (dst);
@@ -633,8 +666,7 @@ rdma_conn_accept_finish (RdmaConn *conn, GError **error)
 {
   if (!own_cm_channel (conn, error))
     return FALSE;
-  set_state (conn, RDMA_CONN_CONNECTED);
-  rdma_helpers_connected (conn, g_get_monotonic_time ());
+  connected (conn);
   return TRUE;
 }
 
@@ -675,10 +707,8 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
     rdma_conn_free (s);
     return FALSE;
   }
-  set_state (c, RDMA_CONN_CONNECTED);
-  set_state (s, RDMA_CONN_CONNECTED);
-  rdma_helpers_connected (c, g_get_monotonic_time ());
-  rdma_helpers_connected (s, g_get_monotonic_time ());
+  connected (c);
+  connected (s);
   *client = c;
   *server = s;
   return TRUE;

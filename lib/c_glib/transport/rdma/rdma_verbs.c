@@ -119,6 +119,7 @@ const RdmaVerbs rdma_verbs_real = {
   .create_qp = rdma_create_qp,
   .destroy_qp = rdma_destroy_qp,
   .query_qp = ibv_query_qp,
+  .modify_qp = ibv_modify_qp,
   .create_srq = ibv_create_srq,
   .modify_srq = ibv_modify_srq,
   .destroy_srq = ibv_destroy_srq,

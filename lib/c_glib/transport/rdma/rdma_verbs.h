@@ -68,6 +68,8 @@ typedef struct
   void (*destroy_qp) (struct rdma_cm_id *id);
   int (*query_qp) (struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
                    struct ibv_qp_init_attr *init_attr);
+  /* (only RTS -> RTS changes: the CM moves the QP through its states) */
+  int (*modify_qp) (struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 
   /* receive queues shared by QPs of one PD, and the device's async events (among them an
    * SRQ's limit reached: ibv_modify_srq with IBV_SRQ_LIMIT arms it) */
