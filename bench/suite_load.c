@@ -33,7 +33,18 @@ typedef struct
   gchar *error;
   ThriftRdmaStats stats;
   GThread *thread;
+  GArray *slow;               /* SlowCall: its calls over SLOW_CALL_US */
 } Worker;
+
+/* A call this slow is listed with when it began (to tell a stall from a slow column). */
+#define SLOW_CALL_US 100000.0
+
+typedef struct
+{
+  double start_us;            /* since the point's clock started */
+  double took_us;
+  guint client;
+} SlowCall;
 
 struct _Load
 {
@@ -42,6 +53,7 @@ struct _Load
   GCond cond;
   guint ready;                /* workers connected and warmed up (or failed) */
   gboolean go;                /* set with deadline: start calling */
+  double start_us;            /* set with deadline */
   double deadline_us;
   double last_end_us;         /* when the last call of any worker ended */
   guint32 seed;               /* the workers' random choices: another each run */
@@ -123,9 +135,16 @@ worker_run (gpointer data)
   {
     guint f = spec->n_functions > 1 && (guint) g_rand_int_range (rand, 0, 100) >= spec->ratio;
 
+    double t0 = bench_now_us ();
+
     ok = call_once (w, f, payload, &took);
     if (ok)
       g_array_append_val (w->latency[f], took);
+    if (ok && took >= SLOW_CALL_US)
+    {
+      SlowCall c = { t0 - load->start_us, took, w->index };
+      g_array_append_val (w->slow, c);
+    }
   }
   end = bench_now_us ();
   if (w->conn != NULL && suite_conn_rdma (w->conn) != NULL)
@@ -136,6 +155,43 @@ worker_run (gpointer data)
   g_rand_free (rand);
   g_byte_array_unref (payload);
   return NULL;
+}
+
+static gint
+by_start (gconstpointer a, gconstpointer b)
+{
+  double d = ((const SlowCall *) a)->start_us - ((const SlowCall *) b)->start_us;
+  return d < 0 ? -1 : d > 0;
+}
+
+/* On stderr, beside the progress lines: the calls over SLOW_CALL_US of this run (a round),
+ * when each began after the clock started, how long it took, and whose it was. */
+static void
+report_slow (const SuiteLoadSpec *spec, Worker *workers)
+{
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (SlowCall));
+  GString *line;
+
+  for (guint i = 0; i < spec->clients; i++)
+    g_array_append_vals (all, workers[i].slow->data, workers[i].slow->len);
+  if (all->len > 0)
+  {
+    g_array_sort (all, by_start);
+    line = g_string_new (NULL);
+    g_string_printf (line, "slow calls: %s, %u clients, %" G_GUINT64_FORMAT " B: %u over %.0f ms"
+                     " (began at ms, took ms, client):", spec->functions[0], spec->clients,
+                     spec->size, all->len, SLOW_CALL_US / 1000);
+    for (guint k = 0; k < MIN (all->len, 12u); k++)
+    {
+      const SlowCall *c = &g_array_index (all, SlowCall, k);
+      g_string_append_printf (line, " %.0f/%.0f/%u", c->start_us / 1000, c->took_us / 1000,
+                              c->client);
+    }
+    /* (on a line of its own: the progress line ends after the run) */
+    fprintf (stderr, "\n%s%s\n", line->str, all->len > 12 ? " ..." : "");
+    g_string_free (line, TRUE);
+  }
+  g_array_free (all, TRUE);
 }
 
 /* Keeps the first failure of a point; takes @message. */
@@ -186,6 +242,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
       w->fn[f] = suite_function_find (spec->functions[f]);
       w->latency[f] = g_array_new (FALSE, FALSE, sizeof (double));
     }
+    w->slow = g_array_new (FALSE, FALSE, sizeof (SlowCall));
     w->thread = g_thread_new ("bench-client", worker_run, w);
   }
   g_mutex_lock (&load.lock);
@@ -197,6 +254,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
   bench_cpu_seconds (&cpu_user0, &cpu_sys0);
   g_mutex_lock (&load.lock);
   start_us = bench_now_us ();
+  load.start_us = start_us;
   load.deadline_us = start_us + spec->duration * 1e6;
   load.last_end_us = start_us;
   load.go = TRUE;
@@ -240,6 +298,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     r->calls[f] = all->len;
     bench_summarize ((double *) all->data, all->len, &r->latency[f]);
   }
+  report_slow (spec, workers);
   for (guint i = 0; i < spec->clients; i++)
   {
     Worker *w = &workers[i];
@@ -258,6 +317,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     g_free (w->error);
     for (guint f = 0; f < spec->n_functions; f++)
       g_array_free (w->latency[f], TRUE);
+    g_array_free (w->slow, TRUE);
   }
   suite_conn_free (control);
   g_free (workers);
