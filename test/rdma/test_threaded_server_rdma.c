@@ -326,6 +326,58 @@ test_handover (void)
   g_assert_true (rt_resources_at_baseline (baseline));
 }
 
+/* One dispatcher, and a client whose next requests are always there (pipelined: they wait
+ * in its connection's receive queue): another connection's request is served after at
+ * most a few of them, not after all.  (Before, the dispatcher served a connection for as
+ * long as its next request was there when it looked: a client spinning for its replies
+ * kept it, and at 16 clients of two dispatchers 14 waited out whole benchmark rounds.) */
+static void
+test_pool_fair (void)
+{
+  enum { PIPELINED = 16, SLEEP_MS = 5 };   /* each call well inside the handover bound */
+  Client a = { 0 }, b = { 0 };
+  GError *error = NULL;
+  gint r = 0, before, served_before_b;
+  gint baseline = rt_live_resources ();
+  guint port;
+  Fixture f;
+
+  fixture_make (&f, 4);
+  g_object_set (f.server, "workers", 1, NULL);
+  port = fixture_start (&f);
+  g_assert_true (client_open (&b, port, THRIFT_RDMA_POLLING_EVENT, &error));
+  g_assert_no_error (error);
+  g_assert_true (gate_if_ping (b.client, &r, 1, &error));
+  g_assert_cmpint (r, ==, 2);
+  g_assert_true (client_open (&a, port, THRIFT_RDMA_POLLING_EVENT, &error));
+  g_assert_no_error (error);
+
+  before = test_gate_pings ();
+  for (gint i = 0; i < PIPELINED; i++)
+    g_assert_true (gate_client_send_ping (a.client, -SLEEP_MS, &error));
+  g_assert_no_error (error);
+  while (test_gate_pings () < before + 1)
+    g_usleep (500);
+  g_assert_true (gate_if_ping (b.client, &r, 7, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (r, ==, 8);
+  served_before_b = test_gate_pings () - before - 1;
+  g_test_message ("%d of the %d pipelined calls were served before the other connection's",
+                  served_before_b, PIPELINED);
+  g_assert_cmpint (served_before_b, <, PIPELINED / 2);
+
+  for (gint i = 0; i < PIPELINED; i++) {
+    g_assert_true (gate_client_recv_ping (a.client, &r, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, -SLEEP_MS + 1);
+  }
+  gate_test_client_clear (&a);
+  gate_test_client_clear (&b);
+  fixture_stop (&f);
+  fixture_free (&f);
+  g_assert_true (rt_resources_at_baseline (baseline));
+}
+
 /* max-connections=2 and 3 RDMA clients: never more than 2 served at once, and the third is
  * served (its connection request waits in the backlog) once one of the first two leaves. */
 static void
@@ -624,6 +676,7 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_rdma/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/thrift_rdma/threaded_server/max-connections", test_bound);
   g_test_add_func ("/thrift_rdma/threaded_server/pool/handover-64", test_handover);
+  g_test_add_func ("/thrift_rdma/threaded_server/pool/fair", test_pool_fair);
   g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/pool", "pool", test_stop_connected);
   g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/per-connection", "per-connection", test_stop_connected);
   g_test_add_func ("/thrift_rdma/threaded_server/stop/idle-twice", test_stop_idle);

@@ -23,6 +23,7 @@ static GMutex gather_lock;
 static GCond gather_cond;
 static gint gather_inside;
 static gint gather_peak;
+static gint pings;   /* atomic: ping calls served */
 
 typedef struct { GateHandler parent; } TestGate;
 typedef struct { GateHandlerClass parent; } TestGateClass;
@@ -69,7 +70,10 @@ test_gate_echo (GateIf *iface, GByteArray **ret, const GByteArray *data, GError 
 static gboolean
 test_gate_ping (GateIf *iface, gint32 *ret, const gint32 x, GError **error)
 {
+  if (x < 0)
+    g_usleep ((gulong) -x * 1000);
   *ret = x + 1;
+  g_atomic_int_inc (&pings);
   return TRUE;
 }
 
@@ -111,4 +115,10 @@ test_gate_peak (void)
   peak = gather_peak;
   g_mutex_unlock (&gather_lock);
   return peak;
+}
+
+gint
+test_gate_pings (void)
+{
+  return g_atomic_int_get (&pings);
 }

@@ -29,6 +29,8 @@ GType test_gate_get_type (void);
 /* The most gather calls inside at once since the last reset. */
 void test_gate_reset_peak (void);
 gint test_gate_peak (void);
+/* ping(x) returns x + 1, after sleeping -x ms when x < 0; the calls served so far */
+gint test_gate_pings (void);
 
 G_END_DECLS
 

@@ -291,7 +291,9 @@ dispatcher_main (gpointer data)
     st = look (w);
     if (st == THRIFT_IDLE_READY)
       st = d->ops->serve (w->owner, w);
-    put_back (d, w, st, FALSE);
+    /* READY: it gave the dispatcher up to others with its next request there; the timer
+     * set to the past puts it at the back of the set's ready list */
+    put_back (d, w, st, st == THRIFT_IDLE_READY);
 
     g_mutex_lock (&d->lock);
     __atomic_store_n (&me->busy_since, 0, __ATOMIC_RELAXED);
@@ -468,6 +470,15 @@ gboolean
 thrift_server_dispatch_others_wait (ThriftServerDispatch *d)
 {
   return g_atomic_int_get (&d->waiting) > 0;
+}
+
+gboolean
+thrift_server_dispatch_others_ready (ThriftServerDispatch *d)
+{
+  /* readable: an armed connection (or the stop) has fired and no dispatcher took it yet */
+  struct pollfd pfd = { .fd = d->epoll_fd, .events = POLLIN };
+
+  return poll (&pfd, 1, 0) > 0;
 }
 
 guint64

@@ -67,7 +67,9 @@ typedef struct
 typedef struct
 {
   /* Serves the requests there are on @owner (the transport said READY), then asks the
-   * transport what to wait for (w->fds, n_fds, deadline_us): WAIT or GONE, never READY.
+   * transport what to wait for (w->fds, n_fds, deadline_us): WAIT or GONE; or READY when
+   * it gives the dispatcher up with a request still there because other connections wait
+   * for one (thrift_server_dispatch_others_ready): it goes to the back of the set, ready.
    * May wait briefly for the next request while thrift_server_dispatch_others_wait. */
   ThriftIdleState (*serve) (gpointer owner, ThriftServerWatch *w);
   /* Releases thrift_server_watch_clear (w) and closes and frees @owner: it ended, the
@@ -95,6 +97,12 @@ void thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w,
  * little longer without delaying anyone's request. */
 G_GNUC_INTERNAL
 gboolean thrift_server_dispatch_others_wait (ThriftServerDispatch *d);
+/* TRUE if another connection's request waits for a dispatcher (one system call): the
+ * caller's connection, though it has its next request, should go back to the set behind
+ * it, or a client that sends its next request before the reply has been looked at would
+ * keep a dispatcher to itself and the others would wait until it stops. */
+G_GNUC_INTERNAL
+gboolean thrift_server_dispatch_others_ready (ThriftServerDispatch *d);
 /* The calling dispatcher begins the next request of the connection it holds: the handover
  * bound counts from here (nothing if the caller is not a dispatcher). */
 G_GNUC_INTERNAL
