@@ -1985,11 +1985,20 @@ fake_migrate_id (struct rdma_cm_id *cm_id, struct rdma_event_channel *channel)
   return 0;
 }
 
+static guint cm_looks;   /* atomic: rdma_get_cm_event calls, EAGAIN ones too */
+
+guint
+fake_verbs_cm_looks (void)
+{
+  return g_atomic_int_get (&cm_looks);
+}
+
 static int
 fake_get_cm_event (struct rdma_event_channel *channel, struct rdma_cm_event **event)
 {
   FakeEvent *e;
 
+  g_atomic_int_inc (&cm_looks);
   g_mutex_lock (&lock);
   e = fdq_pop (&((FakeEvChannel *) channel)->events);
   if (e != NULL) {

@@ -253,6 +253,9 @@ guint fake_verbs_take_misuse (gchar **what);
 /* Fails the test (g_error, saying what) if a provider object is alive or the verbs were
  * misused since the last look. */
 void fake_verbs_assert_clean (void);
+/* rdma_get_cm_event calls so far in the process, those that found nothing too (each is a
+ * system call on a real provider) */
+guint fake_verbs_cm_looks (void);
 
 G_END_DECLS
 

@@ -724,6 +724,26 @@ test_srq_connections (void)
   fake_verbs_assert_clean ();
 }
 
+/* Waits that block (event polling) do not look at the CM channel first: it is in their
+ * poll(2) set, and each look is a system call (rdma_get_cm_event's EAGAIN).  Before, every
+ * blocked wait made two. */
+static void
+test_event_wait_no_cm_look (void)
+{
+  Pair p;
+  guint looks;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  echo_by (&p, &rdma_proto_eager_ops, 64, 1);
+  looks = fake_verbs_cm_looks ();
+  for (guint i = 0; i < 20; i++)
+    echo_by (&p, &rdma_proto_eager_ops, 64, i);
+  g_assert_cmpuint (fake_verbs_cm_looks () - looks, ==, 0);
+  pair_close (&p);
+  assert_clean ();
+}
+
 /* SEND into a posted receive, WRITE_WITH_IMM, READ; a SEND with no receive posted fails
  * (RNR) and fails its QP: what comes after is flushed, and the peer sees its QP gone. */
 static void
@@ -3047,6 +3067,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   fake_verbs_install ();
 
+  g_test_add_func ("/loopback/event/no-cm-look", test_event_wait_no_cm_look);
   g_test_add_func ("/loopback/fake/rc", test_fake_rc);
   g_test_add_func ("/loopback/fake/srq", test_fake_srq);
   g_test_add_func ("/loopback/srq/module", test_srq_module);
