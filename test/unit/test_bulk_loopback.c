@@ -664,6 +664,8 @@ test_full_cache_mid_pull (void)
   for (gsize i = 0; i < len; i++)
     field[i] = pattern (3, i);
   pair_open (&p);
+  /* (the device's cache is the process's: its bound is the largest any connection asked) */
+  p.c->settings.rcache_entries = 2;
   p.s->settings.rcache_entries = 2;
   p.s->settings.bulk_depth = 4;
   t.p = &p;
@@ -677,6 +679,65 @@ test_full_cache_mid_pull (void)
     g_assert_cmpmem (t.got, t.got_len, field, len);
     g_clear_pointer (&t.got, g_free);
   }
+  g_free (field);
+  pair_close (&p);
+}
+
+static gpointer
+take_client_main (gpointer data)
+{
+  Take *t = data;
+
+  take_message (t->p->c, &t->got, &t->got_len, deadline_s (10), &t->p->error);
+  return NULL;
+}
+
+/* The connections of a process on one device share its registration cache (rdma_domain.h):
+ * memory one of them registered serves another without a registration of its own. */
+static void
+test_shared_cache (void)
+{
+  const gsize len = 64u << 10;
+  guint8 *field = g_malloc (len);
+  GError *error = NULL;
+  guint64 misses, hits;
+  Take t = { 0 };
+  GThread *thread;
+  Pair p;
+
+  for (gsize i = 0; i < len; i++)
+    field[i] = pattern (5, i);
+  pair_open (&p);
+  t.p = &p;
+  /* the client lends the field: its registration is a miss */
+  thread = g_thread_new ("reader", take_main, &t);
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
+                               &error));
+  g_assert_no_error (error);
+  g_thread_join (thread);
+  g_assert_no_error (p.error);
+  g_assert_cmpmem (t.got, t.got_len, field, len);
+  g_clear_pointer (&t.got, g_free);
+  rdma_bulk_update_stats (p.c);
+  g_assert_cmpuint (p.c->stats.rcache_misses, ==, 1);
+
+  /* the server lends the same memory: the client's registration serves it */
+  rdma_bulk_update_stats (p.s);
+  misses = p.s->stats.rcache_misses;
+  hits = p.s->stats.rcache_hits;
+  thread = g_thread_new ("reader", take_client_main, &t);
+  g_assert_true (lend_message (p.s, &rdma_proto_eager_ops, field, len, deadline_s (10),
+                               &error));
+  g_assert_no_error (error);
+  g_thread_join (thread);
+  g_assert_no_error (p.error);
+  g_assert_cmpmem (t.got, t.got_len, field, len);
+  g_clear_pointer (&t.got, g_free);
+  rdma_bulk_update_stats (p.s);
+  g_assert_cmpuint (p.s->stats.rcache_misses, ==, misses);
+  g_assert_cmpuint (p.s->stats.rcache_hits, ==, hits + 1);
+  rdma_bulk_update_stats (p.c);
+  g_assert_cmpuint (p.c->stats.rcache_entries, ==, p.s->stats.rcache_entries);
   g_free (field);
   pair_close (&p);
 }
@@ -884,6 +945,7 @@ main (int argc, char **argv)
                         test_registrations);
   g_test_add_func ("/bulk-loopback/no-windows", test_no_windows);
   g_test_add_func ("/bulk-loopback/late-bounds", test_late_bounds);
+  g_test_add_func ("/bulk-loopback/cache/shared", test_shared_cache);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++) {
     gchar *name = g_strdup_printf ("/bulk-loopback/fault/%s", fault_names[i]);
     g_test_add_data_func (name, &faults[i], test_fault);

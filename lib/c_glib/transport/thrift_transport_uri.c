@@ -134,9 +134,9 @@ static const BulkOption bulk_options[] = {
   { "bulk_chunk", "bulk-chunk", "bytes per READ", G_STRUCT_OFFSET (ThriftTransportUri, bulk_chunk) },
   { "bulk_depth", "bulk-depth", "READs in flight (1: unpipelined)",
     G_STRUCT_OFFSET (ThriftTransportUri, bulk_depth) },
-  { "rcache_entries", "rcache-entries", "registrations per connection",
+  { "rcache_entries", "rcache-entries", "registrations",
     G_STRUCT_OFFSET (ThriftTransportUri, rcache_entries) },
-  { "rcache_bytes", "rcache-bytes", "bytes pinned per connection",
+  { "rcache_bytes", "rcache-bytes", "bytes pinned",
     G_STRUCT_OFFSET (ThriftTransportUri, rcache_bytes) },
 };
 

@@ -55,8 +55,8 @@
  *                                  property: fields this large are lent, not copied (0: never)
  *   bulk_chunk=BYTES               rdma only; "bulk-chunk", bytes per RDMA READ of a lent field
  *   bulk_depth=N                   rdma only; "bulk-depth", READs of a field in flight
- *   rcache_entries=N               rdma only; "rcache-entries", registrations a connection's
- *                                  registration cache keeps at most
+ *   rcache_entries=N               rdma only; "rcache-entries", registrations the device's
+ *                                  registration cache (the process's) keeps at most
  *   rcache_bytes=BYTES             rdma only; "rcache-bytes", bytes it keeps pinned at most
  *                                  (README, Bulk transfer of large fields; each option's
  *                                  range is its property's)

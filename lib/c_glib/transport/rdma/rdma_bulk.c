@@ -21,6 +21,7 @@
 #include "rdma_bulk.h"
 #include "rdma_conn_private.h"
 #include "rdma_rcache.h"
+#include "rdma_domain.h"
 #include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
@@ -30,8 +31,11 @@
 
 struct _RdmaBulk
 {
-  RdmaRcache *cache;
-  RdmaRcacheStats seen;                        /* its counters already in conn->stats */
+  RdmaRcache *cache;                           /* the device's (rdma_domain_rcache), or its
+                                                  own (owned) when the domain is not shared */
+  gboolean own_cache;
+  RdmaRcacheStats tally;                       /* this connection's hits and misses */
+  RdmaRcacheStats seen;                        /* counters already in conn->stats */
 
   /* lending: the message being written or waiting for its DONE */
   RdmaWindow *win[RDMA_BULK_MAX_FIELDS];       /* made on first use, rebound per loan */
@@ -52,8 +56,13 @@ bulk_get (RdmaConn *conn)
   if (conn->bulk == NULL) {
     RdmaBulk *b = g_new0 (RdmaBulk, 1);
     b->reading = g_ptr_array_new ();
-    b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
-                                conn->settings.rcache_bytes);
+    /* one cache per device for the process: its bounds hold for all the connections */
+    b->cache = rdma_domain_rcache (conn->pd, conn->settings.rcache_entries,
+                                   conn->settings.rcache_bytes);
+    b->own_cache = b->cache == NULL;
+    if (b->own_cache)
+      b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
+                                  conn->settings.rcache_bytes);
     conn->bulk = b;
   }
   return conn->bulk;
@@ -109,8 +118,8 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
     return FALSE;
   }
   /* local access only: the window below is the one way in from the wire */
-  entry = rdma_rcache_acquire (b->cache, ptr, len, bulk_access (conn, IBV_ACCESS_MW_BIND),
-                               error);
+  entry = rdma_rcache_acquire_for (b->cache, ptr, len, bulk_access (conn, IBV_ACCESS_MW_BIND),
+                                   &b->tally, error);
   if (entry == NULL)
     return FALSE;
   b->lent[i] = entry;
@@ -260,7 +269,7 @@ window_acquire (RdmaBulk *b, guint8 *dst, gsize at, gsize n, gsize size, int acc
   end -= ((guintptr) (dst + end)) & (RDMA_BULK_PAGE - 1);
   if (end <= at || end > n)
     end = n;
-  return rdma_rcache_acquire (b->cache, dst + at, end - at, access, error);
+  return rdma_rcache_acquire_for (b->cache, dst + at, end - at, access, &b->tally, error);
 }
 
 /* Releases the regions a pull holds, those from @first on in b->reading. */
@@ -289,9 +298,11 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   /* A buffer registered before (cached) needs no windows; unpipelined, all of it is
    * registered before the first byte moves. */
   cur = rdma_rcache_lookup (b->cache, dst, n, access);
-  if (cur == NULL)
+  if (cur != NULL)
+    b->tally.hits++;
+  else
     cur = room.depth == 1 || n <= chunk
-          ? rdma_rcache_acquire (b->cache, dst, n, access, error)
+          ? rdma_rcache_acquire_for (b->cache, dst, n, access, &b->tally, error)
           : window_acquire (b, dst, 0, n, window_size (chunk, windows++), access, error);
   if (cur == NULL)
     return FALSE;
@@ -401,14 +412,18 @@ rdma_bulk_update_stats (RdmaConn *conn)
   if (conn->bulk == NULL)
     return;
   /* added as deltas, so that a reset of the connection's stats works as for the others */
+  /* hits and misses are this connection's own; evictions, invalidations, entries and bytes
+   * are the cache's, which the device's connections share */
   rdma_rcache_get_stats (conn->bulk->cache, &s);
-  conn->stats.rcache_hits += s.hits - conn->bulk->seen.hits;
-  conn->stats.rcache_misses += s.misses - conn->bulk->seen.misses;
+  conn->stats.rcache_hits += conn->bulk->tally.hits - conn->bulk->seen.hits;
+  conn->stats.rcache_misses += conn->bulk->tally.misses - conn->bulk->seen.misses;
   conn->stats.rcache_evictions += s.evictions - conn->bulk->seen.evictions;
   conn->stats.rcache_invalidations += s.invalidations - conn->bulk->seen.invalidations;
   conn->stats.rcache_entries = s.entries;
   conn->stats.rcache_bytes = s.pinned_bytes;
   conn->bulk->seen = s;
+  conn->bulk->seen.hits = conn->bulk->tally.hits;
+  conn->bulk->seen.misses = conn->bulk->tally.misses;
 }
 
 void
@@ -423,7 +438,8 @@ rdma_bulk_free (RdmaConn *conn)
     rdma_rcache_release (b->cache, b->lent[i]);
   release_windows (b, 0);
   g_ptr_array_unref (b->reading);
-  rdma_rcache_free (b->cache);
+  if (b->own_cache)
+    rdma_rcache_free (b->cache);
   g_free (b);
   conn->bulk = NULL;
 }

@@ -38,6 +38,7 @@ typedef struct
   GThread *events;           /* (owned) (nullable): reads the device's async events */
   int wake_fd;               /* tells it to stop */
   GHashTable *watched;       /* struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
+  RdmaRcache *rcache;        /* (owned) (nullable): made by the first connection that asks */
 } Domain;
 
 typedef struct
@@ -189,6 +190,8 @@ domain_free (Domain *d)
   if (d->wake_fd >= 0)
     close (d->wake_fd);
   rdma_srq_free (d->srq);
+  if (d->rcache != NULL)
+    rdma_rcache_free (d->rcache);   /* (its users released what they held) */
   rdma_res_pd_destroy (&d->pd);
   g_hash_table_unref (d->watched);
   g_free (d);
@@ -228,6 +231,25 @@ rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node)
     srq = d->srq;
   g_mutex_unlock (&lock);
   return srq;
+}
+
+RdmaRcache *
+rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes)
+{
+  RdmaRcache *cache = NULL;
+  Domain *d;
+
+  g_mutex_lock (&lock);
+  d = find (NULL, pd);
+  if (d != NULL) {
+    if (d->rcache == NULL)
+      d->rcache = rdma_rcache_new (pd, max_entries, (gsize) max_bytes);
+    else
+      rdma_rcache_raise_bounds (d->rcache, max_entries, (gsize) max_bytes);
+    cache = d->rcache;
+  }
+  g_mutex_unlock (&lock);
+  return cache;
 }
 
 void

@@ -30,6 +30,7 @@
 #include <glib.h>
 #include <infiniband/verbs.h>
 
+#include "rdma_rcache.h"
 #include "rdma_srq.h"
 
 G_BEGIN_DECLS
@@ -57,6 +58,11 @@ typedef void (*RdmaDomainQpFailed) (gpointer data);
 void rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
                         gpointer data);
 void rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp);
+/* The registration cache of @pd's device, shared by the process's connections on it (so its
+ * bounds hold for the process, not per connection: the largest @max_entries and @max_bytes
+ * any of them asked), made by the first that asks; NULL if the domain is not shared (the
+ * connection keeps a cache of its own).  It goes with the domain. */
+RdmaRcache *rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes);
 /* The threads the domains run (one per device with a shared receive queue, while a
  * connection holds it). */
 guint rdma_domain_threads (void);

@@ -124,11 +124,13 @@ rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
                        "RDMA READs of a lent field in flight, bounded by the connection's "
                        "(1: unpipelined, the whole field registered before the first READ)",
                        1, 128, RDMA_BULK_DEFAULT_DEPTH, rw));
-  /* the cache is made at a connection's first lent or pulled field, with the bounds set
-   * then; a scan of its entries finds a buffer, hence the ceiling on their number */
+  /* the device's cache, shared by the process's connections on it (rdma_domain.h), is made
+   * at the first lent or pulled field and raised to the largest bounds any connection asks;
+   * a scan of its entries finds a buffer, hence the ceiling on their number */
   g_object_class_install_property (cls, first + BULK_RCACHE_ENTRIES,
     g_param_spec_uint ("rcache-entries", "rcache-entries",
-                       "Memory registrations a connection's registration cache keeps at most, "
+                       "Memory registrations the device's registration cache (shared by the "
+                       "process's connections; the largest any asks) keeps at most, "
                        "in use or cached for reuse (least recently used dropped first): a "
                        "field lent or pulled whole is one while in use, a pipelined pull one "
                        "per registration window (one bulk-chunk, then doubling to 4 MiB) "
@@ -137,7 +139,8 @@ rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
                        RDMA_BULK_DEFAULT_RCACHE_ENTRIES, rw));
   g_object_class_install_property (cls, first + BULK_RCACHE_BYTES,
     g_param_spec_uint64 ("rcache-bytes", "rcache-bytes",
-                         "Bytes of memory a connection's registration cache keeps registered "
+                         "Bytes of memory the device's registration cache (shared by the "
+                         "process's connections; the largest any asks) keeps registered "
                          "(pinned) at most, in use or cached for reuse; a call whose fields "
                          "in use need more than this fails",
                          RDMA_BULK_RCACHE_BYTES_MIN, RDMA_BULK_RCACHE_BYTES_MAX,

@@ -231,9 +231,25 @@ rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len, int access
   return e != NULL ? &e->pub : NULL;
 }
 
+void
+rdma_rcache_raise_bounds (RdmaRcache *cache, guint max_entries, gsize max_bytes)
+{
+  g_mutex_lock (&cache->lock);
+  cache->max_entries = MAX (cache->max_entries, max_entries);
+  cache->max_bytes = MAX (cache->max_bytes, max_bytes);
+  g_mutex_unlock (&cache->lock);
+}
+
 RdmaRcacheEntry *
 rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
                      GError **error)
+{
+  return rdma_rcache_acquire_for (cache, addr, len, access, NULL, error);
+}
+
+RdmaRcacheEntry *
+rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
+                         RdmaRcacheStats *tally, GError **error)
 {
   Entry *e;
   struct ibv_mr *mr;
@@ -244,6 +260,8 @@ rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int acces
 
   if ((e = find_cached (cache, addr, len, access)) != NULL) {
     g_mutex_unlock (&cache->lock);
+    if (tally != NULL)
+      tally->hits++;
     return &e->pub;
   }
 
@@ -293,6 +311,11 @@ rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int acces
   cache->stats.pinned_bytes += len;
   g_queue_push_head_link (e->cached ? &cache->lru : &cache->orphans, &e->link);
   g_mutex_unlock (&cache->lock);
+  if (tally != NULL) {
+    tally->misses++;
+    if (!e->cached)
+      tally->uncached++;
+  }
   return &e->pub;
 }
 

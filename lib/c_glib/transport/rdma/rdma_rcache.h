@@ -18,10 +18,10 @@
  * entries and a number of pinned bytes; when a new registration would pass either bound, the
  * least recently used entries that nobody holds are deregistered first, and if those are not
  * enough (everything is held) the acquire fails.  Thread-safe.  One cache per PD; the engine
- * makes one per connection, in the device's shared PD (rdma_domain.h): its registrations
- * give no remote access, a peer reaches a lent field only through a memory window bound on
- * its own connection (rdma_window.h).  What is per process is the costly part, the watch
- * below.  Every registration
+ * makes one per device, in its shared PD, for all the process's connections on it
+ * (rdma_domain_rcache): its registrations give no remote access, a peer reaches a lent field
+ * only through a memory window bound on its own connection (rdma_window.h).  The watch below
+ * is one per process.  Every registration
  * goes through rdma_verbs (reg_mr, dereg_mr), so the host tests run it over the in-memory
  * provider.
  *
@@ -106,6 +106,12 @@ gboolean rdma_rcache_watching (RdmaRcache *cache);
  * cannot be met because every entry is held. */
 RdmaRcacheEntry *rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len,
                                       int access, GError **error);
+/* The same, also counting the hit or miss (and uncached) in @tally (nullable): what one user
+ * of a shared cache did. */
+RdmaRcacheEntry *rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len,
+                                          int access, RdmaRcacheStats *tally, GError **error);
+/* Raises the bounds to at least these (a shared cache: the largest any user asked). */
+void rdma_rcache_raise_bounds (RdmaRcache *cache, guint max_entries, gsize max_bytes);
 /* The same, but only from what is cached: NULL (and nothing registered, nothing counted as a
  * miss) when no cached region covers the range. */
 RdmaRcacheEntry *rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len,
