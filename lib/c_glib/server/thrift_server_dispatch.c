@@ -24,6 +24,13 @@
  * connections in a list others may be freeing.  A connection that is READY when it arrives
  * (bytes already buffered) fires through the same timer, set to the past.
  *
+ * Turns: a connection served while every dispatcher is busy and another connection's
+ * request waits gives its dispatcher up even if its next request is there
+ * (thrift_server_dispatch_others_ready).  It then waits in a queue of our own, not in the
+ * set: it is known to be ready, so re-arming it (a timer set to the past, epoll_ctl, the
+ * wake-up, reading the timer) would cost system calls for nothing.  Dispatchers take from
+ * the queue and the set in turn, so neither waits behind the other for long.
+ *
  * Stopping: an eventfd in the shared set, written once and never read; level-triggered, so
  * each dispatcher woken by it leaves and the next is woken.
  */
@@ -69,7 +76,10 @@ struct _ThriftServerDispatch
   gint waiting;           /* atomic: dispatchers in epoll_wait */
   GPtrArray *threads;     /* (owned) Dispatcher *, under lock */
   GPtrArray *retired;     /* (owned) Dispatcher * that ended, to join; under lock */
-  GList *idle;            /* ThriftServerWatch *, armed; under lock */
+  GList *idle;            /* ThriftServerWatch *, armed or in turns; under lock */
+  GQueue turns;           /* ThriftServerWatch * that gave their dispatcher up with a
+                             request there, oldest first; under lock */
+  gint n_turns;           /* atomic: turns.length, read without the lock */
   GThread *watchdog;
   guint64 handovers;      /* under lock */
   gboolean start_failed;  /* under lock: the last dispatcher could not be started (said once) */
@@ -188,6 +198,16 @@ put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gbo
   int err = 0;
 
   g_mutex_lock (&d->lock);
+  if (!d->stopping && st == THRIFT_IDLE_READY && w->in_dispatch)
+  {
+    /* its request is there: it waits its turn here, not in the set (see the top) */
+    g_queue_push_tail (&d->turns, w);
+    g_atomic_int_set (&d->n_turns, (gint) d->turns.length);
+    d->idle = g_list_prepend (d->idle, w);
+    w->idle_link = d->idle;
+    g_mutex_unlock (&d->lock);
+    return;
+  }
   if (!d->stopping && (st == THRIFT_IDLE_WAIT || st == THRIFT_IDLE_READY))
   {
     if (arm (d, w, ready))
@@ -257,30 +277,60 @@ dispatcher_main (gpointer data)
 {
   Dispatcher *me = data;
   ThriftServerDispatch *d = me->d;
+  gboolean queue_turn = FALSE;   /* the queue's turn next, when both have work */
 
   current = me;
   for (;;)
   {
     struct epoll_event ev;
-    ThriftServerWatch *w;
+    ThriftServerWatch *w = NULL;
     ThriftIdleState st;
+    gboolean queued;
     int n;
 
-    g_atomic_int_inc (&d->waiting);
-    n = epoll_wait (d->epoll_fd, &ev, 1, -1);
-    g_atomic_int_add (&d->waiting, -1);
-    if (n < 0 && errno != EINTR)
+    /* the queue and the set in turn while both have work; the set alone blocks */
+    queued = g_atomic_int_get (&d->n_turns) > 0;
+    if (!queued || !queue_turn)
     {
-      g_message ("thrift_threaded_server: epoll_wait: %s", g_strerror (errno));
-      g_usleep (10000);
+      if (!queued)
+        g_atomic_int_inc (&d->waiting);
+      n = epoll_wait (d->epoll_fd, &ev, 1, queued ? 0 : -1);
+      if (!queued)
+        g_atomic_int_add (&d->waiting, -1);
+      if (n < 0 && errno != EINTR)
+      {
+        g_message ("thrift_threaded_server: epoll_wait: %s", g_strerror (errno));
+        g_usleep (10000);
+      }
+      if (n > 0 && ev.data.ptr == NULL)
+        break;   /* stop_fd */
+      if (n > 0)
+        w = ev.data.ptr;
+      else if (!queued)
+        continue;
     }
-    if (n <= 0)
-      continue;
-    w = ev.data.ptr;
-    if (w == NULL)
-      break;   /* stop_fd */
+    queue_turn = w != NULL;
 
     g_mutex_lock (&d->lock);
+    if (w == NULL)
+    {
+      if (d->stopping)
+      {
+        g_mutex_unlock (&d->lock);
+        break;
+      }
+      w = g_queue_pop_head (&d->turns);
+      g_atomic_int_set (&d->n_turns, (gint) d->turns.length);
+      if (w == NULL)
+      {
+        /* another dispatcher took it */
+        g_mutex_unlock (&d->lock);
+        continue;
+      }
+      queued = TRUE;
+    }
+    else
+      queued = FALSE;
     d->idle = g_list_delete_link (d->idle, w->idle_link);
     w->idle_link = NULL;
     __atomic_store_n (&me->busy_since, g_get_monotonic_time (), __ATOMIC_RELAXED);
@@ -288,11 +338,11 @@ dispatcher_main (gpointer data)
       poke_watchdog (d);
     g_mutex_unlock (&d->lock);
 
-    st = look (w);
+    /* (one from the queue is known to be ready: no need to look) */
+    st = queued ? THRIFT_IDLE_READY : look (w);
     if (st == THRIFT_IDLE_READY)
       st = d->ops->serve (w->owner, w);
-    /* READY: it gave the dispatcher up to others with its next request there; the timer
-     * set to the past puts it at the back of the set's ready list */
+    /* READY: it gave the dispatcher up to others with its next request there */
     put_back (d, w, st, st == THRIFT_IDLE_READY);
 
     g_mutex_lock (&d->lock);
@@ -478,7 +528,7 @@ thrift_server_dispatch_others_ready (ThriftServerDispatch *d)
   /* readable: an armed connection (or the stop) has fired and no dispatcher took it yet */
   struct pollfd pfd = { .fd = d->epoll_fd, .events = POLLIN };
 
-  return poll (&pfd, 1, 0) > 0;
+  return g_atomic_int_get (&d->n_turns) > 0 || poll (&pfd, 1, 0) > 0;
 }
 
 guint64
@@ -519,8 +569,10 @@ thrift_server_dispatch_stop (ThriftServerDispatch *d)
     g_free (t);
   }
   g_mutex_lock (&d->lock);
-  idle = d->idle;
+  idle = d->idle;   /* (those in turns too) */
   d->idle = NULL;
+  g_queue_clear (&d->turns);
+  g_atomic_int_set (&d->n_turns, 0);
   g_mutex_unlock (&d->lock);
   for (GList *l = idle; l != NULL; l = l->next)
   {
