@@ -225,24 +225,11 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
-  switch (p->polling) {
-  case THRIFT_RDMA_POLLING_BUSY:
-    spin_until = G_MAXINT64;
-    break;
-  case THRIFT_RDMA_POLLING_HYBRID:
-    if (ticket->spinning) {
-      guint budget;
-
-      way = rdma_poller_choose (p, &budget);
-      spin_until = start + budget;
-    } else {
-      spin_until = 0;
-    }
-    break;
-  default:
-    spin_until = 0;
-    break;
-  }
+  /* hybrid: the way is chosen at the first look that finds nothing, so that only waits
+   * that wait count (a wait that finds its completion at once, as for a send's own, would
+   * otherwise take the turn of trying the other way: with two waits per call, every
+   * RDMA_POLL_TRY_EVERY-th try fell on the same one and spinning through was never tried) */
+  spin_until = p->polling == THRIFT_RDMA_POLLING_BUSY ? G_MAXINT64 : 0;
 
   for (;;) {
     gint n = drain (p, error);
@@ -264,6 +251,12 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       }
       return sink->progressed (p->owner, error);
     }
+    if (!waited && p->polling == THRIFT_RDMA_POLLING_HYBRID && ticket->spinning) {
+      guint budget;
+
+      way = rdma_poller_choose (p, &budget);
+      spin_until = start + budget;
+    }
     waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
       rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
@@ -276,11 +269,13 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       return n > 0 && sink->progressed (p->owner, error);
     }
     now = g_get_monotonic_time ();
-    /* While spinning, a look at the CM channel every RDMA_POLL_CM_US (a system call each,
-     * rdma_get_cm_event's EAGAIN); a wait that blocks has the channel in its poll(2) and
-     * does not look first (it did: two wasted system calls per blocked wait, strace of 300
-     * event-polled calls in the guest) */
-    if (spin_until != 0 && now >= cm_next) {
+    /* Busy polling looks at the CM channel every RDMA_POLL_CM_US (a system call each,
+     * rdma_get_cm_event's EAGAIN): a disconnect must end a wait that never blocks.  Others
+     * do not look: a wait that blocks has the channel in its poll(2), and a hybrid one
+     * spins for at most RDMA_POLL_SPIN_LONG_US before it does (it looked every millisecond,
+     * about once per call under emulation; and a blocked wait looked twice first: strace of
+     * 300 event-polled calls in the guest) */
+    if (p->polling == THRIFT_RDMA_POLLING_BUSY && now >= cm_next) {
       cm_next = now + RDMA_POLL_CM_US;
       n = sink->cm_events (p->owner, error);
       if (n < 0)
