@@ -259,6 +259,40 @@ stamps (guint8 *data, gsize len, guint64 seq, gboolean check)
   return TRUE;
 }
 
+/* What @data holds instead of call @seq's stamps: the first stamp that differs, and whose it
+ * is (an earlier call's, zeros, or neither), so that a wrong echo tells stale memory from
+ * memory never written. */
+static gchar *
+stamps_explain (const guint8 *data, gsize len, guint64 seq)
+{
+  for (gsize off = 0; off < len;)
+  {
+    guint64 v = stamp_at (seq, off), got = 0;
+    gsize n = MIN (8, len - off);
+
+    if (memcmp (data + off, &v, n) != 0)
+    {
+      memcpy (&got, data + off, n);
+      for (guint64 back = 1; back <= 64 && back <= seq; back++)
+      {
+        guint64 old = stamp_at (seq - back, off);
+
+        if (memcmp (data + off, &old, n) == 0)
+          return g_strdup_printf ("first wrong at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
+                                  ": the stamp of the call %" G_GUINT64_FORMAT " before",
+                                  off, len, back);
+      }
+      return g_strdup_printf ("first wrong at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
+                              ": %s (0x%016" G_GINT64_MODIFIER "x)", off, len,
+                              got == 0 ? "zeros" : "no recent call's stamp", got);
+    }
+    if (off + n == len)
+      break;
+    off = off + 4096 < len - 8 ? off + 4096 : len - 8;
+  }
+  return g_strdup ("every stamp right");
+}
+
 /* One call on @c's connection with @repeat or a fresh buffer; its time in @us (the buffer's
  * making and unmapping not counted).  FALSE with @c->error set if it failed. */
 static gboolean
@@ -289,9 +323,13 @@ bulk_call (Column *c, GByteArray *repeat, guint64 size, guint64 seq, double *us)
   else if (back == NULL || back->len != data->len
            || !stamps (back->data, back->len, seq, TRUE))
   {
-    c->error = g_strdup_printf ("%s: the echo of %u bytes came back wrong (%u bytes, or other "
-                                "bytes than this call's)", label, data->len,
-                                back != NULL ? back->len : 0);
+    g_autofree gchar *why = back == NULL || back->len != data->len
+                              ? g_strdup_printf ("%u bytes", back != NULL ? back->len : 0)
+                              : stamps_explain (back->data, back->len, seq);
+
+    c->error = g_strdup_printf ("%s: the echo of %u bytes came back wrong (%s; %s buffer, "
+                                "call %" G_GUINT64_FORMAT ")", label, data->len, why,
+                                c->fresh ? "fresh" : "repeated", seq);
     ok = FALSE;
   }
   else if (c->request_proto == NULL)
