@@ -1596,6 +1596,25 @@ fake_dealloc_pd (struct ibv_pd *ibpd)
   return 0;
 }
 
+/* A registration pins its pages, faulting in what was never touched (for a region that may
+ * be written, as a write: ib_umem_get's FOLL_WRITE), so they are present from then on, as the
+ * registration cache's check of its memory expects (rdma_unmap_watch_still). */
+static void
+fault_in (guint8 *addr, size_t length, int access)
+{
+  gboolean write = (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE
+                              | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)) != 0;
+  gsize ps = (gsize) sysconf (_SC_PAGESIZE);
+  guint8 *end = addr + length;
+
+  for (guint8 *p = addr; p < end; p = (guint8 *) (((guintptr) p + ps) & ~(guintptr) (ps - 1))) {
+    if (write)
+      (void) __atomic_fetch_add (p, 0, __ATOMIC_RELAXED);   /* changes no byte */
+    else
+      (void) *(volatile guint8 *) p;
+  }
+}
+
 static struct ibv_mr *
 fake_reg_mr (struct ibv_pd *ibpd, void *addr, size_t length, int access)
 {
@@ -1605,6 +1624,8 @@ fake_reg_mr (struct ibv_pd *ibpd, void *addr, size_t length, int access)
     errno = EINVAL;
     return NULL;
   }
+  if (length > 0)
+    fault_in (addr, length, access);
   m = g_new0 (FakeMr, 1);
   g_mutex_lock (&lock);
   m->pd = (FakePd *) ibpd;

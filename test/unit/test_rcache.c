@@ -35,6 +35,7 @@
 
 #include "lib/c_glib/transport/rdma/rdma_rcache.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
+#include "lib/c_glib/transport/rdma/rdma_unmap_watch.h"
 #include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "fake_verbs.h"
 
@@ -546,6 +547,84 @@ worker (gpointer data)
 
 /* Four threads, two held each at most, eight entries: evictions all the time, never an
  * error (one entry can always be evicted or is free), and the counts add up. */
+/* Registers @len bytes at @buf and asserts that a second acquire is the cached entry; its
+ * key. */
+static guint32
+cached_key (RdmaRcache *c, guint8 *buf, gsize len)
+{
+  RdmaRcacheEntry *e = get (c, buf, len, IBV_ACCESS_LOCAL_WRITE);
+  guint32 key = e->lkey;
+
+  rdma_rcache_release (c, e);
+  e = get (c, buf, len, IBV_ACCESS_LOCAL_WRITE);
+  g_assert_cmpuint (e->lkey, ==, key);
+  rdma_rcache_release (c, e);
+  return key;
+}
+
+static gpointer
+unmap_thread (gpointer buf)
+{
+  /* returns only once the watch reads its event */
+  g_assert_cmpint (munmap (buf, 4 * ps), ==, 0);
+  return NULL;
+}
+
+/* An munmap frees its range before its event is read: another thread can map the same address
+ * and look it up while the unmap is in flight.  The cache must not answer with the old
+ * registration (its pages are not the new mapping's: READs into it would be lost). */
+static void
+test_unmap_in_flight (Fixture *f, gconstpointer data)
+{
+  RdmaRcache *c = rdma_rcache_new (f->pd, 16, 1 << 20);
+  guint8 *buf = map_pages (4), *again = MAP_FAILED;
+  RdmaRcacheEntry *e;
+  guint32 old_key;
+  GThread *unmapper;
+  gint64 until;
+
+  (void) data;
+  if (skip_unless_watching (c)) {
+    munmap (buf, 4 * ps);
+    return;
+  }
+  memset (buf, 1, 4 * ps);
+  old_key = cached_key (c, buf, 4 * ps);
+
+  rdma_unmap_watch_hold_for_test (TRUE);
+  unmapper = g_thread_new ("unmapper", unmap_thread, buf);
+  /* the range is free once the unmap took it out, before its event goes anywhere */
+  until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (again == MAP_FAILED && g_get_monotonic_time () < until) {
+    again = mmap (buf, 4 * ps, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (again == MAP_FAILED)
+      g_usleep (1000);
+  }
+  g_assert_true (again == buf);
+  memset (again, 2, 4 * ps);
+
+  /* the event is unread: only the memory itself can tell */
+  e = rdma_rcache_lookup (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  g_assert_null (e);
+  e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  g_assert_cmpuint (e->lkey, !=, old_key);                     /* registered anew */
+  g_assert_cmpuint (stats (c).invalidations, ==, 1);
+  g_assert_cmpuint (live_mrs (), ==, 1);                       /* the old one deregistered */
+  rdma_rcache_release (c, e);
+
+  rdma_unmap_watch_hold_for_test (FALSE);
+  g_thread_join (unmapper);
+  /* the late event drops the new entry too (it cannot tell the mappings apart): a miss, not a
+   * wrong hit */
+  e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
+  rdma_rcache_release (c, e);
+  g_assert_cmpuint (stats (c).misses, ==, 3);
+  munmap (buf, 4 * ps);
+  rdma_rcache_free (c);
+  g_assert_cmpuint (live_mrs (), ==, 0);
+}
+
 static void
 test_threads (Fixture *f, gconstpointer data)
 {
@@ -806,6 +885,7 @@ main (int argc, char **argv)
   ADD ("/rcache/shared", test_shared);
   ADD ("/rcache/held", test_held);
   ADD ("/rcache/stale", test_stale);
+  ADD ("/rcache/unmap_in_flight", test_unmap_in_flight);
   ADD ("/rcache/threads", test_threads);
   ADD ("/rcache/uncached", test_uncached);
   ADD ("/rcache/churn", test_churn);

@@ -41,6 +41,13 @@
  *     first applies what was recorded since its last one, so once munmap has returned, the
  *     next acquire drops the entries the range touches (counted as invalidations) before it
  *     looks anything up;
+ *   - that is not enough on its own: munmap frees the range before it reports it, so another
+ *     thread can map the same address and look it up while the event is unread (a soak found
+ *     it: the bench server's READs landed in old pinned pages and a call read zeros).  So an
+ *     entry is served only if the memory asked for is still attached to the watch, present,
+ *     and no unmap is being reported (rdma_unmap_watch_still: a new mapping is not attached);
+ *     a registration over memory that is not drops the entries it overlaps first, so that
+ *     attaching the new mapping cannot make an old entry over it look watched;
  *   - a region that leaves the cache stops watching its pages (detached once no cache
  *     watches them), so memory no longer cached is not slowed down nor kept from other
  *     userfaultfds.

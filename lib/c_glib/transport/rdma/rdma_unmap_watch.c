@@ -21,9 +21,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/userfaultfd.h>
@@ -46,6 +49,11 @@ static GArray *watched;       /* RdmaUnmapRange (page-aligned), one per add not 
 static GMutex ev_lock;
 static RdmaUnmapRange ring[RDMA_UNMAP_WATCH_RING];
 static guint64 ev_seq;        /* events recorded since the process started */
+
+/* rdma_unmap_watch_hold_for_test */
+static GMutex hold_lock;
+static GCond hold_cond;
+static gboolean held;
 
 static gsize
 page_size (void)
@@ -83,6 +91,10 @@ watch_thread (gpointer data)
     }
     if (fds[1].revents)
       return NULL;
+    g_mutex_lock (&hold_lock);
+    while (held)
+      g_cond_wait (&hold_cond, &hold_lock);
+    g_mutex_unlock (&hold_lock);
     g_mutex_lock (&ev_lock);
     for (;;) {
       struct uffd_msg msg;
@@ -119,6 +131,50 @@ watch_thread (gpointer data)
   }
 }
 
+/* TRUE: the page at @start is in a range attached to @fd and present (UFFDIO_ZEROPAGE
+ * refuses it with EEXIST and changes nothing); FALSE: it is not attached (ENOENT: another
+ * mapping, or none), or was absent (a zero page was placed there), or an unmap of attached
+ * memory is in flight and stays so (EAGAIN: the kernel sets it from before the unmap until
+ * its event is read). */
+static gboolean
+probe (int fd, guintptr start)
+{
+  for (guint tries = 0;; tries++) {
+    struct uffdio_zeropage zp = { .range = { .start = start, .len = page_size () },
+                                  .mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE };
+
+    if (ioctl (fd, UFFDIO_ZEROPAGE, &zp) == 0)
+      return FALSE;
+    if (errno == EEXIST)
+      return TRUE;
+    if (errno != EAGAIN || tries == 64)
+      return FALSE;
+    sched_yield ();
+  }
+}
+
+/* Whether probe() tells on this kernel: an attached page it must find, a page not attached it
+ * must not. */
+static gboolean
+probe_works (int fd)
+{
+  gsize ps = page_size ();
+  guint8 *p = mmap (NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  struct uffdio_register reg = { .range = { .start = (guintptr) p, .len = ps },
+                                 .mode = UFFDIO_REGISTER_MODE_WP };
+  gboolean ok;
+
+  if (p == MAP_FAILED)
+    return FALSE;
+  memset (p, 1, 2 * ps);
+  ok = ioctl (fd, UFFDIO_REGISTER, &reg) == 0 && probe (fd, (guintptr) p)
+       && !probe (fd, (guintptr) p + ps);
+  /* detached first: nobody reads the unmap's event before the thread runs */
+  (void) ioctl (fd, UFFDIO_UNREGISTER, &reg.range);
+  munmap (p, 2 * ps);
+  return ok;
+}
+
 static int
 uffd_open (void)
 {
@@ -139,6 +195,12 @@ uffd_open (void)
   if (ioctl (fd, UFFDIO_API, &api) < 0) {
     g_debug ("rdma_unmap_watch: UFFDIO_API with unmap events: %s: caching nothing",
              g_strerror (errno));
+    close (fd);
+    return -1;
+  }
+  if (!probe_works (fd)) {
+    g_debug ("rdma_unmap_watch: this kernel cannot tell a watched page from another: "
+             "caching nothing");
     close (fd);
     return -1;
   }
@@ -297,6 +359,24 @@ rdma_unmap_watch_remove (gconstpointer addr, gsize len)
   if (at < end)
     detach (at, end);
   g_mutex_unlock (&watch_lock);
+}
+
+gboolean
+rdma_unmap_watch_still (gconstpointer addr)
+{
+  gsize ps = page_size ();
+
+  /* the caller's cache holds a reference, so the descriptor stays */
+  return uffd >= 0 && probe (uffd, (guintptr) addr & ~(guintptr) (ps - 1));
+}
+
+void
+rdma_unmap_watch_hold_for_test (gboolean hold)
+{
+  g_mutex_lock (&hold_lock);
+  held = hold;
+  g_cond_broadcast (&hold_cond);
+  g_mutex_unlock (&hold_lock);
 }
 
 gboolean

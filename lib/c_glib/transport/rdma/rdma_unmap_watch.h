@@ -53,6 +53,17 @@ gboolean rdma_unmap_watch_add (gconstpointer addr, gsize len);
 /* Undoes one rdma_unmap_watch_add of the same range. */
 void rdma_unmap_watch_remove (gconstpointer addr, gsize len);
 
+/* Whether the page at @addr is still memory the watch attached, as it was: FALSE when its
+ * mapping went (an munmap frees the range for the next mmap before its event is read, so a
+ * cache cannot wait for the event: another thread may map the address again and look it up
+ * first), when the page was removed, or while an unmap is being reported.  One system call;
+ * a removed page reads as zeros after it, as it would have without. */
+gboolean rdma_unmap_watch_still (gconstpointer addr);
+
+/* For tests: while @hold, the watch reads no event, so an munmap of watched memory stays in
+ * flight (its range free, its event unread). */
+void rdma_unmap_watch_hold_for_test (gboolean hold);
+
 /* The ranges reported since *@cursor (at most RDMA_UNMAP_WATCH_RING, into @out), and moves
  * the cursor on.  FALSE if some were missed (more came than the ring holds): then treat all
  * memory as changed.  Once an munmap of watched memory has returned, a call made after it
