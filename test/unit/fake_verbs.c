@@ -2399,8 +2399,9 @@ fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out)
   return out->len > 0;
 }
 
-gboolean
-fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
+/* fake_verbs_read_again, and with @fail what soft-RoCE does when the key is dead. */
+static gboolean
+read_again (struct rdma_cm_id *id, const FakeRead *r, gboolean fail)
 {
   FakeSwr w = { .wr = { .opcode = IBV_WR_RDMA_READ,
                         .wr.rdma = { .remote_addr = r->addr, .rkey = r->rkey } },
@@ -2411,8 +2412,29 @@ fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
   g_mutex_lock (&lock);
   peer = id->qp != NULL ? peer_qp ((FakeQp *) id->qp) : NULL;
   ok = peer != NULL && remote_ok (peer, &w);
+  if (fail && peer != NULL && !ok) {
+    struct ibv_async_event *ev = g_new0 (struct ibv_async_event, 1);
+
+    ev->event_type = IBV_EVENT_QP_ACCESS_ERR;
+    ev->element.qp = &peer->qp;
+    live_async_events++;
+    fdq_push (&async_events, ev);
+    qp_fail (peer);
+  }
   g_mutex_unlock (&lock);
   return ok;
+}
+
+gboolean
+fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r)
+{
+  return read_again (id, r, FALSE);
+}
+
+gboolean
+fake_verbs_read_again_failing (struct rdma_cm_id *id, const FakeRead *r)
+{
+  return read_again (id, r, TRUE);
 }
 
 guint8

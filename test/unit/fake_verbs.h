@@ -228,6 +228,10 @@ gboolean fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out);
  * (rxe_recheck_mr, Linux 6.1) and fails its QP if the key no longer reaches the bytes.  TRUE
  * if it does; nothing moves and nothing fails either way. */
 gboolean fake_verbs_read_again (struct rdma_cm_id *id, const FakeRead *r);
+/* The same, and where the key no longer reaches the bytes, the responder does what soft-RoCE
+ * does: its QP goes to the error state and its device says so by an async event,
+ * IBV_EVENT_QP_ACCESS_ERR (no completion names it).  TRUE if the key reached. */
+gboolean fake_verbs_read_again_failing (struct rdma_cm_id *id, const FakeRead *r);
 /* The responder's RNR NAK timer of @id's QP (IB encoding; 0, as the CM leaves it: 655 ms). */
 guint8 fake_verbs_min_rnr_timer (struct rdma_cm_id *id);
 /* The registration that covers @addr: its rkey and access flags; FALSE if none does. */

@@ -877,6 +877,43 @@ test_lost_after_done (void)
   pair_close (&p);
 }
 
+/* A duplicate READ that reaches the lender after the DONE finds its window invalidated:
+ * soft-RoCE fails the lender's QP by an async event and no completion says why, so the
+ * lender's next call used to read as the peer's doing ("the peer closed it").  The failure
+ * names this side's device and the refused access. */
+static void
+test_late_read_named (void)
+{
+  FakeRead r;
+  guint8 *field = g_malloc0 (100000), *back = NULL;
+  gsize back_len = 0;
+  GError *error = NULL;
+  gint64 until;
+  Pair p;
+
+  pair_open (&p);
+  p.s->tx_proto = &rdma_proto_eager_ops;
+  p.thread = g_thread_new ("echo", echo_main, &p);
+  echo_one (&p, &rdma_proto_eager_ops, 100000, 1);
+  /* the server read the client's field; a copy of that READ comes late */
+  g_assert_true (fake_verbs_last_read (p.sid, &r));
+  g_assert_false (fake_verbs_read_again_failing (p.sid, &r));
+  until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (g_atomic_int_get (&p.c->device_event) == 0 && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  g_assert_cmpint (g_atomic_int_get (&p.c->device_event), ==, IBV_EVENT_QP_ACCESS_ERR + 1);
+  g_assert_false (lend_message (p.c, &rdma_proto_eager_ops, field, 100000, deadline_s (10),
+                                &error)
+                  && take_message (p.c, &back, &back_len, deadline_s (10), &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "refused a remote access by the peer"));
+  g_assert_null (strstr (error->message, "the peer closed it"));
+  g_clear_error (&error);
+  g_free (back);
+  g_free (field);
+  pair_close (&p);
+}
+
 /* Echoes of lent fields over seeded FAKE_DEFERRED runs where any step may be such a
  * retransmission: every bind and every invalidation is run once, and nothing fails. */
 static void
@@ -956,6 +993,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk-loopback/full-cache-mid-pull", test_full_cache_mid_pull);
   g_test_add_func ("/bulk-loopback/control-waits-for-bind", test_control_waits_for_bind);
   g_test_add_func ("/bulk-loopback/settle/lost-after-done", test_lost_after_done);
+  g_test_add_func ("/bulk-loopback/late-read/named", test_late_read_named);
   g_test_add_data_func ("/bulk-loopback/retransmission/echo", &rdma_proto_eager_ops,
                         test_retransmit_echo);
   rc = g_test_run ();

@@ -310,7 +310,7 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
  * posted to a QP in the error state completes flushed, which wakes and fails the connection
  * as a flushed receive of its own would have. */
 static void
-qp_failed (gpointer data)
+qp_failed (gpointer data, enum ibv_event_type what)
 {
   RdmaConn *conn = data;
   struct ibv_send_wr wr = {
@@ -320,6 +320,8 @@ qp_failed (gpointer data)
   };
   struct ibv_send_wr *bad = NULL;
 
+  /* the first says why (QP_LAST_WQE_REACHED follows any failure of an SRQ's QP) */
+  (void) g_atomic_int_compare_and_exchange (&conn->device_event, 0, (gint) what + 1);
   if (rdma_verbs->post_send (conn->id->qp, &wr, &bad) != 0)
     g_debug ("ThriftRdma: the failed QP takes no notice: %s", g_strerror (errno));
 }

@@ -110,6 +110,8 @@ struct _RdmaConn
   RdmaOp *send_ops;                   /* one per send slot */
   RdmaOp probe_op;
   RdmaOp fatal_op;                    /* (rdma_domain.h: RDMA_OP_FATAL) */
+  gint device_event;                  /* the first async event that failed our QP, + 1 (0: none);
+                                         set on the domain's thread, atomic */
   RdmaOp quiet_op;
   RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
   GPtrArray *op_blocks;               /* their allocations */

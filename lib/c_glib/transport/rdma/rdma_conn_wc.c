@@ -106,6 +106,31 @@ rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error)
   return FALSE;
 }
 
+/* Why a flushed completion came, when the device said (rdma_domain.h): this side's QP failed,
+ * not the peer's. */
+static const gchar *
+device_said (RdmaConn *conn, const struct ibv_wc *wc)
+{
+  gint ev = g_atomic_int_get (&conn->device_event);
+
+  if (wc->status != IBV_WC_WR_FLUSH_ERR || ev == 0)
+    return "";
+  switch ((enum ibv_event_type) (ev - 1)) {
+  case IBV_EVENT_QP_ACCESS_ERR:
+    return "; the device put this side's queue pair in the error state: it refused a remote "
+           "access by the peer (a key this side had taken back, as a READ the peer's device "
+           "sends again after the field's DONE uses)";
+  case IBV_EVENT_QP_REQ_ERR:
+    return "; the device put this side's queue pair in the error state: the peer sent a "
+           "request it found invalid";
+  case IBV_EVENT_QP_FATAL:
+    return "; the device put this side's queue pair in the error state: a fatal error on "
+           "this side (see the kernel log)";
+  default:
+    return "; the device reported this side's queue pair failed";
+  }
+}
+
 static const gchar *
 op_kind_name (const RdmaOp *op)
 {
@@ -256,8 +281,8 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
         && (conn->state == RDMA_CONN_DISCONNECTED || conn->state == RDMA_CONN_FAILED))
       return TRUE;
     rdma_status_set_error (&e, rdma_status_from_wc (wc->status), "ibv_poll_cq", 0, wc->status,
-                           "%s completion failed (vendor error 0x%x)%s", op_kind_name (op),
-                           wc->vendor_err,
+                           "%s completion failed (vendor error 0x%x)%s%s", op_kind_name (op),
+                           wc->vendor_err, device_said (conn, wc),
                            wc->status == IBV_WC_RETRY_EXC_ERR
                              ? "; the peer stopped answering: its process died or its "
                                "host or link went down"
@@ -265,6 +290,7 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
                              ? "; the peer refused the remote access (a stale or wrong key, "
                                "or a range outside its buffer)"
                            : wc->status == IBV_WC_WR_FLUSH_ERR
+                             && g_atomic_int_get (&conn->device_event) == 0
                              ? "; the queue pair went to the error state before any "
                                "disconnect arrived: the peer closed it, or the device failed "
                                "it (see the kernel log)"

@@ -136,7 +136,7 @@ events_main (gpointer data)
         g_mutex_lock (&lock);
         w = g_hash_table_lookup (d->watched, ev.element.qp);
         if (w != NULL)
-          w->failed (w->data);
+          w->failed (w->data, ev.event_type);
         g_mutex_unlock (&lock);
       }
       rdma_verbs->ack_async_event (&ev);

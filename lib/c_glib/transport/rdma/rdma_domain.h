@@ -52,7 +52,7 @@ gboolean rdma_domain_shared (struct ibv_pd *pd);
 RdmaSrq *rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node);
 /* The device put a watched QP in the error state (an async event: from an SRQ, no receive
  * of its own is flushed to say so).  Runs on the domain's event thread, under its lock. */
-typedef void (*RdmaDomainQpFailed) (gpointer data);
+typedef void (*RdmaDomainQpFailed) (gpointer data, enum ibv_event_type what);
 /* @failed (@data) runs when the device reports @qp (on @pd's SRQ) failed; until unwatched,
  * which must come before @qp is destroyed. */
 void rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
