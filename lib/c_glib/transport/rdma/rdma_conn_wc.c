@@ -106,16 +106,15 @@ rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error)
   return FALSE;
 }
 
-/* Why a flushed completion came, when the device said (rdma_domain.h): this side's QP failed,
- * not the peer's. */
+/* Why a completion was flushed before any disconnect arrived: this side's device, if it said
+ * so (rdma_domain.h), else either side. */
 static const gchar *
-device_said (RdmaConn *conn, const struct ibv_wc *wc)
+flush_cause (RdmaConn *conn)
 {
-  gint ev = g_atomic_int_get (&conn->device_event);
-
-  if (wc->status != IBV_WC_WR_FLUSH_ERR || ev == 0)
-    return "";
-  switch ((enum ibv_event_type) (ev - 1)) {
+  switch (g_atomic_int_get (&conn->device_event) - 1) {
+  case -1:
+    return "; the queue pair went to the error state before any disconnect arrived: the peer "
+           "closed it, or the device failed it (see the kernel log)";
   case IBV_EVENT_QP_ACCESS_ERR:
     return "; the device put this side's queue pair in the error state: it refused a remote "
            "access by the peer (a key this side had taken back, as a READ the peer's device "
@@ -281,19 +280,15 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
         && (conn->state == RDMA_CONN_DISCONNECTED || conn->state == RDMA_CONN_FAILED))
       return TRUE;
     rdma_status_set_error (&e, rdma_status_from_wc (wc->status), "ibv_poll_cq", 0, wc->status,
-                           "%s completion failed (vendor error 0x%x)%s%s", op_kind_name (op),
-                           wc->vendor_err, device_said (conn, wc),
+                           "%s completion failed (vendor error 0x%x)%s", op_kind_name (op),
+                           wc->vendor_err,
                            wc->status == IBV_WC_RETRY_EXC_ERR
                              ? "; the peer stopped answering: its process died or its "
                                "host or link went down"
                            : wc->status == IBV_WC_REM_ACCESS_ERR
                              ? "; the peer refused the remote access (a stale or wrong key, "
                                "or a range outside its buffer)"
-                           : wc->status == IBV_WC_WR_FLUSH_ERR
-                             && g_atomic_int_get (&conn->device_event) == 0
-                             ? "; the queue pair went to the error state before any "
-                               "disconnect arrived: the peer closed it, or the device failed "
-                               "it (see the kernel log)"
+                           : wc->status == IBV_WC_WR_FLUSH_ERR ? flush_cause (conn)
                              : "");
     return rdma_conn_fail_with (conn, e, error);
   }

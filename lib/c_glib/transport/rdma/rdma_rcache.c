@@ -200,20 +200,24 @@ make_room (RdmaRcache *cache, gsize len)
  * the next mmap before its event is read, so another thread can map the same address and look
  * it up first (the bench's server did, one call in a few hundred: READs landed in the old
  * pinned pages and the call read zeros).  So the memory asked for must still be what the
- * watch attached (rdma_unmap_watch_still); an entry over memory that is not is dropped. */
+ * watch attached (rdma_unmap_watch_still, asked once, at the first entry that covers it;
+ * *@still keeps the answer, -1 if not asked); an entry over memory that is not is dropped. */
 static Entry *
-find_cached (RdmaRcache *cache, gconstpointer addr, gsize len, int access)
+find_cached (RdmaRcache *cache, gconstpointer addr, gsize len, int access, gint *still)
 {
   guintptr a = (guintptr) addr;
   GList *l = cache->lru.head;
 
+  *still = -1;
   while (l != NULL) {
     Entry *e = l->data;
 
     l = l->next;
     if ((guintptr) e->pub.addr <= a && a + len <= (guintptr) e->pub.addr + e->pub.length
         && (e->access & access) == access) {
-      if (!rdma_unmap_watch_still (addr)) {
+      if (*still < 0)
+        *still = rdma_unmap_watch_still (addr);
+      if (!*still) {
         cache->stats.invalidations++;
         entry_drop (cache, e);
         continue;
@@ -233,11 +237,12 @@ RdmaRcacheEntry *
 rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len, int access)
 {
   Entry *e;
+  gint still;
 
   g_return_val_if_fail (cache != NULL && len > 0, NULL);
   g_mutex_lock (&cache->lock);
   drain_events (cache);
-  e = find_cached (cache, addr, len, access);
+  e = find_cached (cache, addr, len, access, &still);
   g_mutex_unlock (&cache->lock);
   return e != NULL ? &e->pub : NULL;
 }
@@ -264,12 +269,13 @@ rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int a
 {
   Entry *e;
   struct ibv_mr *mr;
+  gint still;
 
   g_return_val_if_fail (cache != NULL && len > 0, NULL);
   g_mutex_lock (&cache->lock);
   drain_events (cache);
 
-  if ((e = find_cached (cache, addr, len, access)) != NULL) {
+  if ((e = find_cached (cache, addr, len, access, &still)) != NULL) {
     g_mutex_unlock (&cache->lock);
     if (tally != NULL)
       tally->hits++;
@@ -290,7 +296,9 @@ rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int a
   /* Memory the watch does not hold as it was may be a new mapping where a cached one was,
    * its unmap not reported yet: an entry over it (not covering all of this) must go before
    * the new registration attaches the address again and makes it look watched. */
-  if (cache->watching && !rdma_unmap_watch_still (addr))
+  if (still < 0 && cache->watching)
+    still = rdma_unmap_watch_still (addr);
+  if (still == 0)
     invalidate_range (cache, (guintptr) addr, (guintptr) addr + len, FALSE);
 
   e = g_new0 (Entry, 1);
