@@ -113,12 +113,14 @@ flush_cause (RdmaConn *conn)
 {
   switch (g_atomic_int_get (&conn->device_event) - 1) {
   case -1:
+    /* soft-RoCE (rxe 6.1) fails a QP that refused a remote access with no event at all */
     return "; the queue pair went to the error state before any disconnect arrived: the peer "
-           "closed it, or the device failed it (see the kernel log)";
+           "closed it, or the device failed it (see the kernel log; soft-RoCE fails a queue "
+           "pair that refused a remote access without an event or a log line)";
   case IBV_EVENT_QP_ACCESS_ERR:
     return "; the device put this side's queue pair in the error state: it refused a remote "
-           "access by the peer (a key this side had taken back, as a READ the peer's device "
-           "sends again after the field's DONE uses)";
+           "access by the peer (a key this side had taken back, as a READ that reaches it "
+           "after the field's DONE uses, which a fabric that reorders a QP's packets allows)";
   case IBV_EVENT_QP_REQ_ERR:
     return "; the device put this side's queue pair in the error state: the peer sent a "
            "request it found invalid";
