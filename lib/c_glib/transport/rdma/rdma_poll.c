@@ -70,12 +70,16 @@ rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
   };
 }
 
-/* Polls one batch; returns the number of completions handled, or -1 with @error. */
+/* Polls one batch; returns the number of completions handled, or -1 with @error (the first
+ * failure's).  Every completion of the batch is handled, those after a failure too: they
+ * are off the CQ, and what they hold (a shared receive slot, a send slot, an op) would
+ * otherwise never be given back or counted. */
 static gint
 drain (RdmaPoller *p, GError **error)
 {
   struct ibv_wc wc[RDMA_POLL_BATCH];
   int n = rdma_verbs->poll_cq (p->cq, RDMA_POLL_BATCH, wc);
+  gboolean ok = TRUE;
 
   if (n < 0) {
     GError *e = NULL;
@@ -84,10 +88,15 @@ drain (RdmaPoller *p, GError **error)
     g_propagate_error (error, e);
     return -1;
   }
-  for (int i = 0; i < n; i++)
-    if (!p->sink->completion (p->owner, &wc[i], error))
-      return -1;
-  return n;
+  for (int i = 0; i < n; i++) {
+    GError *later = NULL;
+
+    if (ok)
+      ok = p->sink->completion (p->owner, &wc[i], error);
+    else if (!p->sink->completion (p->owner, &wc[i], &later))
+      g_error_free (later);   /* the connection failed already, for the first reason */
+  }
+  return ok ? n : -1;
 }
 
 static gboolean
