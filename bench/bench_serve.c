@@ -29,6 +29,27 @@ typedef struct
   const gchar *prog;
 } Serving;
 
+/* the servers of bench_serve_each, for bench_serve_wakeups */
+G_LOCK_DEFINE_STATIC (running);
+static GPtrArray *running;
+
+guint64
+bench_serve_wakeups (void)
+{
+  guint64 sum = 0;
+
+  G_LOCK (running);
+  for (guint i = 0; running != NULL && i < running->len; i++)
+  {
+    guint64 n = 0;
+
+    g_object_get (g_ptr_array_index (running, i), "wakeups", &n, NULL);
+    sum += n;
+  }
+  G_UNLOCK (running);
+  return sum;
+}
+
 static gpointer
 serve_thread (gpointer data)
 {
@@ -122,6 +143,12 @@ bench_serve_each (gchar **uris, GObject **processors, ThriftThreadedServerMode m
   }
   if (status == 0)
   {
+    G_LOCK (running);
+    if (running == NULL)
+      running = g_ptr_array_new ();
+    for (i = 0; i < n; i++)
+      g_ptr_array_add (running, serving[i].server);
+    G_UNLOCK (running);
     for (i = 0; i < n; i++)
       threads[i] = g_thread_new ("bench-serve", serve_thread, &serving[i]);
     for (i = 0; i < n; i++)
@@ -134,6 +161,10 @@ bench_serve_each (gchar **uris, GObject **processors, ThriftThreadedServerMode m
       }
     if (status == 0)
       printf ("servers stopped\n");
+    G_LOCK (running);
+    for (i = 0; i < n; i++)
+      g_ptr_array_remove (running, serving[i].server);
+    G_UNLOCK (running);
   }
   for (i = 0; i < n; i++)
     g_clear_object (&serving[i].server);

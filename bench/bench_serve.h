@@ -36,6 +36,10 @@ int bench_serve (gchar **uris, ThriftThreadedServerMode mode, GObject *processor
 int bench_serve_each (gchar **uris, GObject **processors, ThriftThreadedServerMode mode,
                       const gchar *prog);
 
+/* Dispatcher wake-ups so far of the servers bench_serve runs in this process (their
+ * "wakeups" property, summed). */
+guint64 bench_serve_wakeups (void);
+
 /* Parses --server-mode's value (NULL: pool); FALSE if it is neither pool nor
  * per-connection. */
 gboolean bench_parse_server_mode (const gchar *text, ThriftThreadedServerMode *mode);

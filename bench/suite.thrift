@@ -43,7 +43,11 @@
 struct ServerUsage {
   1: i64 user_us,      // CPU time of the whole server process in user mode (getrusage)
   2: i64 system_us,    // and in the kernel
-  3: i64 calls         // benchmark calls served (usage itself not counted)
+  3: i64 calls,        // benchmark calls served (usage itself not counted)
+  4: i64 wakeups,      // connections its ThriftThreadedServers' dispatchers took from their
+                       // epoll sets (the "wakeups" property; 0 for per-connection mode)
+  5: i64 switches      // voluntary context switches of the whole process (getrusage
+                       // ru_nvcsw): each a blocking wait that blocked
 }
 
 service BenchSuite {

@@ -202,16 +202,15 @@ suite_column_transport (const gchar *label, const gchar *uri)
 }
 
 gboolean
-suite_server_usage (SuiteConn *c, double *cpu_s, gint64 *calls, GError **error)
+suite_server_usage (SuiteConn *c, SuiteServerUsage *out, GError **error)
 {
   ServerUsage *u = g_object_new (TYPE_SERVER_USAGE, NULL);
   gboolean ok = bench_suite_if_usage (c->client, &u, error);
 
   if (ok)
-  {
-    *cpu_s = (u->user_us + u->system_us) / 1e6;
-    *calls = u->calls;
-  }
+    *out = (SuiteServerUsage) { .cpu_s = (u->user_us + u->system_us) / 1e6,
+                                .calls = u->calls, .wakeups = u->wakeups,
+                                .switches = u->switches };
   g_object_unref (u);
   return ok;
 }

@@ -94,7 +94,12 @@ gboolean suite_clients_under (guint clients);
 const gchar *suite_column_transport (const gchar *label, const gchar *uri);
 
 /* The server's CPU seconds and benchmark calls so far (the usage function). */
-gboolean suite_server_usage (SuiteConn *c, double *cpu_s, gint64 *calls, GError **error);
+typedef struct
+{
+  double cpu_s;              /* user and system */
+  gint64 calls, wakeups, switches;   /* ServerUsage's (suite.thrift) */
+} SuiteServerUsage;
+gboolean suite_server_usage (SuiteConn *c, SuiteServerUsage *out, GError **error);
 
 G_END_DECLS
 

@@ -15,6 +15,9 @@
 /* suite_handler.c: the handler of bench/suite.thrift (suite_handler.h). */
 #include "config.h"
 
+#include <sys/resource.h>
+
+#include "bench_serve.h"
 #include "bench_suite.h"
 #include "bench_util.h"
 #include "suite_client.h"
@@ -62,9 +65,14 @@ usage (BenchSuiteIf *iface, ServerUsage **ret, GError **error)
 {
   double user, system;
 
+  struct rusage ru = { 0 };
+
   bench_cpu_seconds (&user, &system);
+  getrusage (RUSAGE_SELF, &ru);
   g_object_set (*ret, "user_us", (gint64) (user * 1e6), "system_us", (gint64) (system * 1e6),
-                "calls", (gint64) g_atomic_pointer_get (&served), NULL);
+                "calls", (gint64) g_atomic_pointer_get (&served),
+                "wakeups", (gint64) bench_serve_wakeups (), "switches", (gint64) ru.ru_nvcsw,
+                NULL);
   return TRUE;
 }
 

@@ -215,8 +215,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
   SuiteConn *control;
   GError *error = NULL;
   double cpu_user0, cpu_sys0, cpu_user1, cpu_sys1, start_us;
-  double server_cpu0 = 0, server_cpu1 = 0;
-  gint64 server_calls0 = 0, server_calls1 = 0;
+  SuiteServerUsage server0 = { 0 }, server1 = { 0 };
   gboolean server_ok;
 
   r->rounds++;
@@ -250,7 +249,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     g_cond_wait (&load.cond, &load.lock);
   g_mutex_unlock (&load.lock);
 
-  server_ok = suite_server_usage (control, &server_cpu0, &server_calls0, &error);
+  server_ok = suite_server_usage (control, &server0, &error);
   bench_cpu_seconds (&cpu_user0, &cpu_sys0);
   g_mutex_lock (&load.lock);
   start_us = bench_now_us ();
@@ -265,7 +264,7 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
     g_thread_join (workers[i].thread);
   bench_cpu_seconds (&cpu_user1, &cpu_sys1);
   if (server_ok)
-    server_ok = suite_server_usage (control, &server_cpu1, &server_calls1, &error);
+    server_ok = suite_server_usage (control, &server1, &error);
   if (!server_ok)
   {
     fail (r, g_strdup_printf ("%s: usage: %s", spec->uri, error->message));
@@ -274,8 +273,10 @@ suite_load_run (const SuiteLoadSpec *spec, SuiteLoadResult *r)
 
   r->elapsed_s += (load.last_end_us - start_us) / 1e6;
   r->client_cpu_s += (cpu_user1 + cpu_sys1) - (cpu_user0 + cpu_sys0);
-  r->server_cpu_s += server_cpu1 - server_cpu0;
-  r->server_calls += server_calls1 - server_calls0;
+  r->server_cpu_s += server1.cpu_s - server0.cpu_s;
+  r->server_calls += server1.calls - server0.calls;
+  r->server_wakeups += server1.wakeups - server0.wakeups;
+  r->server_switches += server1.switches - server0.switches;
   for (guint f = 0; f < spec->n_functions; f++)
   {
     GArray *all = r->samples[f];

@@ -52,6 +52,8 @@ typedef struct
   double client_cpu_s;        /* this process, during the calls */
   double server_cpu_s;        /* the server process, during the calls (usage function) */
   gint64 server_calls;        /* benchmark calls the server served meanwhile */
+  gint64 server_wakeups;      /* its dispatchers' wake-ups meanwhile (usage function) */
+  gint64 server_switches;     /* its voluntary context switches meanwhile */
   gboolean have_counters;     /* rdma:// */
   guint64 counters[BENCH_N_COUNTERS];   /* summed over the connections */
   const gchar *request_proto[2];   /* per function: what carried its requests ("" for tcp://) */

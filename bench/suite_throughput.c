@@ -56,9 +56,10 @@ print_row (const gchar *label, const gchar *function, guint clients, const Suite
   guint64 calls = suite_load_calls (r);
   double d = MAX (calls, 1);
 
-  printf ("%-8s %-27s %4u %9.0f %8.2f %8.1f %8.1f %8.1f %8.1f", label, function, clients,
-          suite_load_rate (r), suite_load_mb_s (r, size), r->latency[0].p50, r->latency[0].p99,
-          r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d);
+  printf ("%-8s %-27s %4u %9.0f %8.2f %8.1f %8.1f %8.1f %8.1f %5.2f %5.2f", label, function,
+          clients, suite_load_rate (r), suite_load_mb_s (r, size), r->latency[0].p50,
+          r->latency[0].p99, r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d,
+          r->server_wakeups / d, r->server_switches / d);
   if (r->have_counters)
   {
     const guint64 *k = r->counters;
@@ -82,12 +83,13 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
   double d = MAX (calls, 1);
 
   fprintf (f, "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT
-              ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%s,%s,%d",
+              ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%.3f,%.3f,%s,%s,%d",
            label, function, suite_column_transport (label, uri), size, clients,
            duration, r->elapsed_s, calls, r->server_calls, suite_load_rate (r),
            suite_load_mb_s (r, size), r->latency[0].mean, r->latency[0].p50, r->latency[0].p99,
            r->client_cpu_s, r->server_cpu_s, r->client_cpu_s * 1e6 / d,
-           r->server_cpu_s * 1e6 / d, r->request_proto[0] ? r->request_proto[0] : "",
+           r->server_cpu_s * 1e6 / d, r->server_wakeups / d, r->server_switches / d,
+           r->request_proto[0] ? r->request_proto[0] : "",
            r->reply_proto[0] ? r->reply_proto[0] : "", r->protocol_changed[0]);
   bench_csv_counters (f, r->have_counters, r->counters);
   fprintf (f, ",%s\n", r->error ? g_strdelimit (r->error, ",\"\n", ';') : "");
@@ -117,6 +119,7 @@ suite_run_throughput (const SuiteOptions *o)
     bench_csv_header (o->csv, "column,function,transport,size,clients,duration_s,elapsed_s,calls,"
                               "server_calls,rpc_per_s,mb_per_s,mean_us,p50_us,p99_us,client_cpu_s,"
                               "server_cpu_s,client_cpu_us_per_rpc,server_cpu_us_per_rpc,"
+                              "server_wakeups_per_rpc,server_switches_per_rpc,"
                               "request_protocol,reply_protocol,protocol_changed");
   }
 
@@ -135,10 +138,11 @@ suite_run_throughput (const SuiteOptions *o)
             "librspreload. The columns of one N take turns, a round each, so the host's load\n"
             "falls on all alike. MB/s = payload one way; CPU = us of CPU time per RPC, client\n"
             "process and server process (getrusage); counters per RPC summed over the client\n"
-            "connections (evts = CQ events)\n");
-    printf ("%-8s %-27s %4s %9s %8s %8s %8s %8s %8s %-16s %5s %5s %5s %5s\n", "column",
-            "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU",
-            "request/reply", "WRs", "posts", "CQEs", "evts");
+            "connections (evts = CQ events); wake = the server's dispatcher wake-ups and csw\n"
+            "its voluntary context switches (blocking waits), per RPC\n");
+    printf ("%-8s %-27s %4s %9s %8s %8s %8s %8s %8s %5s %5s %-16s %5s %5s %5s %5s\n", "column",
+            "function", "N", "RPC/s", "MB/s", "p50 us", "p99 us", "cli CPU", "srv CPU", "wake",
+            "csw", "request/reply", "WRs", "posts", "CQEs", "evts");
     fflush (stdout);
     for (guint c = 0; c < o->clients->len; c++)
     {

@@ -253,6 +253,45 @@ test_handover (void)
   g_assert_cmpuint (count_threads (), ==, threads0);
 }
 
+/* POOL: a connection that waits between its calls is armed again after each, and its
+ * descriptor is registered once, not at every arming: one epoll_ctl per wake-up (the
+ * connection's set in the shared one), where there were two. */
+static void
+test_watch_updates (void)
+{
+  Fixture f;
+  Client c = { 0 };
+  GError *error = NULL;
+  guint64 wakeups = 0, updates = 0;
+  gint r = 0;
+
+  fixture_make (&f, 4, NULL);
+  /* one dispatcher: none is free to linger for the next call, so each is a wake-up */
+  g_object_set (f.server, "workers", 1, NULL);
+  fixture_start (&f);
+  g_assert_true (client_open (&c, f.port, NULL, &error));
+  g_assert_no_error (error);
+  for (gint i = 0; i < 50; i++)
+  {
+    g_usleep (1000);   /* the connection goes back to the set */
+    g_assert_true (gate_if_ping (c.client, &r, i, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (r, ==, i + 1);
+  }
+  g_object_get (f.server, "wakeups", &wakeups, "watch-updates", &updates, NULL);
+  g_test_message ("50 calls: %" G_GUINT64_FORMAT " wake-ups, %" G_GUINT64_FORMAT
+                  " epoll_ctl", wakeups, updates);
+  g_assert_cmpuint (wakeups, >=, 40);
+  /* the connection's first arming adds its socket and its set: one more */
+  g_assert_cmpuint (updates, <=, wakeups + 2);
+  gate_test_client_clear (&c);
+
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  g_assert_no_error (f.serve.error);
+  fixture_free (&f);
+}
+
 /* max-connections=2 and 3 clients: never more than 2 served at once, and the third is
  * served (not refused) once one of the first two leaves. */
 static void
@@ -756,6 +795,7 @@ main (int argc, char **argv)
   g_test_add_func ("/threaded_server/max-connections", test_bound);
   g_test_add_func ("/threaded_server/pool/handover", test_handover);
   g_test_add_func ("/threaded_server/pool/many-idle", test_many_idle);
+  g_test_add_func ("/threaded_server/pool/watch-updates", test_watch_updates);
   g_test_add_data_func ("/threaded_server/stop/connected/pool", "pool", test_stop_connected);
   g_test_add_data_func ("/threaded_server/stop/connected/per-connection", "per-connection",
                         test_stop_connected);

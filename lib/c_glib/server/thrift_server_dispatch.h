@@ -50,7 +50,7 @@ typedef struct _ThriftServerDispatch ThriftServerDispatch;
 typedef struct
 {
   gpointer owner;               /* the server's connection */
-  ThriftTransport *transport;   /* what thrift_idle_watch_check looks at */
+  ThriftTransport *transport;   /* what thrift_idle_watch_look looks at */
   GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
   guint n_fds;
   gint64 deadline_us;           /* monotonic; 0: none */
@@ -59,6 +59,7 @@ typedef struct
   int timer_fd;                 /* (owned) for deadline_us (-1: none yet) */
   gint64 timer_at;              /* what timer_fd is set to (0: nothing pending) */
   int in_set[THRIFT_IDLE_WATCH_MAX_FDS];   /* descriptors in set_fd */
+  gushort in_events[THRIFT_IDLE_WATCH_MAX_FDS];   /* and the events each is watched for */
   guint n_in_set;
   gboolean in_dispatch;         /* set_fd is in the dispatch's set */
   GList *idle_link;             /* under the dispatch's lock: armed, in its idle list */
@@ -107,9 +108,16 @@ gboolean thrift_server_dispatch_others_ready (ThriftServerDispatch *d);
  * bound counts from here (nothing if the caller is not a dispatcher). */
 G_GNUC_INTERNAL
 void thrift_server_dispatch_progress (void);
-/* Calls handed over so far. */
+/* What the dispatch did so far: */
+typedef struct
+{
+  guint64 handovers;     /* calls handed over */
+  guint64 wakeups;       /* connections taken from the set (not from the turns' queue) */
+  guint64 set_updates;   /* epoll_ctl calls that armed connections (one per arming when
+                            their descriptors stay the same) */
+} ThriftServerDispatchStats;
 G_GNUC_INTERNAL
-guint64 thrift_server_dispatch_handovers (ThriftServerDispatch *d);
+void thrift_server_dispatch_stats (ThriftServerDispatch *d, ThriftServerDispatchStats *out);
 /* Stops: every dispatcher ends after the call it is in (interrupt blocked ones first), the
  * threads are joined and the idle connections closed.  Then only the counts may be asked
  * before thrift_server_dispatch_free. */

@@ -82,6 +82,8 @@ enum
   PROP_MODE,
   PROP_WORKERS,
   PROP_HANDOVERS,
+  PROP_WAKEUPS,
+  PROP_WATCH_UPDATES,
   N_PROPS
 };
 
@@ -122,7 +124,8 @@ typedef struct
   gboolean listener_closed;   /* the interrupt closed the server transport */
 
   ThriftServerDispatch *dispatch;   /* POOL: while serving (set, and cleared under lock) */
-  guint64 handovers;          /* under lock: those of the serves that ended */
+  ThriftServerDispatchStats ended;   /* under lock: the dispatch counts of serves that
+                                        ended */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
@@ -474,7 +477,14 @@ pool_stop (ThriftThreadedServer *self)
     return;
   thrift_server_dispatch_stop (d);
   g_mutex_lock (&priv->lock);
-  priv->handovers += thrift_server_dispatch_handovers (d);
+  {
+    ThriftServerDispatchStats st;
+
+    thrift_server_dispatch_stats (d, &st);
+    priv->ended.handovers += st.handovers;
+    priv->ended.wakeups += st.wakeups;
+    priv->ended.set_updates += st.set_updates;
+  }
   priv->dispatch = NULL;
   g_mutex_unlock (&priv->lock);
   thrift_server_dispatch_free (d);
@@ -843,13 +853,23 @@ thrift_threaded_server_get_property (GObject *object, guint prop_id, GValue *val
       g_mutex_unlock (&priv->lock);
       break;
     case PROP_HANDOVERS:
+    case PROP_WAKEUPS:
+    case PROP_WATCH_UPDATES:
+    {
+      ThriftServerDispatchStats now = { 0 };
+
       g_mutex_lock (&priv->lock);
-      g_value_set_uint64 (value, priv->handovers + (priv->dispatch != NULL
-                                                    ? thrift_server_dispatch_handovers (
-                                                        priv->dispatch)
-                                                    : 0));
+      if (priv->dispatch != NULL)
+        thrift_server_dispatch_stats (priv->dispatch, &now);
+      now.handovers += priv->ended.handovers;
+      now.wakeups += priv->ended.wakeups;
+      now.set_updates += priv->ended.set_updates;
       g_mutex_unlock (&priv->lock);
+      g_value_set_uint64 (value, prop_id == PROP_HANDOVERS ? now.handovers
+                                 : prop_id == PROP_WAKEUPS ? now.wakeups
+                                                               : now.set_updates);
       break;
+    }
     case PROP_LISTENING:
       g_mutex_lock (&priv->lock);
       g_value_set_boolean (value, priv->listening);
@@ -936,6 +956,15 @@ thrift_threaded_server_class_init (ThriftThreadedServerClass *klass)
     g_param_spec_uint64 ("handovers", "Handovers",
                          "POOL: calls that held their dispatcher so long, while every other "
                          "was busy, that a new dispatcher took its place",
+                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_WAKEUPS] =
+    g_param_spec_uint64 ("wakeups", "Wake-ups",
+                         "POOL: connections a dispatcher took from the shared epoll set",
+                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_WATCH_UPDATES] =
+    g_param_spec_uint64 ("watch-updates", "Watch updates",
+                         "POOL: epoll_ctl calls that armed idle connections (one per arming "
+                         "while a connection's descriptors stay the same)",
                          0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   props[PROP_LISTENING] =
     g_param_spec_boolean ("listening", "Listening",

@@ -62,6 +62,11 @@ typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
  *                           has run for 20 ms, a new dispatcher takes its place (so blocking
  *                           handlers need no more)
  *   "handovers"             guint64, read-only: calls that were handed over so
+ *   "wakeups"               guint64, read-only: POOL: connections a dispatcher took from
+ *                           the shared epoll set (one wake-up each)
+ *   "watch-updates"         guint64, read-only: POOL: epoll_ctl calls that armed idle
+ *                           connections (one per arming while a connection's descriptors
+ *                           stay the same)
  *   "max-connections"       guint, 1 to 65535, default 4096: connections open at once
  *   "active-connections"    guint, read-only: connections being served now
  *   "connections-accepted"  guint64, read-only: connections accepted since construction

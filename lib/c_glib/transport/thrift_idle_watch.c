@@ -15,6 +15,8 @@
 /* thrift_idle_watch.c: idle connections in a shared poll set (see thrift_idle_watch.h). */
 #include "config.h"
 
+#include <poll.h>
+
 #include <thrift/c_glib/thrift.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_framed_transport.h>
@@ -75,30 +77,55 @@ watched_transport (ThriftTransport *connection, Wrappers *wrappers)
   return *wrappers == WRAPPERS_UNKNOWN ? NULL : inner;
 }
 
-/* @n_fds and @fds are what prepare filled, with revents set, when @after_poll. */
+typedef enum
+{
+  WATCH_PREPARE,
+  WATCH_CHECK,   /* @fds as prepare filled them, revents set */
+  WATCH_LOOK     /* @fds as prepare filled them, revents unknown */
+} WatchStep;
+
+/* revents of @fds by a poll (2) that does not wait (none if it fails: the caller's set then
+ * fires again, as its descriptors are still readable) */
+static void
+poll_now (GPollFD *fds, guint n_fds)
+{
+  for (guint i = 0; i < n_fds; i++)
+    fds[i].revents = 0;
+  /* (GPollFD is struct pollfd on Unix) */
+  if (n_fds > 0 && poll ((struct pollfd *) fds, n_fds, 0) < 0)
+    for (guint i = 0; i < n_fds; i++)
+      fds[i].revents = 0;
+}
+
 static ThriftIdleState
-watch (ThriftTransport *connection, gboolean after_poll, GPollFD *fds, guint *n_fds,
+watch (ThriftTransport *connection, WatchStep step, GPollFD *fds, guint *n_fds,
        gint64 *deadline_us)
 {
   Wrappers wrappers = WRAPPERS_EMPTY;
   ThriftTransport *inner = watched_transport (connection, &wrappers);
+  ThriftIdleWatchInterface *iface = NULL;
   gboolean fired = FALSE;
 
-  if (after_poll)
+  if (inner != NULL && THRIFT_IS_IDLE_WATCH (inner))
+    iface = THRIFT_IDLE_WATCH_GET_INTERFACE (inner);
+  if (step == WATCH_LOOK && (iface == NULL || iface->look == NULL)) {
+    poll_now (fds, *n_fds);
+    step = WATCH_CHECK;
+  }
+  if (step == WATCH_CHECK)
     for (guint i = 0; i < *n_fds; i++)
       fired = fired || fds[i].revents != 0;
-  else
+  else if (step == WATCH_PREPARE)
     *n_fds = 0;
   *deadline_us = 0;
   if (inner == NULL)
     return THRIFT_IDLE_UNSUPPORTED;
-  if (THRIFT_IS_IDLE_WATCH (inner)) {
-    ThriftIdleWatchInterface *iface = THRIFT_IDLE_WATCH_GET_INTERFACE (inner);
+  if (iface != NULL) {
     if (wrappers == WRAPPERS_BUFFER)
       return THRIFT_IDLE_READY;
-    return (after_poll ? iface->check : iface->prepare) (THRIFT_IDLE_WATCH (inner), fds,
-                                                        THRIFT_IDLE_WATCH_MAX_FDS, n_fds,
-                                                        deadline_us);
+    return (step == WATCH_LOOK ? iface->look : step == WATCH_CHECK ? iface->check
+                                                                   : iface->prepare) (
+             THRIFT_IDLE_WATCH (inner), fds, THRIFT_IDLE_WATCH_MAX_FDS, n_fds, deadline_us);
   }
   if (THRIFT_SOCKET (inner)->sd == THRIFT_INVALID_SOCKET)
     return THRIFT_IDLE_GONE;
@@ -114,14 +141,21 @@ ThriftIdleState
 thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
                            gint64 *deadline_us)
 {
-  return watch (connection, FALSE, fds, n_fds, deadline_us);
+  return watch (connection, WATCH_PREPARE, fds, n_fds, deadline_us);
 }
 
 ThriftIdleState
 thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
                          gint64 *deadline_us)
 {
-  return watch (connection, TRUE, fds, n_fds, deadline_us);
+  return watch (connection, WATCH_CHECK, fds, n_fds, deadline_us);
+}
+
+ThriftIdleState
+thrift_idle_watch_look (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                        gint64 *deadline_us)
+{
+  return watch (connection, WATCH_LOOK, fds, n_fds, deadline_us);
 }
 
 gboolean
@@ -139,7 +173,7 @@ thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us)
     return TRUE;
   if (THRIFT_IS_IDLE_WATCH (inner) && THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger != NULL)
     return THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger (THRIFT_IDLE_WATCH (inner), max_us);
-  switch (watch (connection, FALSE, fds, &n, &deadline)) {
+  switch (watch (connection, WATCH_PREPARE, fds, &n, &deadline)) {
   case THRIFT_IDLE_WAIT:
     return g_poll (fds, n, (gint) ((max_us + 999) / 1000)) > 0;
   case THRIFT_IDLE_UNSUPPORTED:

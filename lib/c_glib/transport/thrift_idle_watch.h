@@ -59,9 +59,17 @@ typedef struct _ThriftIdleWatchInterface ThriftIdleWatchInterface;
  * @check: after the poll returned or the deadline passed, with @fds and *@n_fds as @prepare
  *   left them and revents set: takes what happened without blocking, and then answers as
  *   @prepare does (refilling @fds).
+ * @look: (optional) as @check, for a watcher that did not poll the descriptors (it was woken
+ *   by the set they are in, or the deadline): finds out itself, without blocking, what
+ *   happened.  Saves the watcher's poll (2) per wake-up where the transport's own look costs
+ *   no more (ThriftRdma: reading the completion channel, which it does anyway).
  * @linger: (optional) right after a request was served, waits at most @max_us for the next
  *   one the way the connection waits in a call (its polling mode: a latency hint spins), and
  *   returns TRUE if it is there or the connection ended; FALSE when the time is up.
+ *
+ * A descriptor listed in consecutive answers must be the same open file all along (a watcher
+ * registers it once, not on every answer); a transport that replaces one leaves it out of
+ * at least one answer in between.
  */
 struct _ThriftIdleWatchInterface
 {
@@ -72,6 +80,8 @@ struct _ThriftIdleWatchInterface
   ThriftIdleState (*check) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
                             guint *n_fds, gint64 *deadline_us);
   gboolean (*linger) (ThriftIdleWatch *self, gint64 max_us);
+  ThriftIdleState (*look) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
+                           guint *n_fds, gint64 *deadline_us);
 };
 
 GType thrift_idle_watch_get_type (void);
@@ -96,6 +106,11 @@ gboolean thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us);
  * revents set. */
 ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds,
                                          guint *n_fds, gint64 *deadline_us);
+/* The same when woken without knowing which descriptor fired (an epoll set holding them
+ * fired, or the deadline passed): the transport's own look where it has one, else a poll of
+ * @fds (timeout 0) and check. */
+ThriftIdleState thrift_idle_watch_look (ThriftTransport *connection, GPollFD *fds,
+                                        guint *n_fds, gint64 *deadline_us);
 
 G_END_DECLS
 

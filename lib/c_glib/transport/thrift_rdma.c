@@ -785,22 +785,37 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
 
+/* check (@polled: fds' revents say which channel fired) and look (not polled) */
 static ThriftIdleState
-thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, guint *n_fds,
-                        gint64 *deadline_us)
+idle_after (ThriftIdleWatch *watch, gboolean polled, GPollFD *fds, guint max_fds,
+            guint *n_fds, gint64 *deadline_us)
 {
   ThriftRdmaPrivate *priv = PRIV (watch);
   GError *e = NULL;
-  gboolean cq_event = *n_fds >= 1 && fds[0].revents != 0;
-  gboolean cm_event = *n_fds >= 2 && fds[1].revents != 0;
-
+  gint64 now = g_get_monotonic_time ();
   RdmaIdle st;
 
   if (priv->conn == NULL)
     return THRIFT_IDLE_GONE;
   /* (the call first: the error it sets is an argument too) */
-  st = rdma_conn_idle_check (priv->conn, cq_event, cm_event, g_get_monotonic_time (), &e);
+  st = polled ? rdma_conn_idle_check (priv->conn, *n_fds >= 1 && fds[0].revents != 0,
+                                      *n_fds >= 2 && fds[1].revents != 0, now, &e)
+              : rdma_conn_idle_look (priv->conn, now, &e);
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
+}
+
+static ThriftIdleState
+thrift_rdma_idle_check (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, guint *n_fds,
+                        gint64 *deadline_us)
+{
+  return idle_after (watch, TRUE, fds, max_fds, n_fds, deadline_us);
+}
+
+static ThriftIdleState
+thrift_rdma_idle_look (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, guint *n_fds,
+                       gint64 *deadline_us)
+{
+  return idle_after (watch, FALSE, fds, max_fds, n_fds, deadline_us);
 }
 
 static gboolean
@@ -833,6 +848,7 @@ thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface)
 {
   iface->prepare = thrift_rdma_idle_prepare;
   iface->check = thrift_rdma_idle_check;
+  iface->look = thrift_rdma_idle_look;
   iface->linger = thrift_rdma_idle_linger;
 }
 

@@ -163,6 +163,11 @@ RdmaIdle rdma_conn_idle_prepare (RdmaConn *conn, GError **error);
 gint64 rdma_conn_timer_due (RdmaConn *conn);
 RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event,
                                gint64 now, GError **error);
+/* check, for a caller that did not poll the fds (woken by the set they are in): reads the
+ * completion channel, and the CM channel only if that had no event (an unread CM event keeps
+ * the fds readable, so the next look reads it): one system call per request, not a poll and
+ * a read. */
+RdmaIdle rdma_conn_idle_look (RdmaConn *conn, gint64 now, GError **error);
 
 /* What a shell sets and reads: */
 RdmaConnState rdma_conn_get_state (const RdmaConn *conn);

@@ -179,3 +179,13 @@ rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint
     return RDMA_IDLE_GONE;
   return rdma_conn_idle_prepare (conn, error);
 }
+
+RdmaIdle
+rdma_conn_idle_look (RdmaConn *conn, gint64 now, GError **error)
+{
+  guint64 events = conn->stats.cq_events;
+
+  if (!rdma_poller_take_event (&conn->poller, error))
+    return RDMA_IDLE_GONE;
+  return rdma_conn_idle_check (conn, FALSE, conn->stats.cq_events == events, now, error);
+}
