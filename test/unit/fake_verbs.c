@@ -601,7 +601,11 @@ qp_fail (FakeQp *qp)
 static void
 swr_fails (FakeQp *qp, FakeSwr *w, enum ibv_wc_status status)
 {
-  qp->id->stats.errors++;
+  /* (its peer destroyed its QP: it closed) */
+  if (status == IBV_WC_RETRY_EXC_ERR && (qp->id->peer == NULL || qp->id->peer->id.qp == NULL))
+    qp->id->stats.peer_gone++;
+  else
+    qp->id->stats.errors++;
   while (qp->executed > 0)
     swr_complete (qp);
   g_assert (g_queue_peek_head (&qp->sq) == w);

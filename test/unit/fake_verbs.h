@@ -150,7 +150,9 @@ typedef struct
   guint64 completions;        /* work completions polled from its CQ */
   guint64 cq_events;          /* completion events taken */
   guint64 rnr;                /* SENDs and WRITE_WITH_IMMs that found no receive posted */
-  guint64 errors;             /* WRs that failed (not flushed) */
+  guint64 errors;             /* WRs that failed (not flushed), peer_gone's aside */
+  guint64 peer_gone;          /* WRs that failed because the peer had left (its QP gone:
+                                 what a side sends as its peer closes, a report or credits) */
   guint64 retransmissions;    /* fake_verbs_retransmit and FAKE_DEFERRED's retransmit steps
                                  that found a WR waiting for its ACK */
   guint64 replays;            /* local operations they ran again */
