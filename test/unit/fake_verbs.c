@@ -81,12 +81,17 @@ typedef struct
   guint cqs;
 } FakeChannel;
 
+/* How a CQ is armed: as rxe does, an arming never lowers what the CQ is armed for, and
+ * solicited events come from a receive's completion whose SEND or WRITE with immediate asked
+ * for one, or that was flushed; never from the send queue's. */
+enum { FAKE_ARM_NONE, FAKE_ARM_SOLICITED, FAKE_ARM_ALL };
+
 typedef struct
 {
   struct ibv_cq cq;
   FakeChannel *channel;
   GQueue wcs;               /* FakeWc * */
-  gboolean armed;
+  guint armed;              /* FAKE_ARM_*: which completion raises the next event */
   guint events, acked;      /* events taken and acknowledged */
   guint qps;
   FakeId *owner;            /* the side of the QP that uses it (its events count there) */
@@ -456,7 +461,8 @@ place (guint8 *dst, const struct ibv_sge *src, int ns, guint64 len, guint64 from
 /* ---- completions ---- */
 
 static void
-cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_retire)
+cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_retire,
+         gboolean solicited)
 {
   FakeWc *w;
 
@@ -472,8 +478,9 @@ cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_
   w->rq = rq;
   w->sq_retire = sq_retire;
   g_queue_push_tail (&cq->wcs, w);
-  if (cq->armed && cq->channel != NULL) {
-    cq->armed = FALSE;
+  if (cq->channel != NULL
+      && (cq->armed == FAKE_ARM_ALL || (cq->armed == FAKE_ARM_SOLICITED && solicited))) {
+    cq->armed = FAKE_ARM_NONE;
     fdq_push (&cq->channel->events, cq);
   }
 }
@@ -512,13 +519,13 @@ sq_complete (FakeQp *qp, const struct ibv_send_wr *wr, enum ibv_wc_status status
     qp->unsignalled++;
     return;
   }
-  cq_push (qp->scq, qp, &wc, FALSE, qp->unsignalled + 1);
+  cq_push (qp->scq, qp, &wc, FALSE, qp->unsignalled + 1, FALSE);
   qp->unsignalled = 0;
 }
 
 static void
 rq_complete (FakeQp *qp, guint64 wr_id, enum ibv_wc_status status, enum ibv_wc_opcode opcode,
-             guint32 len, gboolean with_imm, __be32 imm)
+             guint32 len, gboolean with_imm, __be32 imm, gboolean solicited)
 {
   struct ibv_wc wc = {
     .wr_id = wr_id,
@@ -530,7 +537,7 @@ rq_complete (FakeQp *qp, guint64 wr_id, enum ibv_wc_status status, enum ibv_wc_o
     .imm_data = with_imm ? imm : 0,
   };
 
-  cq_push (qp->rcq, qp, &wc, qp->srq == NULL, 0);
+  cq_push (qp->rcq, qp, &wc, qp->srq == NULL, 0, solicited);
 }
 
 static void
@@ -580,7 +587,7 @@ qp_fail (FakeQp *qp)
     return;
   qp->failed = TRUE;
   while ((r = g_queue_pop_head (&qp->rq)) != NULL) {
-    rq_complete (qp, r->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0);
+    rq_complete (qp, r->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0, TRUE);
     g_free (r);
   }
   sq_flush (qp);
@@ -934,6 +941,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   const struct ibv_send_wr *wr = &w->wr;
   gboolean with_imm = wr->opcode == IBV_WR_SEND_WITH_IMM
                       || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+  gboolean solicited = (wr->send_flags & IBV_SEND_SOLICITED) != 0;
   FakeRecv *recv;
   FakeQp *peer;
 
@@ -997,7 +1005,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   case IBV_WR_SEND_WITH_IMM:
     recv = recv_take (peer);
     if (w->len > sge_len (recv->sge, recv->num_sge)) {
-      rq_complete (peer, recv->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, FALSE, 0);
+      rq_complete (peer, recv->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, FALSE, 0, solicited);
       g_free (recv);
       qp_fail (peer);
       swr_fails (qp, w, IBV_WC_REM_INV_REQ_ERR);
@@ -1005,7 +1013,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
     }
     if (!local_ok (peer->pd, recv->sge, recv->num_sge, TRUE)) {
       misused ("a receive's SGE is not in a writable region of its key and PD");
-      rq_complete (peer, recv->wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, FALSE, 0);
+      rq_complete (peer, recv->wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, FALSE, 0, solicited);
       g_free (recv);
       qp_fail (peer);
       swr_fails (qp, w, IBV_WC_REM_OP_ERR);
@@ -1013,13 +1021,13 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
     }
     sg_copy (recv->sge, recv->num_sge, wr->sg_list, wr->num_sge);
     rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV, (guint32) w->len, with_imm,
-                 wr->imm_data);
+                 wr->imm_data, solicited);
     g_free (recv);
     break;
   case IBV_WR_RDMA_WRITE_WITH_IMM:
     recv = recv_take (peer);
     rq_complete (peer, recv->wr_id, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, (guint32) w->len,
-                 TRUE, wr->imm_data);
+                 TRUE, wr->imm_data, solicited);
     g_free (recv);
     break;
   default:
@@ -1356,7 +1364,7 @@ fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
     qp->rq_used++;
     qp->id->stats.recvs++;
     if (qp->failed) {
-      rq_complete (qp, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0);
+      rq_complete (qp, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0, TRUE);
       continue;
     }
     g_queue_push_tail (&qp->rq, recv_copy (wr));
@@ -1528,7 +1536,8 @@ static int
 fake_req_notify_cq (struct ibv_cq *ibcq, int solicited_only)
 {
   g_mutex_lock (&lock);
-  ((FakeCq *) ibcq)->armed = TRUE;
+  if (((FakeCq *) ibcq)->armed != FAKE_ARM_ALL)
+    ((FakeCq *) ibcq)->armed = solicited_only ? FAKE_ARM_SOLICITED : FAKE_ARM_ALL;
   if (((FakeCq *) ibcq)->owner != NULL)
     ((FakeCq *) ibcq)->owner->calls++;
   g_mutex_unlock (&lock);

@@ -419,20 +419,28 @@ raw_open_timed (Raw *r, FakeTiming timing, guint32 seed)
 }
 
 static int
-raw_post (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
-          guint64 remote, guint32 rkey, gboolean signalled, guint64 wr_id)
+raw_post_flags (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
+                guint64 remote, guint32 rkey, unsigned int send_flags, guint64 wr_id)
 {
   struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off), .length = len,
                          .lkey = r->mr[side]->lkey };
   struct ibv_send_wr wr = {
     .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
-    .send_flags = signalled ? IBV_SEND_SIGNALED : 0,
+    .send_flags = send_flags,
     .imm_data = htonl (0x1234),
     .wr.rdma = { .remote_addr = remote, .rkey = rkey },
   };
   struct ibv_send_wr *bad = NULL;
 
   return rdma_verbs->post_send (r->id[side]->qp, &wr, &bad);
+}
+
+static int
+raw_post (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
+          guint64 remote, guint32 rkey, gboolean signalled, guint64 wr_id)
+{
+  return raw_post_flags (r, side, opcode, off, len, remote, rkey,
+                         signalled ? IBV_SEND_SIGNALED : 0, wr_id);
 }
 
 static void
@@ -954,6 +962,48 @@ test_fake_events (void)
   rdma_verbs->ack_cq_events (cq, 1);
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 1);
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 2);
+  raw_close (&r);
+}
+
+/* A CQ armed for solicited completions only: a SEND that asks for a solicited event raises
+ * one, one that does not and the sender's own completion raise none; an arming for every
+ * completion is not lowered by a later one for solicited ones (IBA's rule, rxe's too). */
+static void
+test_fake_solicited (void)
+{
+  Raw r;
+  struct pollfd pfd[2];
+  struct ibv_cq *cq = NULL;
+  void *ctx = NULL;
+
+  raw_open (&r, 8, 8);
+  for (guint s = 0; s < 2; s++)
+    pfd[s] = (struct pollfd) { .fd = r.ch[s]->fd, .events = POLLIN };
+  for (guint i = 0; i < 3; i++)
+    raw_recv (&r, 1, 64 * i, 64, i + 1);
+  g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[0], 1), ==, 0);
+  g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 1), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, TRUE, 1), ==, 0);
+  g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 1);
+  g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 1);
+  g_assert_cmpint (poll (pfd, 2, 0), ==, 0);
+  g_assert_cmpint (raw_post_flags (&r, 0, IBV_WR_SEND, 0, 5, 0, 0,
+                                   IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 2), ==, 0);
+  g_assert_cmpint (poll (&pfd[1], 1, 1000), ==, 1);
+  g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, 0);
+  rdma_verbs->ack_cq_events (cq, 1);
+  g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 2);
+  g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 2);
+  g_assert_cmpint (poll (&pfd[0], 1, 0), ==, 0);   /* the sender's own: none */
+
+  g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 0), ==, 0);
+  g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 1), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, TRUE, 3), ==, 0);
+  g_assert_cmpint (poll (&pfd[1], 1, 1000), ==, 1);
+  g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, 0);
+  rdma_verbs->ack_cq_events (cq, 1);
+  g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 3);
+  g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 3);
   raw_close (&r);
 }
 
@@ -2501,6 +2551,52 @@ test_idle_server (void)
   pair_close (&p);
 }
 
+/* An idle connection arms its CQ for solicited events only: a request wakes it, its reply's
+ * own completion does not (it is taken at the next wake-up: on soft-RoCE it came after the
+ * arming and woke the server a second time for every request).  For a peer that does not
+ * say its messages are solicited (a hello from before RDMA_WIRE_HELLO_SOLICITED), and while
+ * something of its own waits for a send's completion, it arms for every completion. */
+static void
+test_idle_solicited (void)
+{
+  Pair p;
+  GError *error = NULL;
+  struct pollfd pfd;
+  int cq_fd, cm_fd;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  g_assert_true (p.s->peer.flags & RDMA_WIRE_HELLO_SOLICITED);
+  g_assert_true (p.c->peer.flags & RDMA_WIRE_HELLO_SOLICITED);
+  rdma_conn_get_fds (p.s, &cq_fd, &cm_fd);
+  pfd = (struct pollfd) { .fd = cq_fd, .events = POLLIN };
+
+  g_assert_cmpint (rdma_conn_idle_prepare (p.s, &error), ==, RDMA_IDLE_WAIT);
+  g_assert_no_error (error);
+  g_assert_cmpint (p.s->poller.armed, ==, RDMA_ARM_SOLICITED);
+  /* a message (every one of its WRs asks for a solicited event) wakes it */
+  rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
+  g_assert_true (rdma_conn_send (p.c, (const guint8 *) "ping", 4, deadline (), &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (poll (&pfd, 1, WAIT_S * 1000), ==, 1);
+  g_assert_cmpint (rdma_conn_idle_check (p.s, TRUE, FALSE, g_get_monotonic_time (), &error),
+                   ==, RDMA_IDLE_READY);
+  g_assert_true (rdma_conn_release_message (p.s, &error));
+  g_assert_no_error (error);
+
+  /* a peer from before: every completion */
+  p.s->peer.flags = 0;
+  g_assert_cmpint (rdma_conn_idle_prepare (p.s, &error), ==, RDMA_IDLE_WAIT);
+  g_assert_cmpint (p.s->poller.armed, ==, RDMA_ARM_ALL);
+  p.s->peer.flags = RDMA_WIRE_HELLO_SOLICITED;
+  /* (never lowered: armed for all, it stays so until its event) */
+  g_assert_cmpint (rdma_conn_idle_prepare (p.s, &error), ==, RDMA_IDLE_WAIT);
+  g_assert_cmpint (p.s->poller.armed, ==, RDMA_ARM_ALL);
+  g_assert_no_error (error);
+  rdma_conn_free (p.c);
+  rdma_conn_free (p.s);
+  assert_clean ();
+}
+
 /* ---- the pair as ThriftRdma transports ---- */
 
 static const gsize thrift_sizes[] = { 1, 100, SLOT_ROOM, 70000, 1u << 20 };
@@ -3176,6 +3272,7 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/window/none", test_window_none);
   g_test_add_func ("/loopback/window/everywhere", test_window_everywhere);
   g_test_add_func ("/loopback/fake/manual_error", test_fake_manual_error);
+  g_test_add_func ("/loopback/fake/solicited", test_fake_solicited);
   g_test_add_func ("/loopback/fake/pieces", test_fake_pieces);
   g_test_add_func ("/loopback/fake/seeded", test_fake_seeded);
   g_test_add_func ("/loopback/fake/deferred_waits", test_fake_deferred_waits);
@@ -3251,6 +3348,7 @@ main (int argc, char **argv)
   }
   g_test_add_func ("/loopback/keepalive/own-qp-failed", test_own_qp_failed_silently);
   g_test_add_func ("/loopback/failed-batch", test_failed_batch);
+  g_test_add_func ("/loopback/idle/solicited", test_idle_solicited);
   g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/disconnected", GINT_TO_POINTER (TRUE),
                         test_gone_before_cts);
   g_test_add_data_func ("/loopback/write_rndv/gone_before_cts/silent", GINT_TO_POINTER (FALSE),

@@ -322,6 +322,8 @@ qp_failed (gpointer data, enum ibv_event_type what)
 
   /* the first says why (QP_LAST_WQE_REACHED follows any failure of an SRQ's QP) */
   (void) g_atomic_int_compare_and_exchange (&conn->device_event, 0, (gint) what + 1);
+  /* an idle connection may wait for solicited events only, which a flush is not */
+  (void) rdma_verbs->req_notify_cq (conn->poller.cq, 0);
   if (rdma_verbs->post_send (conn->id->qp, &wr, &bad) != 0)
     g_debug ("ThriftRdma: the failed QP takes no notice: %s", g_strerror (errno));
 }
@@ -380,6 +382,7 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   conn->settings.rx_protocols |= 1u << RDMA_PROTO_EAGER;
   conn->settings.rx_protocols &= rdma_proto_implemented ();
   hello->protocols = GUINT16_TO_LE (conn->settings.rx_protocols);
+  hello->flags = GUINT32_TO_LE (RDMA_WIRE_HELLO_SOLICITED);
   return TRUE;
 }
 

@@ -124,6 +124,12 @@ rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr, const gchar
   struct ibv_send_wr *bad = NULL;
   int rc;
 
+  /* what completes a receive of the peer wakes it where it waits for solicited events only
+   * (RDMA_WIRE_HELLO_SOLICITED: every message's WRs, each fragment's included) */
+  for (struct ibv_send_wr *w = wr; w != NULL; w = w->next)
+    if (w->opcode == IBV_WR_SEND || w->opcode == IBV_WR_SEND_WITH_IMM
+        || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+      w->send_flags |= IBV_SEND_SOLICITED;
   rc = rdma_verbs->post_send (conn->id->qp, wr, &bad);
   conn->stats.post_send_calls++;
   if (rc != 0) {

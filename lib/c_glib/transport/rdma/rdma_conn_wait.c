@@ -145,6 +145,21 @@ idle_over (gpointer owner)
   return idle_state (owner) != RDMA_IDLE_WAIT;
 }
 
+/* What an idle connection's CQ is armed for.  A peer's message is what ends the wait, and
+ * it raises a solicited event (RDMA_WIRE_HELLO_SOLICITED): the completion of our own reply
+ * would otherwise wake the server a second time for every request.  Unless something of ours
+ * waits for a send's completion to go on: a control or credit message for a send slot, a
+ * window operation, a protocol's progress (RFP's polling). */
+static RdmaArm
+idle_arm (RdmaConn *conn)
+{
+  if (!(conn->peer.flags & RDMA_WIRE_HELLO_SOLICITED) || conn->poller.progress_mask != 0
+      || !g_queue_is_empty (&conn->control_out) || rdma_window_busy (conn)
+      || rdma_credit_need_explicit (&conn->credits) || rdma_helpers_need_report (conn))
+    return RDMA_ARM_ALL;
+  return RDMA_ARM_SOLICITED;
+}
+
 RdmaIdle
 rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
 {
@@ -152,7 +167,7 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
    * reads it when it fires, which saves a system call per request */
   RdmaIdle st;
 
-  if (!rdma_poller_settle (&conn->poller, idle_over, error))
+  if (!rdma_poller_settle (&conn->poller, idle_over, idle_arm (conn), error))
     return RDMA_IDLE_GONE;
   st = idle_state (conn);
   /* a failure found while nobody was reading (a completion handler's) is the reason */

@@ -100,9 +100,9 @@ drain (RdmaPoller *p, GError **error)
 }
 
 static gboolean
-arm (RdmaPoller *p, GError **error)
+arm (RdmaPoller *p, RdmaArm how, GError **error)
 {
-  int rc = rdma_verbs->req_notify_cq (p->cq, 0);
+  int rc = rdma_verbs->req_notify_cq (p->cq, how == RDMA_ARM_SOLICITED);
   if (rc != 0) {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_req_notify_cq", rc, -1, NULL);
@@ -110,7 +110,7 @@ arm (RdmaPoller *p, GError **error)
     g_propagate_error (error, e);
     return FALSE;
   }
-  p->armed = TRUE;
+  p->armed = how;
   return TRUE;
 }
 
@@ -127,7 +127,7 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_get_cq_event", err, -1, NULL);
     return FALSE;
   }
-  p->armed = FALSE;
+  p->armed = RDMA_ARM_NONE;
   (*p->cq_events)++;
   if (++p->unacked_events >= RDMA_POLL_ACK_BATCH) {
     rdma_verbs->ack_cq_events (p->cq, p->unacked_events);
@@ -307,8 +307,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 
     /* poll, arm, poll again, then block */
     rdma_spin_stop (ticket);
-    if (!p->armed) {
-      if (!arm (p, error))
+    if (p->armed != RDMA_ARM_ALL) {
+      if (!arm (p, RDMA_ARM_ALL, error))
         return FALSE;
       continue;
     }
@@ -388,7 +388,8 @@ rdma_poller_drain_all (RdmaPoller *p, GError **error)
 }
 
 gboolean
-rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), GError **error)
+rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), RdmaArm how,
+                    GError **error)
 {
   for (;;) {
     if (!rdma_poller_drain_all (p, error))
@@ -398,9 +399,9 @@ rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), GError **e
     if (over (p->owner))
       return TRUE;
     /* poll, arm, poll again: a completion before the arm raises no event */
-    if (p->armed)
+    if (p->armed >= how)
       return TRUE;
-    if (!arm (p, error))
+    if (!arm (p, how, error))
       return FALSE;
   }
 }

@@ -53,6 +53,16 @@ typedef struct
   gboolean (*timer_tick) (gpointer owner, gint64 now, GError **error);
 } RdmaPollSink;
 
+/* How the CQ is armed (ibv_req_notify_cq).  A CQ armed for every completion stays so until
+ * its event, whatever is asked later (IBA's rule, which rxe and mlx5 keep): only an arming
+ * for more than the CQ has counts. */
+typedef enum
+{
+  RDMA_ARM_NONE,        /* no event will come */
+  RDMA_ARM_SOLICITED,   /* the next solicited completion (a peer's message) raises one */
+  RDMA_ARM_ALL          /* the next completion of any kind raises one */
+} RdmaArm;
+
 typedef struct
 {
   /* set by the owner */
@@ -81,7 +91,7 @@ typedef struct
   guint long_waits;                   /* long waits so far (every RDMA_POLL_TRY_EVERY-th
                                          tries the way not chosen) */
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
-  gboolean armed;                     /* armed: the CQ's next completion raises an event */
+  RdmaArm armed;                      /* which completion raises the CQ's next event */
 } RdmaPoller;
 
 /* Hybrid polling spins through a wait whose typical time is at most half this. */
@@ -134,10 +144,12 @@ gboolean rdma_poller_drain_all (RdmaPoller *p, GError **error);
 /* Takes a CQ event after the completion channel's fd was readable. */
 gboolean rdma_poller_take_event (RdmaPoller *p, GError **error);
 /* Takes every completion and runs the sink's progressed; then, unless @over (owner) says the
- * wait is over, arms the CQ and does it again (poll, arm, poll again: a completion that came
- * before the arm raises no event), until the CQ is armed and empty or @over.  FALSE with
- * @error: the poller or the sink failed. */
-gboolean rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), GError **error);
+ * wait is over, arms the CQ (for @arm: RDMA_ARM_SOLICITED when only a peer's message can end
+ * the wait) and does it again (poll, arm, poll again: a completion that came before the arm
+ * raises no event), until the CQ is armed and empty or @over.  FALSE with @error: the poller
+ * or the sink failed. */
+gboolean rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), RdmaArm arm,
+                             GError **error);
 
 G_END_DECLS
 

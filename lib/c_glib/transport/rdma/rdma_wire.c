@@ -58,7 +58,7 @@ rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError *
   out->max_message = GUINT32_FROM_LE (h.max_message);
   out->rkey = GUINT32_FROM_LE (h.rkey);
   out->addr = GUINT64_FROM_LE (h.addr);
-  out->buf_len = GUINT32_FROM_LE (h.buf_len);
+  out->flags = GUINT32_FROM_LE (h.flags);
   if (out->version != THRIFT_RDMA_WIRE_VERSION) {
     rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
                            "the peer speaks ThriftRdma wire version %u, this library version "

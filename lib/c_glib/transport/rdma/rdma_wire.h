@@ -39,9 +39,16 @@ typedef struct __attribute__ ((packed))
   guint32 max_message;  /* largest message the sender accepts (its max message size) */
   guint32 rkey;         /* key of the sender's reserved remote buffer (0: none) */
   guint64 addr;         /* its address (for WRITE based protocols; 0: none) */
-  guint32 buf_len;      /* its length */
+  guint32 flags;        /* RDMA_WIRE_HELLO_* (was the buffer's length, always 0 and never
+                           read: a peer from before sends none) */
 } RdmaWireHello;
 G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
+
+/* Every work request of the sender that completes a receive of its peer (SEND, SEND with
+ * immediate, WRITE with immediate) asks for a solicited event: the peer may wait for its
+ * messages with its CQ armed for solicited completions only, so that its own sends'
+ * completions wake nobody. */
+#define RDMA_WIRE_HELLO_SOLICITED 0x1u
 
 void rdma_wire_hello_init (RdmaWireHello *hello, guint16 version);
 /* Checks length, magic and version of a peer's hello; @out gets it in host order. */
