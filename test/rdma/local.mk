@@ -211,4 +211,4 @@ EXTRA_DIST += test/rdma/test-scale.sh
 # The guest's fabric keeps each QP's packets in order, as RC needs (issue 21: a READ resent
 # after its DONE failed the lender's QP when two CPUs reordered a flow).
 rdma_tests += $(abs_top_srcdir)/test/rdma/test-fabric.sh
-EXTRA_DIST += test/rdma/test-fabric.sh
+EXTRA_DIST += test/rdma/test-fabric.sh test/rdma/guest-test.sh

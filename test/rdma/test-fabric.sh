@@ -14,32 +14,17 @@
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 set -u
 if [ "${1:-}" = "--help" ]; then sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0; fi
-top=${top_builddir:-.}
-SUITE=$top/bench/thrift-rdma-suite
-ADDR=${THRIFT_RDMA_TEST_SERVER_ADDR:-10.77.0.1}
+. "$(dirname "$0")/guest-test.sh"
 SECONDS_RUN=${FABRIC_SECONDS:-3}
-PORT=$((20000 + $$ % 20000))
 COUNTERS="out_of_seq_request duplicate_request completer_retry_err"
 
-n=0
-tap() {  # tap VERDICT(0/1) DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
-}
-if [ ! -x "$SUITE" ]; then
-  echo "1..1"; echo "not ok 1 $SUITE is not built (make check builds it; set top_builddir)"
-  exit 0
-fi
+need_suite
 devices=$(ls /sys/class/infiniband 2>/dev/null)
 if [ -z "$devices" ]; then
   echo "1..1"; echo "not ok 1 no RDMA device (/sys/class/infiniband is empty)"; exit 0
 fi
 echo "1..3"
-work=$(mktemp -d "${TMPDIR:-/tmp}/test-fabric.XXXXXX")
-server=
-cleanup() { [ -n "$server" ] && kill -KILL "$server" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+make_work test-fabric
 
 counters() {  # one line per device and counter: "dev counter value" (0 where not kept)
   local d c f
@@ -51,14 +36,7 @@ counters() {  # one line per device and counter: "dev counter value" (0 where no
   done
 }
 
-"$SUITE" --bulk-server "rdma://$ADDR:$PORT" > "$work/server.log" 2>&1 &
-server=$!
-for _ in $(seq 1 300); do
-  grep -q '^listening on' "$work/server.log" && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-grep -q '^listening on' "$work/server.log"
+start_server --bulk-server "rdma://$ADDR:$PORT"
 tap $? "the bench's bulk server listens on rdma://$ADDR:$PORT"
 
 counters > "$work/before"

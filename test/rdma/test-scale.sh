@@ -14,44 +14,20 @@
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 set -u
 if [ "${1:-}" = "--help" ]; then sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0; fi
-top=${top_builddir:-.}
-SUITE=$top/bench/thrift-rdma-suite
-ADDR=${THRIFT_RDMA_TEST_SERVER_ADDR:-10.77.0.1}
+. "$(dirname "$0")/guest-test.sh"
 POINTS=${SCALE_CONNECTIONS:-1024,4096}
-PORT=$((20000 + $$ % 20000))
 
-n=0
-tap() {  # tap VERDICT(0/1) DESCRIPTION
-  n=$((n + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
-}
-if [ ! -x "$SUITE" ]; then
-  echo "1..1"; echo "not ok 1 $SUITE is not built (make check builds it; set top_builddir)"
-  exit 0
-fi
+need_suite
 echo "1..5"
 # two descriptors a connection on each side: past the kernel's default hard limit of 4,096
 # (root may raise it; both programs then raise their soft limit to it)
 ulimit -Hn 65536 2>/dev/null && ulimit -Sn 65536 2>/dev/null
-work=$(mktemp -d "${TMPDIR:-/tmp}/test-scale.XXXXXX")
-server=
-cleanup() { [ -n "$server" ] && kill -KILL "$server" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-"$SUITE" --server "rdma://$ADDR:$PORT" > "$work/server.log" 2>&1 &
-server=$!
-disown "$server"   # (its kill at the end is no news)
-for _ in $(seq 1 300); do
-  grep -q 'listening on' "$work/server.log" && break
-  kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -q 'listening on' "$work/server.log"; then
-  sed 's/^/# server: /' "$work/server.log"
+make_work test-scale
+if ! start_server --server "rdma://$ADDR:$PORT"; then
   tap 1 "the server listens on rdma://$ADDR:$PORT"
   exit 0
 fi
+disown "$server"   # (its kill at the end is no news)
 
 # the default budget, as rdma_budget.c computes it for root: an eighth of the memory, at
 # least 64 MiB
