@@ -148,12 +148,14 @@ idle_over (gpointer owner)
 /* What an idle connection's CQ is armed for.  A peer's message is what ends the wait, and
  * it raises a solicited event (RDMA_WIRE_HELLO_SOLICITED): the completion of our own reply
  * would otherwise wake the server a second time for every request.  Unless something of ours
- * waits for a send's completion to go on: a control or credit message for a send slot, a
- * window operation, a protocol's progress (RFP's polling). */
+ * waits for a send's completion to go on: a message still arriving (the READs that pull a
+ * Read-RNDV request), a control or credit message for a send slot, a window operation, a
+ * protocol's progress (RFP's polling). */
 static RdmaArm
 idle_arm (RdmaConn *conn)
 {
   if (!(conn->peer.flags & RDMA_WIRE_HELLO_SOLICITED) || conn->poller.progress_mask != 0
+      || rdma_conn_head_message (conn) != NULL
       || !g_queue_is_empty (&conn->control_out) || rdma_window_busy (conn)
       || rdma_credit_need_explicit (&conn->credits) || rdma_helpers_need_report (conn))
     return RDMA_ARM_ALL;
@@ -166,9 +168,18 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
   /* CM events (a disconnect) are not read here: the CM channel is in the poll set and check
    * reads it when it fires, which saves a system call per request */
   RdmaIdle st;
+  RdmaArm how = idle_arm (conn), now;
 
-  if (!rdma_poller_settle (&conn->poller, idle_over, idle_arm (conn), error))
-    return RDMA_IDLE_GONE;
+  /* what the settle's completions started (a window operation after a DONE) may need more
+   * than the arming it began with: settled again, armed for all */
+  for (;;) {
+    if (!rdma_poller_settle (&conn->poller, idle_over, how, error))
+      return RDMA_IDLE_GONE;
+    now = idle_arm (conn);
+    if (now <= how || idle_over (conn))
+      break;
+    how = now;
+  }
   st = idle_state (conn);
   /* a failure found while nobody was reading (a completion handler's) is the reason */
   if (st == RDMA_IDLE_GONE && conn->state == RDMA_CONN_FAILED && conn->failure != NULL
