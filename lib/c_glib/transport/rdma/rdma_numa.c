@@ -290,7 +290,11 @@ rdma_numa_bind_thread (gint node, GError **error)
 {
   /* node + 1 of the last binding of this thread (0: none) */
   static GPrivate bound = G_PRIVATE_INIT (NULL);
+  /* libnuma fills its cache of each node's CPUs without a lock: two threads binding at once
+   * both filled it and one's allocation was lost (LeakSanitizer, test_numa_loopback) */
+  static GMutex libnuma;
   RdmaNumaMachine m;
+  int rc, err;
 
   if (node == RDMA_NUMA_NONE || g_private_get (&bound) == GINT_TO_POINTER (node + 1))
     return TRUE;
@@ -299,8 +303,11 @@ rdma_numa_bind_thread (gint node, GError **error)
   rdma_numa_machine_get (&m);
   if (!m.available || !rdma_numa_has (&m, node))
     return TRUE;
-  if (numa_run_on_node (node) != 0) {
-    int err = errno;
+  g_mutex_lock (&libnuma);
+  rc = numa_run_on_node (node);
+  err = errno;
+  g_mutex_unlock (&libnuma);
+  if (rc != 0) {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "cannot bind the thread to the CPUs of NUMA node %d: %s (is the node in "
                  "this process's cpuset, and does it have CPUs?)", node, g_strerror (err));
