@@ -464,6 +464,18 @@ pool_start (ThriftThreadedServer *self, GError **error)
   return d != NULL;
 }
 
+/* Adds @d's counts so far to @to. */
+static void
+stats_add (ThriftServerDispatchStats *to, ThriftServerDispatch *d)
+{
+  ThriftServerDispatchStats st;
+
+  thrift_server_dispatch_stats (d, &st);
+  to->handovers += st.handovers;
+  to->wakeups += st.wakeups;
+  to->set_updates += st.set_updates;
+}
+
 /* Waits for the dispatchers (those in a call finish it; a blocked read is interrupted by the
  * caller first) and closes the idle connections. */
 static void
@@ -477,14 +489,7 @@ pool_stop (ThriftThreadedServer *self)
     return;
   thrift_server_dispatch_stop (d);
   g_mutex_lock (&priv->lock);
-  {
-    ThriftServerDispatchStats st;
-
-    thrift_server_dispatch_stats (d, &st);
-    priv->ended.handovers += st.handovers;
-    priv->ended.wakeups += st.wakeups;
-    priv->ended.set_updates += st.set_updates;
-  }
+  stats_add (&priv->ended, d);
   priv->dispatch = NULL;
   g_mutex_unlock (&priv->lock);
   thrift_server_dispatch_free (d);
@@ -856,14 +861,12 @@ thrift_threaded_server_get_property (GObject *object, guint prop_id, GValue *val
     case PROP_WAKEUPS:
     case PROP_WATCH_UPDATES:
     {
-      ThriftServerDispatchStats now = { 0 };
+      ThriftServerDispatchStats now;
 
       g_mutex_lock (&priv->lock);
+      now = priv->ended;
       if (priv->dispatch != NULL)
-        thrift_server_dispatch_stats (priv->dispatch, &now);
-      now.handovers += priv->ended.handovers;
-      now.wakeups += priv->ended.wakeups;
-      now.set_updates += priv->ended.set_updates;
+        stats_add (&now, priv->dispatch);
       g_mutex_unlock (&priv->lock);
       g_value_set_uint64 (value, prop_id == PROP_HANDOVERS ? now.handovers
                                  : prop_id == PROP_WAKEUPS ? now.wakeups
