@@ -55,6 +55,7 @@ typedef struct
   guint calls;              /* calls: how many */
   const gchar *bulk_uri;    /* bulk: the rdma:// URI of the first mode's server */
   gchar **bulk_modes;       /* bulk: the modes measured (names), or NULL for all */
+  gchar **columns;          /* throughput: the columns measured (labels), or NULL for all */
   GArray *connections;      /* scale: guint64 connection counts, ascending, a point each */
   gint server_pid;          /* scale: the server's pid, for its memory (0: not measured) */
   FILE *csv;                /* where CSV goes, or NULL */
@@ -62,6 +63,7 @@ typedef struct
 
 int suite_run_latency (const SuiteOptions *o);
 int suite_run_throughput (const SuiteOptions *o);
+gboolean suite_throughput_column_known (const gchar *label);
 int suite_run_mixed (const SuiteOptions *o);
 int suite_run_calls (const SuiteOptions *o);
 int suite_run_hybrid (const SuiteOptions *o);

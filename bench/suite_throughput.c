@@ -96,6 +96,18 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
   fflush (f);
 }
 
+/* The columns' labels, as --columns takes them. */
+static const gchar *const column_labels[] = { "plan", "plain", "e+r_rndv", "tcp", "rsocket" };
+
+gboolean
+suite_throughput_column_known (const gchar *label)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (column_labels); i++)
+    if (g_strcmp0 (label, column_labels[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 int
 suite_run_throughput (const SuiteOptions *o)
 {
@@ -114,6 +126,21 @@ suite_run_throughput (const SuiteOptions *o)
     targets[n++] = (Target) { "tcp", o->tcp_uri, NULL };
   if (o->rsocket_uri)
     targets[n++] = (Target) { "rsocket", o->rsocket_uri, NULL };
+  if (o->columns != NULL)
+  {
+    guint kept = 0;
+
+    for (guint t = 0; t < n; t++)
+      if (g_strv_contains ((const gchar *const *) o->columns, targets[t].label))
+        targets[kept++] = targets[t];
+    n = kept;
+  }
+  if (n == 0)
+  {
+    fprintf (stderr, "thrift-rdma-suite: throughput: no column to measure (give --rdma, --tcp "
+                     "or --rsocket, and --columns naming one of theirs)\n");
+    return 2;
+  }
   if (o->csv)
   {
     bench_csv_header (o->csv, "column,function,transport,size,clients,duration_s,elapsed_s,calls,"

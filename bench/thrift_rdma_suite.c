@@ -155,6 +155,7 @@ main (int argc, char **argv)
   gchar **servers = NULL, *server_mode = NULL, *run = NULL, *rdma = NULL, *tcp = NULL;
   gchar *rsocket = NULL, *mixed_clients = NULL;
   gchar *hybrid = NULL, *bulk = NULL, *bulk_server = NULL, *bulk_modes = NULL;
+  gchar *columns = NULL;
   gint mix_small = 20, mix_units = 40;
   gchar *client = NULL, *functions = NULL, *sizes = NULL, *clients = NULL, *function = NULL;
   gchar *csv = NULL, *connections = NULL;
@@ -183,6 +184,9 @@ main (int argc, char **argv)
       "bulk: the rdma:// URI given to the server's --bulk-server", "URI" },
     { "bulk-modes", 0, 0, G_OPTION_ARG_STRING, &bulk_modes,
       "bulk: the modes measured (default copy,bulk,bulk-unpipelined)", "M,M,..." },
+    { "columns", 0, 0, G_OPTION_ARG_STRING, &columns,
+      "throughput: only these columns (plan, plain, e+r_rndv, tcp, rsocket; default every one "
+      "whose server is given)", "C,C,..." },
     { "mix-small", 0, 0, G_OPTION_ARG_INT, &mix_small,
       "hybrid: small calls per bulk call (default 20)", "N" },
     { "mix-units", 0, 0, G_OPTION_ARG_INT, &mix_units,
@@ -356,6 +360,14 @@ main (int argc, char **argv)
                o.bulk_modes[i]);
       return 2;
     }
+  o.columns = columns ? g_strsplit (columns, ",", -1) : NULL;
+  for (guint i = 0; o.columns != NULL && o.columns[i] != NULL; i++)
+    if (!suite_throughput_column_known (o.columns[i]))
+    {
+      fprintf (stderr, "%s: no throughput column '%s' (plan, plain, e+r_rndv, tcp, rsocket)\n",
+               prog, o.columns[i]);
+      return 2;
+    }
   o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.clients = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.mixed_clients = g_array_new (FALSE, FALSE, sizeof (guint64));
@@ -461,6 +473,7 @@ main (int argc, char **argv)
   }
   g_strfreev (o.functions);
   g_strfreev (o.bulk_modes);
+  g_strfreev (o.columns);
   g_array_free (o.sizes, TRUE);
   g_array_free (o.clients, TRUE);
   g_array_free (o.mixed_clients, TRUE);

@@ -1731,6 +1731,43 @@ test_ring_sized (void)
   }
 }
 
+/* In a call-and-reply through the direct rings, the freed chunks are reported in the next
+ * message each way: a message of a quarter of the ring (the size it was made for) costs no
+ * credit message of its own on either side, on top of its one WRITE_WITH_IMM (the chunks cut
+ * at the end of the ring add a WRITE_WITH_IMM now and then, never a SEND). */
+static void
+test_ring_reports_ride (void)
+{
+  const guint n = 40;
+  ThriftRdmaStats cb, sb;
+  gsize len;
+  Cost c, s;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_EVENT);
+  echo_start (&p);
+  len = p.c->settings.ring_size / RDMA_RING_MESSAGES - 64;
+  for (guint i = 0; i < 3; i++)
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, len, i);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, p.s->settings.ring_size);
+  cb = *rdma_conn_stats (p.c);
+  sb = *rdma_conn_stats (p.s);
+  for (guint i = 0; i < n; i++)
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, len, i);
+  c = cost_since (p.c, &cb);
+  s = cost_since (p.s, &sb);
+  g_test_message ("%u echoes of %" G_GSIZE_FORMAT " B: client credit messages %" G_GUINT64_FORMAT
+                  ", write_imms %" G_GUINT64_FORMAT "; server credit messages %" G_GUINT64_FORMAT
+                  ", write_imms %" G_GUINT64_FORMAT, n, len, c.credits, c.write_imms, s.credits,
+                  s.write_imms);
+  g_assert_cmpuint (c.credits, ==, 0);
+  g_assert_cmpuint (s.credits, ==, 0);
+  g_assert_cmpuint (c.sends + c.reads + c.writes, ==, 0);
+  g_assert_cmpuint (c.write_imms, >=, n);
+  g_assert_cmpuint (c.write_imms, <=, n + n / 2);
+  pair_close (&p);
+}
+
 /* Waits on @conn for @us (its timers tick meanwhile). */
 static void
 wait_on (RdmaConn *conn, gint64 us)
@@ -3324,6 +3361,7 @@ main (int argc, char **argv)
     g_free (path);
   }
   g_test_add_func ("/loopback/ring/sized", test_ring_sized);
+  g_test_add_func ("/loopback/ring/reports-ride", test_ring_reports_ride);
   g_test_add_func ("/loopback/ring/idle", test_ring_idle);
   g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
   g_test_add_func ("/loopback/ring/revoked-unused", test_ring_revoked_unused);
