@@ -161,7 +161,7 @@ typedef struct
 {
   RdmaConn *conn;
   GThread *thread;
-  guint answered;
+  gint answered;                /* (atomic: the test thread reads it) */
   gulong delay_us;              /* before each answer */
   gboolean as_plan;             /* answer as a plan without hints would (eager for small
                                    messages, Direct-WriteIMM for large), not by the carrier */
@@ -240,7 +240,7 @@ echo_main (gpointer data)
                          &e->error)
         || !rdma_conn_release_message (e->conn, &e->error))
       break;
-    e->answered++;
+    g_atomic_int_inc (&e->answered);
   }
   return echo_end (e);
 }
@@ -250,6 +250,17 @@ echo_start (Pair *p)
 {
   p->echo.conn = p->s;
   p->echo.thread = g_thread_new ("echo", echo_main, &p->echo);
+}
+
+/* Waits until the echo server has answered @n messages (and so counted what it posted). */
+static void
+echo_wait_answered (Pair *p, guint n)
+{
+  gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while ((guint) g_atomic_int_get (&p->echo.answered) < n && g_get_monotonic_time () < until)
+    g_usleep (100);
+  g_assert_cmpuint ((guint) g_atomic_int_get (&p->echo.answered), >=, n);
 }
 
 /* Waits until the echo server stopped; returns why (owned).  p->s is NULL if it closed the
@@ -1765,6 +1776,50 @@ test_ring_reports_ride (void)
   g_assert_cmpuint (c.sends + c.reads + c.writes, ==, 0);
   g_assert_cmpuint (c.write_imms, >=, n);
   g_assert_cmpuint (c.write_imms, <=, n + n / 2);
+  pair_close (&p);
+}
+
+/* A client whose waits block (event polling) asks the server to announce its RFP replies
+ * and fetches each on its notice: one READ per reply however long the server takes, where
+ * polling for it cost a READ and a wake-up per READ round trip.  Against a peer whose hello
+ * does not offer RFP_NOTIFY (@data TRUE: the flag taken off the client's copy) nothing is
+ * asked and the client polls as before. */
+static void
+test_rfp_notify (gconstpointer data)
+{
+  const gboolean old_peer = GPOINTER_TO_INT (data);
+  const guint n = 12;
+  ThriftRdmaStats cb, sb;
+  Cost c, s;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  if (old_peer)
+    p.c->peer.flags &= ~RDMA_WIRE_HELLO_RFP_NOTIFY;
+  p.echo.delay_us = 3000;
+  echo_start (&p);
+  /* the first reply brings the server's region (its advert): from the next call on */
+  for (guint i = 0; i < 2; i++)
+    echo_by (&p, &rdma_proto_rfp_ops, 64, i);
+  /* the server's counters once its thread is past the last reply's post */
+  echo_wait_answered (&p, 2);
+  cb = *rdma_conn_stats (p.c);
+  sb = *rdma_conn_stats (p.s);
+  for (guint i = 0; i < n; i++)
+    echo_by (&p, &rdma_proto_rfp_ops, 64, i);
+  echo_wait_answered (&p, 2 + n);
+  c = cost_since (p.c, &cb);
+  s = cost_since (p.s, &sb);
+  g_test_message ("%u calls, the server 3 ms late, %s: client READs %" G_GUINT64_FORMAT
+                  ", server notices %" G_GUINT64_FORMAT, n, old_peer ? "old peer" : "notify",
+                  c.reads, s.sends - s.credits - s.controls);
+  if (old_peer) {
+    g_assert_cmpuint (s.sends - s.credits - s.controls, ==, 0);
+    g_assert_cmpuint (c.reads, >, 2 * n);
+  } else {
+    g_assert_cmpuint (s.sends - s.credits - s.controls, ==, n);
+    g_assert_cmpuint (c.reads, ==, n);
+  }
   pair_close (&p);
 }
 
@@ -3362,6 +3417,9 @@ main (int argc, char **argv)
   }
   g_test_add_func ("/loopback/ring/sized", test_ring_sized);
   g_test_add_func ("/loopback/ring/reports-ride", test_ring_reports_ride);
+  g_test_add_data_func ("/loopback/rfp/notify", GINT_TO_POINTER (FALSE), test_rfp_notify);
+  g_test_add_data_func ("/loopback/rfp/notify/old-peer", GINT_TO_POINTER (TRUE),
+                        test_rfp_notify);
   g_test_add_func ("/loopback/ring/idle", test_ring_idle);
   g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
   g_test_add_func ("/loopback/ring/revoked-unused", test_ring_revoked_unused);

@@ -49,6 +49,9 @@ G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
  * messages with its CQ armed for solicited completions only, so that its own sends'
  * completions wake nobody. */
 #define RDMA_WIRE_HELLO_SOLICITED 0x1u
+/* The sender takes RFP's RFP_NOTIFY control message (proto/rdma_proto_rfp.c): a client that
+ * will wait in the kernel asks for its RFP replies to be announced, not polled for. */
+#define RDMA_WIRE_HELLO_RFP_NOTIFY 0x2u
 
 void rdma_wire_hello_init (RdmaWireHello *hello, guint16 version);
 /* Checks length, magic and version of a peer's hello; @out gets it in host order. */

@@ -44,17 +44,23 @@
  *     goes with every RFP message unless the sender knows the receiver polls by itself; the
  *     READ is posted from the completion handler, so a server waiting in a poll set fetches
  *     too;
- *   - without a notice, only a client, and only in a wait (the progress slot) while it has
- *     sent more messages than it received and the server has advertised a region.  A
- *     server's message goes without a notice only when the server has received more messages
- *     than it sent, so the client, having sent at least that many, is then waiting: replies
- *     go silent, a second message in a row is announced.
+ *   - without a notice, only a client that busy-polls, and only in a wait (the progress
+ *     slot) while it has sent more messages than it received and the server has advertised
+ *     a region.  A server's message goes without a notice only when the server has received
+ *     more messages than it sent, so the client, having sent at least that many, is then
+ *     waiting, and only while the client has not asked for notices: replies go silent, a
+ *     second message in a row is announced.
  * So a connection that never used RFP issues no READ; once the server has advertised its
- * region, a client waiting for any reply polls once per READ round trip until the reply
- * came, whatever protocol brought it: READs per RFP reply = 1 + the server's time to answer
- * divided by the READ round trip (+ 1 per 256 KiB beyond the first window).  A client that
- * busy-polls starts polling only after half the shortest recent time its replies took (it
- * spins on its CQ until then), which halves that count when the server's time is steady.
+ * region, a busy-polling client waiting for any reply polls once per READ round trip until
+ * the reply came, whatever protocol brought it: READs per RFP reply = 1 + the server's time
+ * to answer divided by the READ round trip (+ 1 per 256 KiB beyond the first window).  It
+ * starts polling only after half the shortest recent time its replies took (it spins on its
+ * CQ until then), which halves that count when the server's time is steady.  A client whose
+ * wait may block in the kernel (event polling, or hybrid with the process's cores taken by
+ * waits) would pay a wake-up for each of those READs (43 READs and CQ events per call at 64 clients in the guest): before a request,
+ * with no reply outstanding, it tells the server by RFP_NOTIFY (peers whose hello has
+ * RDMA_WIRE_HELLO_RFP_NOTIFY) to announce its replies, and then fetches on the notice only:
+ * one SEND and one READ per reply.  Spinning again, it tells the server to stop.
  *
  * Flow control.  The region is rewritten only after the receiver fetched the message in it;
  * and no message of any protocol follows an RFP message before that (the before_send slot),
@@ -78,6 +84,7 @@
 #include "../rdma_conn_private.h"
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
+#include "../rdma_spin.h"
 #include "../rdma_status.h"
 #include "../rdma_window.h"
 #include "rdma_proto_rfp.h"
@@ -120,7 +127,9 @@ enum
 {
   RFP_ADVERT = 1,  /* le64 addr, le32 rkey, le32 size: the sender's region, new or grown */
   RFP_ASK = 2,     /* le64 seq: the sender wants to send again: fetch seq and say so */
-  RFP_ACK = 3      /* le64 seq: the last of the peer's messages fetched */
+  RFP_ACK = 3,     /* le64 seq: the last of the peer's messages fetched */
+  RFP_NOTIFY = 4   /* le32 1: announce every message to us, we do not poll for them; 0: we
+                      poll (RDMA_WIRE_HELLO_RFP_NOTIFY) */
 };
 
 typedef struct
@@ -149,6 +158,7 @@ typedef struct
   guint64 peer_acked;        /* the last of them the peer reported fetched */
   guint64 asked;             /* the last one we sent an RFP_ASK for */
   gboolean fence_waiting;
+  gboolean peer_notified;    /* the peer asked for every message announced (RFP_NOTIFY) */
 
   /* receiver: the peer's region */
   gboolean peer_known;
@@ -172,6 +182,7 @@ typedef struct
   guint64 ack_addr;          /* the ack word of the region it came from */
   guint32 ack_rkey;
   guint64 notified;          /* the last message the peer announced (notice, RFP_ASK) */
+  gboolean notify_told;      /* client: we asked the peer to announce every message */
   guint64 ask_pending;       /* the peer asked for an RFP_ACK once this one is fetched */
   gint64 sent_us;            /* when this side last sent a message (monotonic) */
   gint64 reply_us;           /* time from it to an unannounced reply found: a minimum
@@ -363,6 +374,49 @@ send_ack (RdmaConn *conn, RfpState *st, GError **error)
 }
 
 static gboolean
+controls_posted (RdmaConn *conn, gpointer data)
+{
+  return g_queue_is_empty (&conn->control_out);
+}
+
+/* Whether this client's next wait may block in the kernel: an event-polled one does, a
+ * hybrid one when the process's waits already take its cores (it would not be let spin,
+ * rdma_spin.h), a busy-polled one never. */
+static gboolean
+wait_may_block (RdmaConn *conn)
+{
+  switch (rdma_conn_polling (conn)) {
+  case THRIFT_RDMA_POLLING_BUSY:
+    return FALSE;
+  case THRIFT_RDMA_POLLING_HYBRID:
+    return rdma_spin_waiters () >= rdma_spin_cores ();
+  default:
+    return TRUE;
+  }
+}
+
+/* A client whose replies may come by RFP says, before a request and with no reply
+ * outstanding (so no reply is on its way under the old word), whether it polls for them: only
+ * a wait that spins does.  The control message is posted before the request, so the server
+ * knows before it answers (the QP keeps order). */
+static gboolean
+tell_notify (RdmaConn *conn, RfpState *st, gint64 deadline_us, GError **error)
+{
+  gboolean want = wait_may_block (conn);
+  guint32 word = GUINT32_TO_LE (want ? 1u : 0u);
+
+  if (!conn->is_client || !st->peer_known || want == st->notify_told
+      || !(conn->peer.flags & RDMA_WIRE_HELLO_RFP_NOTIFY)
+      || conn->msgs_sent != conn->msgs_received)
+    return TRUE;
+  if (!rdma_conn_send_control (conn, RDMA_PROTO_RFP, RFP_NOTIFY, &word, sizeof word, error))
+    return FALSE;
+  st->notify_told = want;
+  /* a control message waiting for a send slot would go after the request */
+  return rdma_conn_wait_for (conn, controls_posted, NULL, deadline_us, error);
+}
+
+static gboolean
 rfp_before_send (RdmaConn *conn, const RdmaProtoOps *ops, gint64 deadline_us, GError **error)
 {
   RfpState *st = state_of (conn);
@@ -372,6 +426,8 @@ rfp_before_send (RdmaConn *conn, const RdmaProtoOps *ops, gint64 deadline_us, GE
     return TRUE;
   if (st->peer_known)
     st->sent_us = g_get_monotonic_time ();
+  if (!tell_notify (conn, st, deadline_us, error))
+    return FALSE;
   if (st->last_seq > st->peer_acked) {
     gboolean ok;
 
@@ -520,7 +576,7 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
   rdma_conn_want_progress (conn, RDMA_PROTO_RFP, TRUE);
   /* A server that received more messages than it sent answers a client that waits, and
    * so polls: no notice.  Anything else is announced. */
-  if (!conn->is_client && conn->msgs_received > conn->msgs_sent)
+  if (!conn->is_client && conn->msgs_received > conn->msgs_sent && !st->peer_notified)
     return TRUE;
   return send_notice (conn, st, seq, deadline_us, error);
 }
@@ -558,7 +614,7 @@ fetch_wanted (RdmaConn *conn, RfpState *st)
       || conn->sq_used + 1 > conn->sq_depth)
     return FALSE;
   return st->notified > conn->msgs_received
-         || (conn->is_client && conn->msgs_sent > conn->msgs_received);
+         || (conn->is_client && !st->notify_told && conn->msgs_sent > conn->msgs_received);
 }
 
 static gboolean
@@ -833,6 +889,18 @@ rfp_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
       break;
     memcpy (&seq, payload, 8);
     return take_ack (conn, st, GUINT64_FROM_LE (seq), error);
+  case RFP_NOTIFY: {
+    guint32 word;
+
+    if (len != 4 || conn->is_client)
+      break;
+    memcpy (&word, payload, 4);
+    word = GUINT32_FROM_LE (word);
+    if (word > 1)
+      break;
+    st->peer_notified = word == 1;
+    return TRUE;
+  }
   default:
     break;
   }
