@@ -57,10 +57,11 @@
  * starts polling only after half the shortest recent time its replies took (it spins on its
  * CQ until then), which halves that count when the server's time is steady.  A client whose
  * wait may block in the kernel (event polling, or hybrid with the process's cores taken by
- * waits) would pay a wake-up for each of those READs (43 READs and CQ events per call at 64 clients in the guest): before a request,
- * with no reply outstanding, it tells the server by RFP_NOTIFY (peers whose hello has
- * RDMA_WIRE_HELLO_RFP_NOTIFY) to announce its replies, and then fetches on the notice only:
- * one SEND and one READ per reply.  Spinning again, it tells the server to stop.
+ * waits) would pay a wake-up for each of those READs (43 READs and CQ events per call at 64
+ * clients in the guest): before a request, with no reply outstanding, it tells the server by
+ * RFP_NOTIFY (peers whose hello has RDMA_WIRE_HELLO_RFP_NOTIFY) to announce its replies, and
+ * then fetches on the notice only: one SEND and one READ per reply.  Spinning again, it tells
+ * the server to stop.
  *
  * Flow control.  The region is rewritten only after the receiver fetched the message in it;
  * and no message of any protocol follows an RFP message before that (the before_send slot),
@@ -926,9 +927,11 @@ rfp_progress (RdmaConn *conn, GError **error)
     goto fail;
   /* A spinning client waits half the shortest recent time to a reply before its first
    * poll (a slow call does not delay the next fast one much); a wait that may block in the
-   * kernel polls at once, so a READ's completion wakes it. */
+   * kernel polls at once, so a READ's completion wakes it (a client that asked for notices
+   * polls only on one: fetch_wanted). */
   if (rdma_conn_polling (conn) == THRIFT_RDMA_POLLING_BUSY
-      && st->notified <= conn->msgs_received && fetch_wanted (conn, st) && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
+      && st->notified <= conn->msgs_received && fetch_wanted (conn, st)
+      && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
     return n;
   if (!try_fetch (conn, st, &e))
     goto fail;
