@@ -1761,10 +1761,13 @@ test_ring_reports_ride (void)
   for (guint i = 0; i < 3; i++)
     echo_by (&p, &rdma_proto_direct_write_imm_ops, len, i);
   g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, p.s->settings.ring_size);
+  /* the server's counters once its thread is past its last reply (and what followed it) */
+  echo_wait_answered (&p, 3);
   cb = *rdma_conn_stats (p.c);
   sb = *rdma_conn_stats (p.s);
   for (guint i = 0; i < n; i++)
     echo_by (&p, &rdma_proto_direct_write_imm_ops, len, i);
+  echo_wait_answered (&p, 3 + n);
   c = cost_since (p.c, &cb);
   s = cost_since (p.s, &sb);
   g_test_message ("%u echoes of %" G_GSIZE_FORMAT " B: client credit messages %" G_GUINT64_FORMAT
