@@ -786,6 +786,51 @@ slow_echo_main (gpointer data)
   return echo_end (e);
 }
 
+/* Event polling with a measure (a plan's throughput or res_util cell) measures both ways of
+ * waiting, spinning and blocking, over the waits of real calls (the CPU of a blocked one
+ * read by its thread's clock), and keeps the cheaper: a slow handler's reply is not spun
+ * for by CPU, since a blocked wait costs its thread far less than 3 ms of spinning.  A spin
+ * looks at the CM channel no more than hybrid's.  Without a measure, event polling never
+ * spins. */
+static void
+test_event_measured (void)
+{
+  for (RdmaMeasure m = RDMA_MEASURE_NONE; m <= RDMA_MEASURE_CPU; m++) {
+    Pair p;
+    guint looks;
+
+    pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+    rdma_conn_set_polling (p.c, THRIFT_RDMA_POLLING_EVENT, m);
+    p.echo.conn = p.s;
+    p.echo.thread = g_thread_new ("slow echo", slow_echo_main, &p.echo);
+    looks = fake_verbs_cm_looks ();
+    for (guint i = 0; i < 24; i++)
+      echo_by (&p, &rdma_proto_eager_ops, 64, i);
+    g_test_message ("measure %d: %u waits, spun %u us, blocked %u us (%u us of CPU), "
+                    "spinning %d", m, p.c->poller.cost.waits, p.c->poller.cost.spin_us,
+                    p.c->poller.cost.block_wall_us, p.c->poller.cost.block_cpu_us,
+                    p.c->poller.cost.spinning);
+    g_assert_cmpuint (fake_verbs_cm_looks () - looks, ==, 0);
+    if (m == RDMA_MEASURE_NONE) {
+      g_assert_cmpuint (p.c->poller.cost.waits, ==, 0);
+      g_assert_cmpuint (p.c->poller.cost.spin_us, ==, 0);
+    } else {
+      g_assert_cmpuint (p.c->poller.cost.waits, >=, 24);
+      g_assert_cmpuint (p.c->poller.cost.spin_us, >=, SLOW_ECHO_US / 2);
+      g_assert_cmpuint (p.c->poller.cost.block_wall_us, >=, SLOW_ECHO_US / 2);
+      if (m == RDMA_MEASURE_CPU) {
+        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, >, 0);
+        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, <, SLOW_ECHO_US / 2);
+        g_assert_false (p.c->poller.cost.spinning);
+      } else {
+        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, ==, 0);
+      }
+    }
+    pair_close (&p);
+    assert_clean ();
+  }
+}
+
 /* Hybrid waits spin for at most RDMA_POLL_SPIN_LONG_US before they block with the CM channel
  * in their poll(2): they need no looks at it while they spin (busy polling, which never
  * blocks, does).  Before, a wait spun through looked every millisecond.  And they learn both
@@ -814,7 +859,7 @@ test_hybrid_wait_no_cm_look (void)
   /* busy polling does look while it spins (a disconnect must end its wait): a wait of 5 ms
    * for nothing looks at least once, at its end (a reply that came while a preempted
    * client did not run needed no look: a call to the slow echo was seen to make none) */
-  rdma_conn_set_polling (p.c, THRIFT_RDMA_POLLING_BUSY);
+  rdma_conn_set_polling (p.c, THRIFT_RDMA_POLLING_BUSY, RDMA_MEASURE_NONE);
   g_assert_null (rdma_conn_wait_message (p.c, g_get_monotonic_time () + 5000, &error));
   g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
   g_clear_error (&error);
@@ -2901,6 +2946,49 @@ test_thrift_eager_rndv (gconstpointer data)
   thrift_pair_close (&tp);
 }
 
+/* A throughput goal's event polling reaches the connection with its measure (the plan's,
+ * by wait time: no concurrency hint is under-subscription), the waits of real calls measure
+ * both ways, and the connection's explain line says what they measured and do.  A polling
+ * hint is followed as it is. */
+static void
+test_thrift_measured (void)
+{
+  RdmaConnSettings cs, ss;
+  ThriftHintSet ch, sh, forced_set;
+  ThriftPair tp;
+  g_autofree gchar *line = NULL, *forced = NULL;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  hints_for (&ch, THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, THRIFT_HINT_SIDE_CLIENT);
+  hints_for (&sh, THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, THRIFT_HINT_SIDE_SERVER);
+  ch.set = sh.set = THRIFT_HINT_HAS_PERF_GOAL;
+  ch.perf_goal = sh.perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT;
+  thrift_pair_open (&tp, &cs, &ss, &ch, &sh, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++)
+    thrift_pair_echo (&tp, i, "throughput");
+  g_assert_cmpint (tp.p.c->poller.polling, ==, THRIFT_RDMA_POLLING_EVENT);
+  g_assert_cmpint (tp.p.c->poller.measure, ==, RDMA_MEASURE_WALL);
+  g_assert_cmpuint (tp.p.c->poller.cost.waits, >, 0);
+  line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
+  g_test_message ("%s", line);
+  g_assert_nonnull (strstr (line, "small (<= 4096 B) direct_write_imm/event, large "
+                                  "direct_write_imm/busy"));
+  g_assert_nonnull (strstr (line, "(event until a spin measures the shorter wait)"));
+  g_assert_nonnull (strstr (line, "(measured on this connection: a spun wait "));
+  g_assert_nonnull (strstr (line, " (by wait time, over "));
+
+  /* the hint forces event: no measure, nothing said of one (another set: the connection
+   * keeps a plan per set) */
+  forced_set = ch;
+  forced_set.set |= THRIFT_HINT_HAS_POLLING;
+  forced_set.polling = THRIFT_HINT_POLLING_EVENT;
+  forced = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &forced_set);
+  g_assert_null (strstr (forced, "measured on this connection"));
+  g_assert_nonnull (strstr (forced, "polling: polling=event hint"));
+  thrift_pair_close (&tp);
+}
+
 /* ---- the handshake ---- */
 
 /* The pair negotiates what each side receives; a peer with other slots or another wire
@@ -3361,6 +3449,7 @@ main (int argc, char **argv)
   fake_verbs_install ();
 
   g_test_add_func ("/loopback/event/no-cm-look", test_event_wait_no_cm_look);
+  g_test_add_func ("/loopback/event/measured", test_event_measured);
   g_test_add_func ("/loopback/hybrid/no-cm-look", test_hybrid_wait_no_cm_look);
   g_test_add_func ("/loopback/fake/rc", test_fake_rc);
   g_test_add_func ("/loopback/fake/srq", test_fake_srq);
@@ -3396,6 +3485,7 @@ main (int argc, char **argv)
                         test_thrift_eager_rndv);
   g_test_add_data_func ("/loopback/eager_rndv/thrift/peer_without_read_rndv",
                         GINT_TO_POINTER (TRUE), test_thrift_eager_rndv);
+  g_test_add_func ("/loopback/thrift/measured", test_thrift_measured);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
   for (guint i = 0; i < n_forced; i++) {
     RdmaProtoId id = forced[i].ops->id;

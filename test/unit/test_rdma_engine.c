@@ -528,9 +528,9 @@ test_select_warnings (void)
   }
   if (h.set & THRIFT_HINT_HAS_PROTO)
     g_assert_true (rdma_select_protocol (&h) == &rdma_proto_eager_ops);
-  g_assert_cmpint (rdma_select_polling (&eager, THRIFT_RDMA_POLLING_EVENT), ==,
+  g_assert_cmpint (rdma_select_polling (&eager, THRIFT_RDMA_POLLING_EVENT, NULL), ==,
                    THRIFT_RDMA_POLLING_BUSY);
-  g_assert_cmpint (rdma_select_polling (NULL, THRIFT_RDMA_POLLING_EVENT), ==,
+  g_assert_cmpint (rdma_select_polling (NULL, THRIFT_RDMA_POLLING_EVENT, NULL), ==,
                    THRIFT_RDMA_POLLING_EVENT);
 }
 
@@ -550,10 +550,10 @@ test_select_oversubscribed (void)
   /* perf_goal = latency falls back to hybrid polling when oversubscribed */
   h.set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY;
   h.perf_goal = THRIFT_HINT_PERF_GOAL_LATENCY;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT, NULL), ==,
                    THRIFT_RDMA_POLLING_HYBRID);
   h.concurrency = 1;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_EVENT, NULL), ==,
                    THRIFT_RDMA_POLLING_BUSY);
 }
 
@@ -569,20 +569,20 @@ test_select_polling_table (void)
     .perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT, .concurrency = 1,
   };
 
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
                    THRIFT_RDMA_POLLING_EVENT);
   h.set |= THRIFT_HINT_HAS_PAYLOAD_SIZE;
   h.payload_size = 4097;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
                    THRIFT_RDMA_POLLING_BUSY);
   h.payload_size = 4096;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
                    THRIFT_RDMA_POLLING_EVENT);
   h.perf_goal = THRIFT_HINT_PERF_GOAL_RES_UTIL;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
                    THRIFT_RDMA_POLLING_EVENT);
   h.set = THRIFT_HINT_HAS_CONCURRENCY;
-  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID), ==,
+  g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
                    THRIFT_RDMA_POLLING_HYBRID);
 }
 
@@ -703,6 +703,136 @@ test_hybrid_spin_long (void)
   for (guint i = 0; i < 4 * n; i++)
     simulate_wait (&p, 700, 720);
   g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
+}
+
+/* A fabric as a measured wait sees it: a spun wait finds its completion after @spin_us (if
+ * the spin lasts that long; else it blocks after its budget, then takes @block_wall_us); a
+ * blocked wait takes @block_wall_us of wall time and @block_cpu_us of its thread's CPU. */
+typedef struct
+{
+  gint64 spin_us, block_wall_us, block_cpu_us;
+} Fabric;
+
+/* @n waits measured by @m on @f; returns how many spun. */
+static guint
+simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
+{
+  guint spun = 0;
+
+  for (guint i = 0; i < n; i++) {
+    guint budget = 0;
+    RdmaPollCostWay way = rdma_poll_cost_choose (c, m, &budget);
+
+    if (way == RDMA_POLL_COST_SPIN) {
+      gint64 took = budget >= f->spin_us ? f->spin_us : budget + f->block_wall_us;
+
+      g_assert_cmpuint (budget, >, 0);
+      g_assert_cmpuint (budget, <=, RDMA_POLL_COST_SPIN_MAX_US);
+      rdma_poll_cost_learn (c, way, took, -1);
+      spun++;
+    } else {
+      g_assert_cmpuint (budget, ==, 0);
+      rdma_poll_cost_learn (c, way, f->block_wall_us,
+                            rdma_poll_cost_sample_cpu (c, m) ? f->block_cpu_us : -1);
+    }
+  }
+  return spun;
+}
+
+/* The same plan (event polling left to measurement) spins where a wake-up costs more than
+ * the wait and blocks where it costs less: a slow wake-up (soft-RoCE under emulation: a
+ * blocked round trip 3.5x a spun one) against a cheap one (a NIC's host: a few us of CPU
+ * for a wake-up, a handler that takes a while).  Before anything is measured it blocks,
+ * the table's prior, but for the first wait, which measures the spin. */
+static void
+test_poll_cost_fabrics (void)
+{
+  const Fabric slow_wake = { 170, 600, 250 }, cheap_wake = { 400, 420, 6 };
+  const guint n = 320;
+  RdmaPollCost c = { 0 };
+  guint budget;
+
+  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==,
+                   RDMA_POLL_COST_SPIN);
+  g_assert_cmpuint (budget, ==, RDMA_POLL_COST_SPIN_FIRST_US);
+  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==,
+                   RDMA_POLL_COST_BLOCK);
+
+  /* slow wake-ups: spinning wins by either measure, all waits but the tries spin */
+  for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++) {
+    c = (RdmaPollCost) { 0 };
+    g_assert_cmpuint (simulate_cost (&c, m, &slow_wake, n), >=, n - n / RDMA_POLL_COST_TRY_EVERY - 4);
+    g_assert_true (c.spinning);
+    g_assert_cmpuint (c.switches, ==, 1);
+  }
+  /* cheap wake-ups: a wait that blocks is about as long as a spun one (the wall time does
+   * not tell them apart: the prior stays), and costs its thread 6 us of CPU against 400 */
+  c = (RdmaPollCost) { 0 };
+  g_assert_cmpuint (simulate_cost (&c, RDMA_MEASURE_CPU, &cheap_wake, n), <=,
+                    n / RDMA_POLL_COST_TRY_EVERY + 1);
+  g_assert_false (c.spinning);
+  g_assert_cmpuint (c.block_cpu_us, >=, 5);
+  g_assert_cmpuint (c.block_cpu_us, <=, 7);
+  /* a spin tried there is bounded by twice a wake-up's CPU: it blocks after 12 us */
+  (void) rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget);
+  c.waits = 0;
+  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==,
+                   RDMA_POLL_COST_SPIN);
+  g_assert_cmpuint (budget, ==, 2 * c.block_cpu_us);
+  c = (RdmaPollCost) { 0 };
+  simulate_cost (&c, RDMA_MEASURE_WALL, &cheap_wake, n);
+  g_assert_false (c.spinning);
+  g_assert_cmpuint (c.switches, ==, 0);
+}
+
+/* A steady workload whose two ways cost about the same, with noise, changes its way at most
+ * once over 10,000 waits (hysteresis), and the tries keep both ways measured; a real change
+ * of the fabric is followed. */
+static void
+test_poll_cost_steady (void)
+{
+  RdmaPollCost c = { 0 };
+  GRand *r = g_rand_new_with_seed (23);
+  guint spun = 0;
+
+  for (guint i = 0; i < 10000; i++) {
+    Fabric f = { 104 + g_rand_int_range (r, -12, 13), 104 + g_rand_int_range (r, -12, 13),
+                 104 + g_rand_int_range (r, -12, 13) };
+
+    spun += simulate_cost (&c, RDMA_MEASURE_WALL, &f, 1);
+  }
+  g_test_message ("spun %u of 10000, %u switches", spun, c.switches);
+  g_assert_cmpuint (c.switches, <=, 1);
+  g_assert_cmpuint (c.spin_us, >, 0);
+  g_assert_cmpuint (c.block_wall_us, >, 0);
+
+  /* a stall now and then (a preemption, a retransmission: 8 ms against 150 us) does not
+   * change the way a connection spins */
+  {
+    const Fabric usual = { 150, 300, 60 },
+                 stall = { RDMA_POLL_COST_SPIN_MAX_US, RDMA_POLL_COST_SPIN_MAX_US, 60 };
+    RdmaPollCost s = { 0 };
+    guint before;
+
+    simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 64);
+    g_assert_true (s.spinning);
+    before = s.switches;
+    for (guint i = 0; i < 2000; i++)
+      simulate_cost (&s, RDMA_MEASURE_WALL, i % 50 == 0 ? &stall : &usual, 1);
+    g_assert_true (s.spinning);
+    g_assert_cmpuint (s.switches, ==, before);
+  }
+
+  /* the wake-up becomes slow: the way follows, once */
+  {
+    const Fabric slow = { 100, 900, 300 };
+    guint before = c.switches;
+
+    simulate_cost (&c, RDMA_MEASURE_WALL, &slow, 200);
+    g_assert_true (c.spinning);
+    g_assert_cmpuint (c.switches, <=, before + 1);
+  }
+  g_rand_free (r);
 }
 
 /* Waits may spin while the waiters are no more than the cores, and fewer than the cores
@@ -837,6 +967,8 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/signal/policy", test_signal_policy);
   g_test_add_func ("/rdma_engine/poll/hybrid_spin", test_hybrid_spin);
   g_test_add_func ("/rdma_engine/poll/hybrid_spin_long", test_hybrid_spin_long);
+  g_test_add_func ("/rdma_engine/poll/cost/fabrics", test_poll_cost_fabrics);
+  g_test_add_func ("/rdma_engine/poll/cost/steady", test_poll_cost_steady);
   g_test_add_func ("/rdma_engine/poll/spin_admission", test_spin_admission);
   g_test_add_func ("/rdma_engine/poll/spin_admission_threads", test_spin_admission_threads);
   g_test_add_func ("/rdma_engine/poll/spin_cores_env", test_spin_cores_env);

@@ -229,6 +229,61 @@ test_payload_threshold (void)
   g_assert_cmpint (rdma_plan_proto (&p, 1 << 20), ==, DWI);
 }
 
+/* Where the table gives event polling under a throughput or resource goal, the plan leaves
+ * spinning or blocking to measurement: by the wait's time for throughput with cores to spare,
+ * by CPU per wait otherwise; busy and hybrid halves, a polling hint and no goal are as they
+ * are.  The line says so. */
+static void
+test_measure (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (brief); i++) {
+    const BriefRow *row = &brief[i];
+    ThriftHintSet h = set_for (row, THRIFT_HINT_SIDE_CLIENT);
+    RdmaMeasure want = row->goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
+                       && row->sub == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL : RDMA_MEASURE_CPU;
+    g_autofree gchar *line = NULL;
+    RdmaPlan p;
+
+    rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    line = rdma_plan_describe (&p, &h);
+    g_assert_cmpint (rdma_plan_measure (&p, 1), ==,
+                     row->small_polling == EVENT ? want : RDMA_MEASURE_NONE);
+    g_assert_cmpint (rdma_plan_measure (&p, 1 << 20), ==,
+                     row->large_polling == EVENT ? want : RDMA_MEASURE_NONE);
+    if (row->small_polling == EVENT || row->large_polling == EVENT)
+      assert_contains (line, want == RDMA_MEASURE_WALL
+                             ? "(event until a spin measures the shorter wait)"
+                             : "(event until a spin measures less CPU per wait)");
+    else
+      g_assert_null (strstr (line, "event until"));
+
+    /* payload_size picks one half, its measure with it */
+    h.set |= THRIFT_HINT_HAS_PAYLOAD_SIZE;
+    h.payload_size = 1 << 20;
+    rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    g_assert_cmpint (rdma_plan_measure (&p, 1), ==,
+                     row->large_polling == EVENT ? want : RDMA_MEASURE_NONE);
+
+    /* a polling hint is followed as it is */
+    h.set |= THRIFT_HINT_HAS_POLLING;
+    h.polling = THRIFT_HINT_POLLING_EVENT;
+    rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    g_assert_cmpint (rdma_plan_polling (&p, 1), ==, EVENT);
+    g_assert_cmpint (rdma_plan_measure (&p, 1), ==, RDMA_MEASURE_NONE);
+    g_assert_cmpint (rdma_plan_measure (&p, 1 << 20), ==, RDMA_MEASURE_NONE);
+  }
+  {
+    /* no goal: the transport's polling, even when it is event */
+    ThriftHintSet none = { .version = THRIFT_HINT_SET_VERSION, .service = "Kv" };
+    RdmaPlan p;
+
+    rdma_plan_make (&none, EVENT, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    g_assert_cmpint (rdma_plan_measure (&p, 1), ==, RDMA_MEASURE_NONE);
+    rdma_plan_make (NULL, EVENT, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
+    g_assert_cmpint (rdma_plan_measure (&p, 1 << 20), ==, RDMA_MEASURE_NONE);
+  }
+}
+
 /* An explicit proto hint sets the protocol of every size; the polling still follows the
  * table. */
 static void
@@ -607,6 +662,7 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/rdma_plan/no_hints", test_no_hints);
   g_test_add_func ("/rdma_plan/payload_size/threshold", test_payload_threshold);
+  g_test_add_func ("/rdma_plan/measure", test_measure);
   g_test_add_func ("/rdma_plan/override/proto", test_proto_override);
   g_test_add_func ("/rdma_plan/override/polling", test_polling_override);
   g_test_add_func ("/rdma_plan/peer", test_peer);

@@ -37,6 +37,7 @@
 #include "rdma/rdma_numa.h"
 #include "rdma/rdma_plan.h"
 #include "rdma/rdma_plan_cache.h"
+#include "rdma/rdma_poll_cost.h"
 #include "rdma/rdma_select.h"
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
@@ -89,6 +90,7 @@ typedef struct
   const ThriftHintSet *wait_hints;    /* hints of the last message sent (its reply's wait) */
   const ThriftHintSet *checked_hints; /* the last set looked at for unimplemented hints */
   ThriftRdmaPolling effective;
+  RdmaMeasure measure;                /* effective EVENT: spin or block by this measure */
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   gint poll_node;                     /* NUMA node of the thread that uses the connection, by
                                          the set in use (use_hints); -1: leave it alone */
@@ -183,7 +185,7 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
   if (h == NULL)
     h = priv->hints;
   if (priv->conn == NULL) {
-    priv->effective = rdma_select_polling (h, priv->polling);
+    priv->effective = rdma_select_polling (h, priv->polling, &priv->measure);
     return;
   }
   /* the set's cached plan already has it: no plan is made again on every message */
@@ -191,9 +193,10 @@ use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
     const RdmaCachedPlan *cp = plan_for (priv, h);
 
     priv->effective = cp->plan.small_polling;
+    priv->measure = cp->plan.small_measure;
     priv->poll_node = cp->plan.numa_node;
   }
-  rdma_conn_set_polling (priv->conn, priv->effective);
+  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
 }
 
 /* Binds the calling thread to the node of the set in use, the first time this thread uses
@@ -448,7 +451,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
     if (!release_current (priv, &e))
       return fail (priv, e, error);
   }
-  rdma_conn_set_polling (priv->conn, priv->effective);
+  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
   priv->last_wait = priv->effective;
   follow_numa (priv);
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
@@ -532,7 +535,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     fail (priv, e, error);
     return -1;
   }
-  rdma_conn_set_polling (priv->conn, priv->effective);
+  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
   priv->last_wait = priv->effective;
   follow_numa (priv);
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
@@ -780,7 +783,7 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
     return THRIFT_IDLE_READY;
   if (priv->reading && !release_current (priv, &e))
     return idle_answer (priv, RDMA_IDLE_GONE, e, fds, max_fds, n_fds, deadline_us);
-  rdma_conn_set_polling (priv->conn, THRIFT_RDMA_POLLING_EVENT);
+  rdma_conn_set_polling (priv->conn, THRIFT_RDMA_POLLING_EVENT, RDMA_MEASURE_NONE);
   st = rdma_conn_idle_prepare (priv->conn, &e);
   return idle_answer (priv, st, e, fds, max_fds, n_fds, deadline_us);
 }
@@ -835,7 +838,7 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
     return TRUE;
   }
   /* by the connection's own polling mode (use_hints): a latency hint spins */
-  rdma_conn_set_polling (priv->conn, priv->effective);
+  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
   follow_numa (priv);
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
           || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
@@ -925,6 +928,7 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
   case PROP_POLLING:
     priv->polling = g_value_get_enum (value);
     priv->effective = priv->polling;
+    priv->measure = RDMA_MEASURE_NONE;
     priv->last_wait = priv->polling;
     rdma_plan_cache_reset (priv->plans);   /* they were made with the old default */
     break;
@@ -1100,7 +1104,7 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   priv->conn = conn;
   /* the node the server chose for the connection (its hints' numa or its numa-node) */
   priv->numa_node = priv->poll_node = rdma_conn_numa_node (conn);
-  rdma_conn_set_polling (conn, priv->effective);
+  rdma_conn_set_polling (conn, priv->effective, priv->measure);
   attach_wake (priv, conn);
   rdma_signal_snapshot ();
   if (thrift_rdma_explain_enabled ())
@@ -1150,6 +1154,8 @@ gchar *
 thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
 {
   ThriftRdmaPrivate *priv;
+  const RdmaPlan *plan;
+  RdmaMeasure measure;
   gchar *line, *full;
   guint64 refused;
 
@@ -1160,7 +1166,18 @@ thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
   /* what flush does with a message written without a set */
   if (hints == NULL)
     hints = priv->hints;
-  line = rdma_plan_describe (&plan_for (priv, hints)->plan, hints);
+  plan = &plan_for (priv, hints)->plan;
+  line = rdma_plan_describe (plan, hints);
+  measure = rdma_plan_measure (plan, 0) != RDMA_MEASURE_NONE ? rdma_plan_measure (plan, 0)
+                                                              : rdma_plan_measure (plan, G_MAXSIZE);
+  if (measure != RDMA_MEASURE_NONE) {
+    /* what the connection's waits measured, which decides between spinning and blocking */
+    g_autofree gchar *cost = rdma_poll_cost_describe (rdma_conn_poll_cost (priv->conn), measure);
+
+    full = g_strdup_printf ("%s (measured on this connection: %s)", line, cost);
+    g_free (line);
+    line = full;
+  }
   refused = rdma_conn_stats (priv->conn)->budget_refusals;
   if (refused == 0)
     return line;

@@ -27,6 +27,8 @@
 
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_plan.h"
+#include "rdma_poll_cost.h"
 #include "rdma_proto.h"
 #include "rdma_tx.h"
 
@@ -178,8 +180,11 @@ RdmaMessage *rdma_conn_head_message (RdmaConn *conn);
  * rcache_entries, rcache_bytes: if the registration cache is not made yet, which happens at
  * the first field lent or pulled; rdma_bulk.h) from @from; the others are not looked at. */
 void rdma_conn_set_bulk (RdmaConn *conn, const RdmaConnSettings *from);
-/* The polling mode of the next waits. */
-void rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling);
+/* The polling mode of the next waits, and for EVENT the measure by which they may spin
+ * instead (RdmaMeasure, rdma_plan.h; RDMA_MEASURE_NONE: they block). */
+void rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling, RdmaMeasure measure);
+/* What the waits measured of spinning against blocking (with a measure: set_polling). */
+const RdmaPollCost *rdma_conn_poll_cost (const RdmaConn *conn);
 /* The owner's wake-up: waits watch @wake_fd (-1: none) and fail with RDMA_ERR_INTERRUPTED
  * once the atomic flag @interrupted (NULL: none) is set. */
 void rdma_conn_set_wake (RdmaConn *conn, int wake_fd, const gint *interrupted);

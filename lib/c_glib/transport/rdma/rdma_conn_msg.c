@@ -267,9 +267,16 @@ rdma_conn_head_message (RdmaConn *conn)
 }
 
 void
-rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling)
+rdma_conn_set_polling (RdmaConn *conn, ThriftRdmaPolling polling, RdmaMeasure measure)
 {
   conn->poller.polling = polling;
+  conn->poller.measure = polling == THRIFT_RDMA_POLLING_EVENT ? measure : RDMA_MEASURE_NONE;
+}
+
+const RdmaPollCost *
+rdma_conn_poll_cost (const RdmaConn *conn)
+{
+  return &conn->poller.cost;
 }
 
 void

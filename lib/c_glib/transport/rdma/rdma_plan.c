@@ -76,6 +76,21 @@ static const gchar *const goal_reasons[][3] = {
     "perf_goal=res_util, under", "perf_goal=res_util, full", "perf_goal=res_util, over" },
 };
 
+/* The polling reason of a cell whose event polling is left to measurement (RdmaMeasure):
+ * [goal][subscription]. */
+#define WALL_NOTE " (event until a spin measures the shorter wait)"
+#define CPU_NOTE " (event until a spin measures less CPU per wait)"
+static const gchar *const measured_reasons[][3] = {
+  [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = {
+    "perf_goal=throughput, under" WALL_NOTE, "perf_goal=throughput, full" CPU_NOTE,
+    "perf_goal=throughput, over" CPU_NOTE },
+  [THRIFT_HINT_PERF_GOAL_RES_UTIL] = {
+    "perf_goal=res_util, under" CPU_NOTE, "perf_goal=res_util, full" CPU_NOTE,
+    "perf_goal=res_util, over" CPU_NOTE },
+};
+#undef WALL_NOTE
+#undef CPU_NOTE
+
 static const gchar *const client_rfp_reasons[] = {
   [RDMA_PLAN_FULL] = "perf_goal=throughput, full, client side (rfp carries server replies only)",
   [RDMA_PLAN_OVER] = "perf_goal=throughput, over, client side (rfp carries server replies only)",
@@ -144,6 +159,23 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
   out->small_polling = cell->small_polling;
   out->large_polling = cell->large_polling;
   out->proto_reason = out->polling_reason = goal_reasons[goal][out->subscription];
+  /* The table's event polling is a prior measured on one cluster (paper Fig. 6): what a
+   * wake-up costs against a spin differs by an order of magnitude between fabrics.  The wait
+   * measures both ways and keeps the cheaper (rdma_poll_cost.h): by the time a call waits
+   * while there are cores to spare (a thread's throughput is one over it), by CPU per wait
+   * once the cores are all taken, and for resource utilisation. */
+  if (goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT || goal == THRIFT_HINT_PERF_GOAL_RES_UTIL) {
+    RdmaMeasure m = goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
+                    && out->subscription == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL
+                                                             : RDMA_MEASURE_CPU;
+
+    if (out->small_polling == THRIFT_RDMA_POLLING_EVENT)
+      out->small_measure = m;
+    if (out->large_polling == THRIFT_RDMA_POLLING_EVENT)
+      out->large_measure = m;
+    if (out->small_measure != RDMA_MEASURE_NONE || out->large_measure != RDMA_MEASURE_NONE)
+      out->polling_reason = measured_reasons[goal][out->subscription];
+  }
   if (out->large_proto == THRIFT_HINT_PROTO_RFP && h->side != THRIFT_HINT_SIDE_SERVER) {
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = client_rfp_reasons[out->subscription];
@@ -232,6 +264,7 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
     out->payload_size = h->payload_size;
     out->small_proto = out->large_proto = large ? out->large_proto : out->small_proto;
     out->small_polling = out->large_polling = large ? out->large_polling : out->small_polling;
+    out->small_measure = out->large_measure = large ? out->large_measure : out->small_measure;
   }
 
   /* explicit hints beat the table, for every size; the pair eager_rndv (AR-gRPC's, the
@@ -259,6 +292,7 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
     };
 
     out->small_polling = out->large_polling = from_hint[h->polling];
+    out->small_measure = out->large_measure = RDMA_MEASURE_NONE;
     out->polling_reason = polling_hint_reasons[h->polling];
   }
 

@@ -52,6 +52,17 @@ typedef struct {
   guint nodes;            /* NUMA nodes (>= 1) */
 } RdmaPlanMachine;
 
+/* What a wait measures to choose between spinning and blocking, where the plan leaves that to
+ * measurement (rdma_poll_cost.h): the table's event polling is the prior, and a spin is taken
+ * once it measures cheaper by the goal's measure.  Throughput with cores to spare is one over
+ * the time a call waits; with the cores all taken, or for resource utilisation, it is the CPU
+ * a call spends waiting. */
+typedef enum {
+  RDMA_MEASURE_NONE = 0,  /* the polling mode as it is: no measured choice */
+  RDMA_MEASURE_WALL,      /* the shorter wait */
+  RDMA_MEASURE_CPU        /* the less CPU per wait */
+} RdmaMeasure;
+
 /* The concurrency hint against the machine.  No concurrency hint counts as under. */
 typedef enum {
   RDMA_PLAN_UNDER = 0,    /* concurrency <= the cores of one NUMA node */
@@ -62,6 +73,7 @@ typedef enum {
 typedef struct {
   ThriftHintProto small_proto, large_proto;       /* never UNSET, never a pair (eager_rndv) */
   ThriftRdmaPolling small_polling, large_polling;
+  RdmaMeasure small_measure, large_measure;       /* with event polling only */
   guint64 threshold;        /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
   gboolean by_length;       /* no payload_size hint: decided per message by its length;
                              * otherwise both halves are the one payload_size chose */
@@ -98,6 +110,12 @@ static inline ThriftRdmaPolling
 rdma_plan_polling (const RdmaPlan *p, gsize len)
 {
   return (guint64) len <= p->threshold ? p->small_polling : p->large_polling;
+}
+
+static inline RdmaMeasure
+rdma_plan_measure (const RdmaPlan *p, gsize len)
+{
+  return (guint64) len <= p->threshold ? p->small_measure : p->large_measure;
 }
 
 /* One line (no newline) saying what @p does and why, for @h (the set @p was made from; its

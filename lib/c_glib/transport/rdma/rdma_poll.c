@@ -31,6 +31,8 @@
  *           (rdma_poller_choose: where a wake-up costs more than the wait itself).  It
  *           spins only while the process's waiters do not outnumber its cores (rdma_spin.h);
  *           else it blocks at once.  BUSY, asked for explicitly, spins regardless.
+ *   EVENT with a measure (a plan's, rdma_plan.h): spins or blocks at once, whichever the
+ *           waits measured cheaper by it (rdma_poll_cost.h), with the same admission.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
  * time left, unless a caught signal's handler lacks SA_RESTART: then the wait fails with
@@ -136,22 +138,12 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   return TRUE;
 }
 
-/* One more sample into a moving average of an eighth. */
-static void
-average (guint *avg, gint64 sample)
-{
-  if (*avg == 0)
-    *avg = (guint) sample;
-  else
-    *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / 8, 1);
-}
-
 void
 rdma_poller_learn (RdmaPoller *p, gint64 took_us)
 {
   /* clamped: one slow call among fast ones moves the average by an eighth of the cap, not
    * of its own time */
-  average (&p->typical_us, CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US));
+  rdma_poll_average (&p->typical_us, CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US));
 }
 
 void
@@ -159,9 +151,9 @@ rdma_poller_learn_way (RdmaPoller *p, RdmaSpinWay way, gint64 took_us)
 {
   took_us = CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_LONG_US);
   if (way == RDMA_SPIN_THROUGH)
-    average (&p->through_us, took_us);
+    rdma_poll_average (&p->through_us, took_us);
   else if (way == RDMA_SPIN_BLOCK)
-    average (&p->blocking_us, took_us);
+    rdma_poll_average (&p->blocking_us, took_us);
 }
 
 static gboolean
@@ -212,6 +204,33 @@ rdma_poller_choose (RdmaPoller *p, guint *budget_us)
   return RDMA_SPIN_THROUGH;
 }
 
+/* A measured EVENT wait found nothing at once: spin (until the time returned) or block (0),
+ * by what the ways measured; a spin not admitted (rdma_spin.h) blocks.  A blocked wait
+ * whose CPU is sampled reads its thread's clock now (*@cpu_start). */
+static gint64
+choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start, RdmaPollCostWay *way,
+             gint64 *cpu_start)
+{
+  guint budget = 0;
+
+  *way = ticket->spinning ? rdma_poll_cost_choose (&p->cost, p->measure, &budget)
+                          : RDMA_POLL_COST_BLOCK;
+  if (*way == RDMA_POLL_COST_SPIN)
+    return start + budget;
+  rdma_spin_stop (ticket);
+  if (rdma_poll_cost_sample_cpu (&p->cost, p->measure))
+    *cpu_start = rdma_poll_cost_thread_cpu_us ();
+  return 0;
+}
+
+static void
+learn_cost (RdmaPoller *p, RdmaPollCostWay way, gint64 took, gint64 cpu_start)
+{
+  gint64 cpu_end = cpu_start >= 0 ? rdma_poll_cost_thread_cpu_us () : -1;
+
+  rdma_poll_cost_learn (&p->cost, way, took, cpu_end >= 0 ? cpu_end - cpu_start : -1);
+}
+
 /* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */
 static gboolean
 deadline_passed (gint64 deadline_us, gint64 now, GError **error)
@@ -231,6 +250,10 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
   gint64 spin_until, wake, cm_next, start;
   gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
   RdmaSpinWay way = RDMA_SPIN_SHORT;
+  /* an EVENT wait with a measure spins or blocks by what each way measured */
+  gboolean measured = p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
+  RdmaPollCostWay cost_way = RDMA_POLL_COST_BLOCK;
+  gint64 cpu_start = -1;
 
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
@@ -257,6 +280,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 
         rdma_poller_learn (p, took);
         rdma_poller_learn_way (p, way, took);
+        if (measured)
+          learn_cost (p, cost_way, took, cpu_start);
       }
       return sink->progressed (p->owner, error);
     }
@@ -266,6 +291,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       way = rdma_poller_choose (p, &budget);
       spin_until = start + budget;
     }
+    if (!waited && measured && deadline_us >= 0)
+      spin_until = choose_cost (p, ticket, start, &cost_way, &cpu_start);
     waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
       rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
@@ -367,7 +394,9 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
    * complete on every turn) ends here */
   if (deadline_passed (deadline_us, g_get_monotonic_time (), error))
     return FALSE;
-  wants_spin = p->polling == THRIFT_RDMA_POLLING_HYBRID && deadline_us >= 0;
+  wants_spin = (p->polling == THRIFT_RDMA_POLLING_HYBRID
+                || (p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE))
+               && deadline_us >= 0;
   if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
     (*p->spins_declined)++;
   ok = poller_wait (p, deadline_us, &ticket, error);

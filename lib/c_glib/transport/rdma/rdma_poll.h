@@ -27,6 +27,8 @@
 
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_poll_cost.h"
+
 G_BEGIN_DECLS
 
 /* What the poller calls back; @owner is RdmaPoller.owner.  Every slot is required. */
@@ -74,6 +76,8 @@ typedef struct
   const gint *interrupted;            /* the owner's atomic flag (NULL: none): a wait that
                                          finds it set fails with RDMA_ERR_INTERRUPTED */
   ThriftRdmaPolling polling;          /* the mode of the current wait */
+  RdmaMeasure measure;                /* EVENT: spin or block by this measure
+                                         (rdma_poll_cost.h); RDMA_MEASURE_NONE: block */
   guint spin_us;                      /* hybrid: how long to spin before blocking */
   guint progress_mask;                /* non-zero: sink->progress runs on every turn */
   guint64 *cq_events;                 /* counts the CQ events taken (a statistic) */
@@ -90,6 +94,7 @@ typedef struct
   guint blocking_us;                  /* ... and when the wait blocked early (0: none yet) */
   guint long_waits;                   /* long waits so far (every RDMA_POLL_TRY_EVERY-th
                                          tries the way not chosen) */
+  RdmaPollCost cost;                  /* the measured ways of an EVENT wait with a measure */
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
   RdmaArm armed;                      /* which completion raises the CQ's next event */
 } RdmaPoller;

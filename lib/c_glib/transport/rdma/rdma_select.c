@@ -50,11 +50,13 @@ oversubscribed (const ThriftHintSet *h)
 }
 
 ThriftRdmaPolling
-rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback)
+rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback, RdmaMeasure *measure)
 {
   RdmaPlanMachine m;
   RdmaPlan plan;
 
+  if (measure != NULL)
+    *measure = RDMA_MEASURE_NONE;
   if (h == NULL)
     return fallback;
   /* the table is in one place, rdma_plan_make; the peer does not matter to polling */
@@ -62,6 +64,8 @@ rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback)
   rdma_plan_make (h, fallback, RDMA_PLAN_PEER_ANY, &m, &plan);
   /* no length here: a small message's mode, the common case (with payload_size, every
    * message's) */
+  if (measure != NULL)
+    *measure = rdma_plan_measure (&plan, 0);
   return rdma_plan_polling (&plan, 0);
 }
 
@@ -119,7 +123,7 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
                "connection; the calls go by RDMA (use hybrid:// to send them by TCP)", name);
     n++;
   }
-  if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID) == THRIFT_RDMA_POLLING_BUSY
+  if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID, NULL) == THRIFT_RDMA_POLLING_BUSY
       && oversubscribed (h)) {
     g_warning ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
                "throughput collapses when spinning threads outnumber cores", name,

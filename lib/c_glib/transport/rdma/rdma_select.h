@@ -26,14 +26,17 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_plan.h"
 #include "rdma_proto.h"
 
 G_BEGIN_DECLS
 
 /* The polling mode for a wait, as rdma_plan_make decides it (the brief's table): @h's
  * polling, else what its perf_goal and concurrency give for a small message (for every
- * message when @h has payload_size), else @fallback.  @h may be NULL. */
-ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback);
+ * message when @h has payload_size), else @fallback.  @h may be NULL.  *@measure (nullable)
+ * gets the measure by which an EVENT wait may spin instead (RdmaMeasure, rdma_plan.h). */
+ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback,
+                                       RdmaMeasure *measure);
 
 /* The protocol of a message written with @h: its proto hint, else eager (NULL: eager).  A
  * proto that is not implemented yet falls back to Eager-SendRecv, and so does the pair
