@@ -277,7 +277,9 @@ explain_parse (const gchar *line, Explained *x)
   g_autoptr (GRegex) re = g_regex_new (
     "^(.+): small \\(<= 4096 B\\) ([a-z_]+)/([a-z]+), large ([a-z_]+)/([a-z]+)  "
     "\\[size: ([^;]*); proto: ([^;]*); polling: ([^;]*); subscription: ([^;]*); "
-    "peer: ([^;\\]]*); numa: ([^\\]]*)\\]$", 0, 0, NULL);
+    "peer: ([^;\\]]*); numa: ([^\\]]*)\\]"
+    "( \\(measured on this connection: .* \\((by call time|by CPU per call), over [0-9]+ "
+    "calls\\): (spins|blocks), [0-9]+ changes?\\))?$", 0, 0, NULL);
   g_autoptr (GMatchInfo) m = NULL;
   g_autofree gchar *numa = NULL;
 
@@ -287,6 +289,22 @@ explain_parse (const gchar *line, Explained *x)
   numa = g_match_info_fetch (m, 11);
   if (!g_str_has_prefix (numa, "none"))
     g_error ("explain line binds a NUMA node the IDL does not name: '%s'", line);
+  /* (every line here is a connection's) it says what the connection's waits measured where,
+   * and only where, the plan left event polling to measurement, by the measure the reason
+   * names */
+  {
+    g_autofree gchar *polling = g_match_info_fetch (m, 8);
+    g_autofree gchar *measured = g_match_info_fetch (m, 12);
+    g_autofree gchar *by = g_match_info_fetch (m, 13);
+    gboolean wall = strstr (polling, "(event until a spin measures the shorter call)") != NULL;
+    gboolean cpu = strstr (polling, "(event until a spin measures less CPU per call)") != NULL;
+
+    if (measured != NULL && *measured != '\0'
+        && !(wall ? strcmp (by, "by call time") == 0 : cpu && strcmp (by, "by CPU per call") == 0))
+      g_error ("explain line measures what its polling reason does not say: '%s'", line);
+    if ((measured == NULL || *measured == '\0') && (wall || cpu))
+      g_error ("explain line of a connection does not say what it measured: '%s'", line);
+  }
   *x = (Explained) {
     g_match_info_fetch (m, 1), g_match_info_fetch (m, 2), g_match_info_fetch (m, 3),
     g_match_info_fetch (m, 4), g_match_info_fetch (m, 5), g_match_info_fetch (m, 6),
@@ -558,6 +576,46 @@ want_carrier (const Expect *e, gboolean large, const gchar *explained_large)
   return carrier_of (large ? e->large_proto : e->small_proto);
 }
 
+/* The calls of a steady workload (STEADY_CALLS of 100 bytes on one connection) whose waits
+ * measure spinning against blocking: the way in use changes at most once, and not back
+ * (rdma_poll_cost.h: hysteresis, and samples that one stall does not move far). */
+#define STEADY_CALLS 10000
+
+static void
+steady_workload (TableIf *client, ThriftTransport *t, const Function *fn)
+{
+  g_autoptr (GByteArray) out = g_byte_array_sized_new (100);
+  g_autoptr (GRegex) re = g_regex_new ("over ([0-9]+) calls\\): (spins|blocks), ([0-9]+) "
+                                       "changes?\\)$", 0, 0, NULL);
+  g_autoptr (GMatchInfo) m = NULL;
+  g_autofree gchar *line = NULL, *waits = NULL, *changes = NULL;
+  GError *error = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  g_byte_array_set_size (out, 100);
+  memset (out->data, 0x5a, out->len);
+  for (guint i = 0; i < STEADY_CALLS; i++) {
+    GByteArray *in = NULL;
+
+    g_assert_true (fn->send (client, out, &error));
+    g_assert_true (fn->recv (client, &in, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (in->len, ==, out->len);
+    g_byte_array_unref (in);
+    report_free (next_report ());
+  }
+  line = thrift_rdma_explain_connection (THRIFT_RDMA (t), hint_set (fn->name,
+                                                                    THRIFT_HINT_SIDE_CLIENT));
+  g_test_message ("%u calls in %.1f s: %s", STEADY_CALLS,
+                  (g_get_monotonic_time () - start) / 1e6, line);
+  g_assert_true (g_regex_match (re, line, 0, &m));
+  waits = g_match_info_fetch (m, 1);
+  changes = g_match_info_fetch (m, 3);
+  /* (a reply found at the first look waits for nothing: not every call chooses a way) */
+  g_assert_cmpuint (g_ascii_strtoull (waits, NULL, 10), >=, STEADY_CALLS / 2);
+  g_assert_cmpuint (g_ascii_strtoull (changes, NULL, 10), <=, 1);
+}
+
 static void
 test_function (gconstpointer data)
 {
@@ -633,6 +691,12 @@ test_function (gconstpointer data)
                        ce.small_polling);
     g_byte_array_unref (out);
     g_byte_array_unref (in);
+  }
+
+  if (strcmp (fn->name, "throughput_under_small") == 0) {
+    assert_contains (client_line, cx.polling_reason,
+                     "(event until a spin measures the shorter call)");
+    steady_workload (client, t, fn);
   }
 
   explained_clear (&cx);

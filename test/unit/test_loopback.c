@@ -798,32 +798,34 @@ test_event_measured (void)
   for (RdmaMeasure m = RDMA_MEASURE_NONE; m <= RDMA_MEASURE_CPU; m++) {
     Pair p;
     guint looks;
+    const RdmaPollCost *cost;
 
     pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
     rdma_conn_set_polling (p.c, THRIFT_RDMA_POLLING_EVENT, m);
+    cost = rdma_conn_poll_cost (p.c);
     p.echo.conn = p.s;
     p.echo.thread = g_thread_new ("slow echo", slow_echo_main, &p.echo);
     looks = fake_verbs_cm_looks ();
-    for (guint i = 0; i < 24; i++)
+    for (guint i = 0; i < 32; i++)
       echo_by (&p, &rdma_proto_eager_ops, 64, i);
-    g_test_message ("measure %d: %u waits, spun %u us, blocked %u us (%u us of CPU), "
-                    "spinning %d", m, p.c->poller.cost.waits, p.c->poller.cost.spin_us,
-                    p.c->poller.cost.block_wall_us, p.c->poller.cost.block_cpu_us,
-                    p.c->poller.cost.spinning);
+    g_test_message ("measure %d: %u calls, spun %u us, blocked %u us (%u us of CPU), "
+                    "spinning %d", m, cost->calls, cost->wall_us[RDMA_POLL_COST_SPIN],
+                    cost->wall_us[RDMA_POLL_COST_BLOCK], cost->cpu_us[RDMA_POLL_COST_BLOCK],
+                    cost->spinning);
     g_assert_cmpuint (fake_verbs_cm_looks () - looks, ==, 0);
     if (m == RDMA_MEASURE_NONE) {
-      g_assert_cmpuint (p.c->poller.cost.waits, ==, 0);
-      g_assert_cmpuint (p.c->poller.cost.spin_us, ==, 0);
+      g_assert_cmpuint (cost->calls, ==, 0);
+      g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], ==, 0);
     } else {
-      g_assert_cmpuint (p.c->poller.cost.waits, >=, 24);
-      g_assert_cmpuint (p.c->poller.cost.spin_us, >=, SLOW_ECHO_US / 2);
-      g_assert_cmpuint (p.c->poller.cost.block_wall_us, >=, SLOW_ECHO_US / 2);
+      g_assert_cmpuint (cost->calls, >=, 32);
+      g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US / 2);
+      g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US / 2);
       if (m == RDMA_MEASURE_CPU) {
-        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, >, 0);
-        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, <, SLOW_ECHO_US / 2);
-        g_assert_false (p.c->poller.cost.spinning);
+        g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], >, 0);
+        g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], <, SLOW_ECHO_US / 2);
+        g_assert_false (cost->spinning);
       } else {
-        g_assert_cmpuint (p.c->poller.cost.block_cpu_us, ==, 0);
+        g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], ==, 0);
       }
     }
     pair_close (&p);
@@ -2947,7 +2949,7 @@ test_thrift_eager_rndv (gconstpointer data)
 }
 
 /* A throughput goal's event polling reaches the connection with its measure (the plan's,
- * by wait time: no concurrency hint is under-subscription), the waits of real calls measure
+ * by call time: no concurrency hint is under-subscription), the waits of real calls measure
  * both ways, and the connection's explain line says what they measured and do.  A polling
  * hint is followed as it is. */
 static void
@@ -2969,14 +2971,14 @@ test_thrift_measured (void)
     thrift_pair_echo (&tp, i, "throughput");
   g_assert_cmpint (tp.p.c->poller.polling, ==, THRIFT_RDMA_POLLING_EVENT);
   g_assert_cmpint (tp.p.c->poller.measure, ==, RDMA_MEASURE_WALL);
-  g_assert_cmpuint (tp.p.c->poller.cost.waits, >, 0);
+  g_assert_cmpuint (tp.p.c->poller.cost.calls, >, 0);
   line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
   g_test_message ("%s", line);
   g_assert_nonnull (strstr (line, "small (<= 4096 B) direct_write_imm/event, large "
                                   "direct_write_imm/busy"));
-  g_assert_nonnull (strstr (line, "(event until a spin measures the shorter wait)"));
-  g_assert_nonnull (strstr (line, "(measured on this connection: a spun wait "));
-  g_assert_nonnull (strstr (line, " (by wait time, over "));
+  g_assert_nonnull (strstr (line, "(event until a spin measures the shorter call)"));
+  g_assert_nonnull (strstr (line, "(measured on this connection: a spun call "));
+  g_assert_nonnull (strstr (line, " (by call time, over "));
 
   /* the hint forces event: no measure, nothing said of one (another set: the connection
    * keeps a plan per set) */

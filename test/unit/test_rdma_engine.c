@@ -705,15 +705,19 @@ test_hybrid_spin_long (void)
   g_assert_cmpuint (rdma_poller_spin_budget (&p), ==, fixed);
 }
 
-/* A fabric as a measured wait sees it: a spun wait finds its completion after @spin_us (if
- * the spin lasts that long; else it blocks after its budget, then takes @block_wall_us); a
- * blocked wait takes @block_wall_us of wall time and @block_cpu_us of its thread's CPU. */
+/* A fabric as a measured call sees it: a spun call takes @spin_us (if its spin lasts that
+ * long; else it blocks after its budget, then takes @block_wall_us more), and that much of
+ * its thread's CPU; a blocked call takes @block_wall_us and @block_cpu_us of CPU. */
 typedef struct
 {
   gint64 spin_us, block_wall_us, block_cpu_us;
 } Fabric;
 
-/* @n waits measured by @m on @f; returns how many spun. */
+#define SPIN RDMA_POLL_COST_SPIN
+#define BLOCK RDMA_POLL_COST_BLOCK
+
+/* @n calls measured by @m on @f, learnt as the poller does (a run's settling calls not);
+ * returns how many spun. */
 static guint
 simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
 {
@@ -722,63 +726,68 @@ simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
   for (guint i = 0; i < n; i++) {
     guint budget = 0;
     RdmaPollCostWay way = rdma_poll_cost_choose (c, m, &budget);
+    gboolean learn = !c->settling, sample = rdma_poll_cost_sample_cpu (c, m);
 
-    if (way == RDMA_POLL_COST_SPIN) {
+    if (way == SPIN) {
       gint64 took = budget >= f->spin_us ? f->spin_us : budget + f->block_wall_us;
 
       g_assert_cmpuint (budget, >, 0);
       g_assert_cmpuint (budget, <=, RDMA_POLL_COST_SPIN_MAX_US);
-      rdma_poll_cost_learn (c, way, took, -1);
+      if (learn)
+        rdma_poll_cost_learn (c, way, took, sample ? took : -1);
       spun++;
     } else {
       g_assert_cmpuint (budget, ==, 0);
-      rdma_poll_cost_learn (c, way, f->block_wall_us,
-                            rdma_poll_cost_sample_cpu (c, m) ? f->block_cpu_us : -1);
+      if (learn)
+        rdma_poll_cost_learn (c, way, f->block_wall_us, sample ? f->block_cpu_us : -1);
     }
   }
   return spun;
 }
 
-/* The same plan (event polling left to measurement) spins where a wake-up costs more than
- * the wait and blocks where it costs less: a slow wake-up (soft-RoCE under emulation: a
- * blocked round trip 3.5x a spun one) against a cheap one (a NIC's host: a few us of CPU
- * for a wake-up, a handler that takes a while).  Before anything is measured it blocks,
- * the table's prior, but for the first wait, which measures the spin. */
+/* The same plan (event polling left to measurement) spins where a wake-up costs more than it
+ * saves and blocks where it costs less: a slow wake-up (soft-RoCE under emulation: a blocked
+ * call 3.5x a spun one) against a cheap one (a NIC's host: a few us of CPU for a wake-up, a
+ * handler that takes a while).  Before anything is measured it blocks, the table's prior, but
+ * for a first run of calls that spins to measure that way. */
 static void
 test_poll_cost_fabrics (void)
 {
   const Fabric slow_wake = { 170, 600, 250 }, cheap_wake = { 400, 420, 6 };
-  const guint n = 320;
+  const guint n = 320, runs = (n + RDMA_POLL_COST_TRY_EVERY - 1) / RDMA_POLL_COST_TRY_EVERY;
   RdmaPollCost c = { 0 };
   guint budget;
 
-  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==,
-                   RDMA_POLL_COST_SPIN);
-  g_assert_cmpuint (budget, ==, RDMA_POLL_COST_SPIN_FIRST_US);
-  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==,
-                   RDMA_POLL_COST_BLOCK);
+  for (guint i = 0; i < RDMA_POLL_COST_RUN; i++) {
+    g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==, SPIN);
+    g_assert_cmpuint (budget, ==, RDMA_POLL_COST_SPIN_FIRST_US);
+    /* the first half of the run settles: not learnt from */
+    g_assert_cmpint (c.settling, ==, i < RDMA_POLL_COST_RUN / 2);
+  }
+  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==, BLOCK);
 
-  /* slow wake-ups: spinning wins by either measure, all waits but the tries spin */
+  /* slow wake-ups: spinning wins by either measure; all calls spin but the first until the
+   * persistence is met, and the runs that try blocking */
   for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++) {
     c = (RdmaPollCost) { 0 };
-    g_assert_cmpuint (simulate_cost (&c, m, &slow_wake, n), >=, n - n / RDMA_POLL_COST_TRY_EVERY - 4);
+    g_assert_cmpuint (simulate_cost (&c, m, &slow_wake, n), >=,
+                      n - RDMA_POLL_COST_RUN - RDMA_POLL_COST_PERSIST - runs * RDMA_POLL_COST_RUN
+                      - 4);
     g_assert_true (c.spinning);
     g_assert_cmpuint (c.switches, ==, 1);
   }
-  /* cheap wake-ups: a wait that blocks is about as long as a spun one (the wall time does
-   * not tell them apart: the prior stays), and costs its thread 6 us of CPU against 400 */
+  /* cheap wake-ups: a blocked call is about as long as a spun one (time does not tell them
+   * apart: the prior stays), and costs its thread 6 us of CPU against 400 */
   c = (RdmaPollCost) { 0 };
   g_assert_cmpuint (simulate_cost (&c, RDMA_MEASURE_CPU, &cheap_wake, n), <=,
-                    n / RDMA_POLL_COST_TRY_EVERY + 1);
+                    runs * RDMA_POLL_COST_RUN);
   g_assert_false (c.spinning);
-  g_assert_cmpuint (c.block_cpu_us, >=, 5);
-  g_assert_cmpuint (c.block_cpu_us, <=, 7);
-  /* a spin tried there is bounded by twice a wake-up's CPU: it blocks after 12 us */
-  (void) rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget);
-  c.waits = 0;
-  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==,
-                   RDMA_POLL_COST_SPIN);
-  g_assert_cmpuint (budget, ==, 2 * c.block_cpu_us);
+  g_assert_cmpuint (c.cpu_us[BLOCK], >=, 5);
+  g_assert_cmpuint (c.cpu_us[BLOCK], <=, 7);
+  /* a spin tried there is bounded by twice a blocked call's CPU: it blocks after 12 us */
+  c.calls = 0;
+  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==, SPIN);
+  g_assert_cmpuint (budget, ==, 2 * c.cpu_us[BLOCK]);
   c = (RdmaPollCost) { 0 };
   simulate_cost (&c, RDMA_MEASURE_WALL, &cheap_wake, n);
   g_assert_false (c.spinning);
@@ -786,8 +795,8 @@ test_poll_cost_fabrics (void)
 }
 
 /* A steady workload whose two ways cost about the same, with noise, changes its way at most
- * once over 10,000 waits (hysteresis), and the tries keep both ways measured; a real change
- * of the fabric is followed. */
+ * once over 10,000 calls (hysteresis), and the runs keep both ways measured; stalls do not
+ * change it; a real change of the fabric is followed. */
 static void
 test_poll_cost_steady (void)
 {
@@ -803,8 +812,8 @@ test_poll_cost_steady (void)
   }
   g_test_message ("spun %u of 10000, %u switches", spun, c.switches);
   g_assert_cmpuint (c.switches, <=, 1);
-  g_assert_cmpuint (c.spin_us, >, 0);
-  g_assert_cmpuint (c.block_wall_us, >, 0);
+  g_assert_cmpuint (c.wall_us[SPIN], >, 0);
+  g_assert_cmpuint (c.wall_us[BLOCK], >, 0);
 
   /* a stall now and then (a preemption, a retransmission: 8 ms against 150 us) does not
    * change the way a connection spins */
@@ -821,19 +830,28 @@ test_poll_cost_steady (void)
       simulate_cost (&s, RDMA_MEASURE_WALL, i % 50 == 0 ? &stall : &usual, 1);
     g_assert_true (s.spinning);
     g_assert_cmpuint (s.switches, ==, before);
+    /* nor does a stall of twenty calls in a row */
+    simulate_cost (&s, RDMA_MEASURE_WALL, &stall, 20);
+    simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 500);
+    g_assert_true (s.spinning);
+    g_assert_cmpuint (s.switches, ==, before);
   }
 
-  /* the wake-up becomes slow: the way follows, once */
+  /* the wake-up becomes slow: the way follows, once (the blocked way is measured on the
+   * runs that try it) */
   {
     const Fabric slow = { 100, 900, 300 };
     guint before = c.switches;
 
-    simulate_cost (&c, RDMA_MEASURE_WALL, &slow, 200);
+    simulate_cost (&c, RDMA_MEASURE_WALL, &slow, 3 * RDMA_POLL_COST_TRY_EVERY);
     g_assert_true (c.spinning);
     g_assert_cmpuint (c.switches, <=, before + 1);
   }
   g_rand_free (r);
 }
+
+#undef SPIN
+#undef BLOCK
 
 /* Waits may spin while the waiters are no more than the cores, and fewer than the cores
  * already spin; a slot given back (its wait blocking now) admits the next one. */

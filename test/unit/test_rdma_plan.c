@@ -231,7 +231,7 @@ test_payload_threshold (void)
 
 /* Where the table gives event polling under a throughput or resource goal, the plan leaves
  * spinning or blocking to measurement: by the wait's time for throughput with cores to spare,
- * by CPU per wait otherwise; busy and hybrid halves, a polling hint and no goal are as they
+ * by CPU per call otherwise; busy and hybrid halves, a polling hint and no goal are as they
  * are.  The line says so. */
 static void
 test_measure (void)
@@ -252,8 +252,8 @@ test_measure (void)
                      row->large_polling == EVENT ? want : RDMA_MEASURE_NONE);
     if (row->small_polling == EVENT || row->large_polling == EVENT)
       assert_contains (line, want == RDMA_MEASURE_WALL
-                             ? "(event until a spin measures the shorter wait)"
-                             : "(event until a spin measures less CPU per wait)");
+                             ? "(event until a spin measures the shorter call)"
+                             : "(event until a spin measures less CPU per call)");
     else
       g_assert_null (strstr (line, "event until"));
 
@@ -263,6 +263,12 @@ test_measure (void)
     rdma_plan_make (&h, HYBRID, RDMA_PLAN_PEER_ANY, &two_nodes, &p);
     g_assert_cmpint (rdma_plan_measure (&p, 1), ==,
                      row->large_polling == EVENT ? want : RDMA_MEASURE_NONE);
+    g_free (line);
+    line = rdma_plan_describe (&p, &h);
+    if (row->large_polling != EVENT)
+      g_assert_null (strstr (line, "event until"));
+    else
+      assert_contains (line, "(event until a spin measures");
 
     /* a polling hint is followed as it is */
     h.set |= THRIFT_HINT_HAS_POLLING;

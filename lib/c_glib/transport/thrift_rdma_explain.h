@@ -34,7 +34,7 @@
  *            "no hint set (...)"; a protocol the peer lacks adds
  *            ", peer cannot receive P: eager"; event polling that the waits may replace by
  *            a spin measured cheaper (a throughput or res_util cell) adds " (event until a
- *            spin measures the shorter wait)" or " (event until a spin measures less CPU per
+ *            spin measures the shorter call)" or " (event until a spin measures less CPU per
  *            wait)"
  *   SUB      "under (no concurrency hint)", "under (concurrency=N <= C cores per NUMA node)",
  *            "full (concurrency=N > C cores per NUMA node, <= T cores)",
@@ -107,11 +107,12 @@ gchar *thrift_rdma_explain_sets (const ThriftHintSet *const *sets,
  * @self with @hints go by, made against the protocols the peer said in the handshake that it
  * can receive (PEER lists them; a protocol the peer lacks goes by eager, and WHY ends with
  * ", peer cannot receive P: eager") and against @self's polling property.  Where the plan
- * leaves event polling to measurement, the line ends with what this connection's waits
- * measured and do: " (measured on this connection: a spun wait S us, a blocked one B us[, its
- * CPU C us] (by wait time|by CPU per wait, over N waits): spins|blocks, K changes)".  The plan is the
- * one the connection keeps for @hints (made now if no message used @hints yet).  Call it from
- * the thread that uses @self, as its other calls.
+ * leaves event polling to measurement, the line ends with what this connection's calls
+ * measured and do: " (measured on this connection: a spun call S us[ (CPU C us)], a blocked
+ * one B us[ (CPU D us)] (by call time|by CPU per call, over N calls): spins|blocks, K
+ * changes)" ("not measured yet" for a way without samples).  The plan is the one the
+ * connection keeps for @hints (made now if no message used @hints yet).  Call it from the
+ * thread that uses @self, as its other calls.
  *
  * Returns: (transfer full) (nullable): the line, without a newline, or NULL if @self is not
  * open; free with g_free ().

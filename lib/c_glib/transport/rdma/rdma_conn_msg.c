@@ -173,8 +173,8 @@ rdma_conn_ready_message (RdmaConn *conn)
   return msg;
 }
 
-RdmaMessage *
-rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
+static RdmaMessage *
+wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   for (;;) {
     RdmaMessage *msg = rdma_conn_ready_message (conn);
@@ -194,6 +194,19 @@ rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
     if (!rdma_conn_progress (conn, deadline_us, error))
       return NULL;
   }
+}
+
+RdmaMessage *
+rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaMessage *msg;
+
+  /* a measured polling takes one way for all the waits of a message and times the calls
+   * (rdma_poll_cost.h) */
+  rdma_poller_call_begin (&conn->poller);
+  msg = wait_message (conn, deadline_us, error);
+  rdma_poller_call_end (&conn->poller);
+  return msg;
 }
 
 gboolean

@@ -78,8 +78,8 @@ static const gchar *const goal_reasons[][3] = {
 
 /* The polling reason of a cell whose event polling is left to measurement (RdmaMeasure):
  * [goal][subscription]. */
-#define WALL_NOTE " (event until a spin measures the shorter wait)"
-#define CPU_NOTE " (event until a spin measures less CPU per wait)"
+#define WALL_NOTE " (event until a spin measures the shorter call)"
+#define CPU_NOTE " (event until a spin measures less CPU per call)"
 static const gchar *const measured_reasons[][3] = {
   [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = {
     "perf_goal=throughput, under" WALL_NOTE, "perf_goal=throughput, full" CPU_NOTE,
@@ -160,10 +160,10 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
   out->large_polling = cell->large_polling;
   out->proto_reason = out->polling_reason = goal_reasons[goal][out->subscription];
   /* The table's event polling is a prior measured on one cluster (paper Fig. 6): what a
-   * wake-up costs against a spin differs by an order of magnitude between fabrics.  The wait
-   * measures both ways and keeps the cheaper (rdma_poll_cost.h): by the time a call waits
-   * while there are cores to spare (a thread's throughput is one over it), by CPU per wait
-   * once the cores are all taken, and for resource utilisation. */
+   * wake-up costs against a spin differs by an order of magnitude between fabrics.  The
+   * connection measures both ways and keeps the cheaper (rdma_poll_cost.h): by a call's time
+   * while there are cores to spare (a thread's throughput is one over it), by its CPU once
+   * the cores are all taken, and for resource utilisation. */
   if (goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT || goal == THRIFT_HINT_PERF_GOAL_RES_UTIL) {
     RdmaMeasure m = goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
                     && out->subscription == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL
@@ -173,8 +173,6 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
       out->small_measure = m;
     if (out->large_polling == THRIFT_RDMA_POLLING_EVENT)
       out->large_measure = m;
-    if (out->small_measure != RDMA_MEASURE_NONE || out->large_measure != RDMA_MEASURE_NONE)
-      out->polling_reason = measured_reasons[goal][out->subscription];
   }
   if (out->large_proto == THRIFT_HINT_PROTO_RFP && h->side != THRIFT_HINT_SIDE_SERVER) {
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
@@ -266,6 +264,10 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
     out->small_polling = out->large_polling = large ? out->large_polling : out->small_polling;
     out->small_measure = out->large_measure = large ? out->large_measure : out->small_measure;
   }
+  /* the reason says so where a half that is used left its polling to measurement (with a
+   * payload_size, only the half it chose is) */
+  if (out->small_measure != RDMA_MEASURE_NONE || out->large_measure != RDMA_MEASURE_NONE)
+    out->polling_reason = measured_reasons[h->perf_goal][out->subscription];
 
   /* explicit hints beat the table, for every size; the pair eager_rndv (AR-gRPC's, the
    * paper's Hybrid-EagerRNDV) splits at the plan's own threshold, and a payload_size hint

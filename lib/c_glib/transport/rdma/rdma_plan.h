@@ -52,15 +52,15 @@ typedef struct {
   guint nodes;            /* NUMA nodes (>= 1) */
 } RdmaPlanMachine;
 
-/* What a wait measures to choose between spinning and blocking, where the plan leaves that to
- * measurement (rdma_poll_cost.h): the table's event polling is the prior, and a spin is taken
- * once it measures cheaper by the goal's measure.  Throughput with cores to spare is one over
- * the time a call waits; with the cores all taken, or for resource utilisation, it is the CPU
- * a call spends waiting. */
+/* What a connection's calls measure to choose between spinning and blocking, where the plan
+ * leaves that to measurement (rdma_poll_cost.h): the table's event polling is the prior, and
+ * a spin is taken once it measures cheaper by the goal's measure.  Throughput with cores to
+ * spare is one over a call's time; with the cores all taken, or for resource utilisation, it
+ * is the CPU a call takes. */
 typedef enum {
   RDMA_MEASURE_NONE = 0,  /* the polling mode as it is: no measured choice */
-  RDMA_MEASURE_WALL,      /* the shorter wait */
-  RDMA_MEASURE_CPU        /* the less CPU per wait */
+  RDMA_MEASURE_WALL,      /* the shorter call */
+  RDMA_MEASURE_CPU        /* the less CPU per call */
 } RdmaMeasure;
 
 /* The concurrency hint against the machine.  No concurrency hint counts as under. */

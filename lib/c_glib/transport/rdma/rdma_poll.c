@@ -32,7 +32,8 @@
  *           spins only while the process's waiters do not outnumber its cores (rdma_spin.h);
  *           else it blocks at once.  BUSY, asked for explicitly, spins regardless.
  *   EVENT with a measure (a plan's, rdma_plan.h): spins or blocks at once, whichever the
- *           waits measured cheaper by it (rdma_poll_cost.h), with the same admission.
+ *           connection's calls measured cheaper by it (rdma_poll_cost.h; all the waits of a
+ *           message take one way: rdma_poller_call_begin), with the same admission.
  *
  * Deadlines are monotonic microseconds (0: none); poll(2) is restarted after EINTR with the
  * time left, unless a caught signal's handler lacks SA_RESTART: then the wait fails with
@@ -204,31 +205,68 @@ rdma_poller_choose (RdmaPoller *p, guint *budget_us)
   return RDMA_SPIN_THROUGH;
 }
 
-/* A measured EVENT wait found nothing at once: spin (until the time returned) or block (0),
- * by what the ways measured; a spin not admitted (rdma_spin.h) blocks.  A blocked wait
- * whose CPU is sampled reads its thread's clock now (*@cpu_start). */
+/* A measured EVENT wait found nothing at once: spin (until the time returned) or block (0).
+ * In a measured wait for a message, the way its first such wait chose (a spin not admitted,
+ * rdma_spin.h, blocks, and the call counts as blocked); in any other wait, the way in use. */
 static gint64
-choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start, RdmaPollCostWay *way,
-             gint64 *cpu_start)
+choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 {
   guint budget = 0;
 
-  *way = ticket->spinning ? rdma_poll_cost_choose (&p->cost, p->measure, &budget)
-                          : RDMA_POLL_COST_BLOCK;
-  if (*way == RDMA_POLL_COST_SPIN)
-    return start + budget;
+  if (!p->in_call) {
+    if (ticket->spinning && rdma_poll_cost_current (&p->cost, p->measure, &budget)
+                            == RDMA_POLL_COST_SPIN)
+      return start + budget;
+    rdma_spin_stop (ticket);
+    return 0;
+  }
+  if (!p->call_chosen) {
+    p->call_chosen = TRUE;
+    p->call_way = RDMA_POLL_COST_BLOCK;
+    p->period_learn = TRUE;
+    if (ticket->spinning) {
+      p->call_way = rdma_poll_cost_choose (&p->cost, p->measure, &budget);
+      p->period_learn = !p->cost.settling;
+    }
+    p->call_spin_until = start + budget;
+    p->period_way = p->call_way;
+    p->period_open = TRUE;
+  }
+  if (p->call_way == RDMA_POLL_COST_SPIN && ticket->spinning)
+    return p->call_spin_until;
   rdma_spin_stop (ticket);
-  if (rdma_poll_cost_sample_cpu (&p->cost, p->measure))
-    *cpu_start = rdma_poll_cost_thread_cpu_us ();
   return 0;
 }
 
-static void
-learn_cost (RdmaPoller *p, RdmaPollCostWay way, gint64 took, gint64 cpu_start)
+void
+rdma_poller_call_begin (RdmaPoller *p)
 {
-  gint64 cpu_end = cpu_start >= 0 ? rdma_poll_cost_thread_cpu_us () : -1;
+  gint64 now;
 
-  rdma_poll_cost_learn (&p->cost, way, took, cpu_end >= 0 ? cpu_end - cpu_start : -1);
+  p->in_call = p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
+  p->call_chosen = FALSE;
+  if (!p->in_call) {
+    p->period_open = FALSE;
+    return;
+  }
+  now = g_get_monotonic_time ();
+  if (p->period_open && p->period_learn) {
+    gint64 cpu = p->period_cpu >= 0 ? rdma_poll_cost_thread_cpu_us () : -1;
+
+    rdma_poll_cost_learn (&p->cost, p->period_way, now - p->period_start,
+                          cpu >= 0 ? cpu - p->period_cpu : -1);
+  }
+  /* opened when a way is chosen: a call whose message was there at once chose none */
+  p->period_open = FALSE;
+  p->period_start = now;
+  p->period_cpu = rdma_poll_cost_sample_cpu (&p->cost, p->measure)
+                  ? rdma_poll_cost_thread_cpu_us () : -1;
+}
+
+void
+rdma_poller_call_end (RdmaPoller *p)
+{
+  p->in_call = FALSE;
 }
 
 /* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */
@@ -252,8 +290,6 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
   RdmaSpinWay way = RDMA_SPIN_SHORT;
   /* an EVENT wait with a measure spins or blocks by what each way measured */
   gboolean measured = p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
-  RdmaPollCostWay cost_way = RDMA_POLL_COST_BLOCK;
-  gint64 cpu_start = -1;
 
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
@@ -280,8 +316,6 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 
         rdma_poller_learn (p, took);
         rdma_poller_learn_way (p, way, took);
-        if (measured)
-          learn_cost (p, cost_way, took, cpu_start);
       }
       return sink->progressed (p->owner, error);
     }
@@ -292,7 +326,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       spin_until = start + budget;
     }
     if (!waited && measured && deadline_us >= 0)
-      spin_until = choose_cost (p, ticket, start, &cost_way, &cpu_start);
+      spin_until = choose_cost (p, ticket, start);
     waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
       rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,

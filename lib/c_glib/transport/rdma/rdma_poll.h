@@ -95,6 +95,16 @@ typedef struct
   guint long_waits;                   /* long waits so far (every RDMA_POLL_TRY_EVERY-th
                                          tries the way not chosen) */
   RdmaPollCost cost;                  /* the measured ways of an EVENT wait with a measure */
+  /* a measured wait for a message (rdma_poller_call_begin): the way its first look that found
+   * nothing chose, which all its waits keep, and when its spin ends */
+  gboolean in_call, call_chosen;
+  RdmaPollCostWay call_way;
+  gint64 call_spin_until;
+  /* the call being timed, from its wait's start to the next's (rdma_poll_cost.h): its way,
+   * whether it is learnt from, its start and its thread's CPU then (-1: not read) */
+  gboolean period_open, period_learn;
+  RdmaPollCostWay period_way;
+  gint64 period_start, period_cpu;
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
   RdmaArm armed;                      /* which completion raises the CQ's next event */
 } RdmaPoller;
@@ -128,6 +138,13 @@ guint rdma_poller_spin_budget (const RdmaPoller *p);
 /* The next hybrid wait's way and spin (*@budget_us), trying the way not chosen now and
  * then. */
 RdmaSpinWay rdma_poller_choose (RdmaPoller *p, guint *budget_us);
+
+/* A wait for a message begins and ends.  With a measure (EVENT polling), all its waits take
+ * the way its first that finds nothing chooses (rdma_poll_cost.h), and the call is timed from
+ * its begin to the next one's: the wait, the wake-up's aftermath, the handling and the next
+ * request, which is what a thread's throughput is one over. */
+void rdma_poller_call_begin (RdmaPoller *p);
+void rdma_poller_call_end (RdmaPoller *p);
 
 /* Sets up @p with no CQ and no fds; the owner fills in the rest. */
 

@@ -30,10 +30,10 @@ rdma_poll_average (guint *avg, gint64 sample)
 
 /* The mean of the first RDMA_POLL_COST_REACH samples, then a moving average of an eighth:
  * the first calls of a connection (its ring made, pages touched) are not its typical ones.
- * A sample counts for at most twice the average: a wait stalled by a preemption or a
- * retransmission (8 ms against 150 us under emulation) would otherwise move an eighth-average
- * past the other way's for a long time, and the way in use would change for one stall; a
- * real change of cost still doubles the average within a few samples. */
+ * A sample counts for at most twice the average: a call stalled by a preemption or a
+ * retransmission (8 ms against 300 us under emulation) would otherwise move an eighth-average
+ * past the other way's for a long while; a real change of cost still doubles the average
+ * within a few samples. */
 #define RDMA_POLL_COST_REACH 8
 
 static void
@@ -47,80 +47,87 @@ learn (guint *avg, guint *n, gint64 sample)
   *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / (gint64) *n, 1);
 }
 
-/* A blocked wait's cost by @m; 0: not measured yet. */
+/* A call's cost by way @w and measure @m; 0: not measured yet.  A spun call's CPU is its time
+ * where it was not read. */
 static guint
-block_cost (const RdmaPollCost *c, RdmaMeasure m)
+cost_of (const RdmaPollCost *c, RdmaPollCostWay w, RdmaMeasure m)
 {
-  return m == RDMA_MEASURE_CPU ? c->block_cpu_us : c->block_wall_us;
+  if (m != RDMA_MEASURE_CPU)
+    return c->wall_us[w];
+  if (c->cpu_us[w] == 0 && w == RDMA_POLL_COST_SPIN)
+    return c->wall_us[w];
+  return c->cpu_us[w];
 }
 
-/* How long a spin may last before it blocks.  By CPU, twice a blocked wait's: a completion
- * later than that costs the spin more than it could save.  By wait time, blocking late adds
- * the wake-up to the time already spun, so the spin lasts as long as a spun wait typically
- * takes, with room (four times), or twice a blocked wait's time if that is longer. */
+/* How long a spin may last before it blocks.  By CPU, twice a blocked call's: a message later
+ * than that costs the spin more than it could save.  By time, blocking late only adds the
+ * wake-up to the time already spun, so the spin lasts four times a spun call (room for the
+ * usual spread), or twice a blocked one if that is longer. */
 static guint
-spin_budget (const RdmaPollCost *c, RdmaMeasure m, guint block)
+spin_budget (const RdmaPollCost *c, RdmaMeasure m)
 {
+  guint block = cost_of (c, RDMA_POLL_COST_BLOCK, m);
   guint64 b;
 
   if (block == 0)
     return RDMA_POLL_COST_SPIN_FIRST_US;
   b = 2 * (guint64) block;
   if (m == RDMA_MEASURE_WALL)
-    b = MAX (b, 4 * (guint64) c->spin_us);
+    b = MAX (b, 4 * (guint64) c->wall_us[RDMA_POLL_COST_SPIN]);
   return (guint) MIN (b, (guint64) RDMA_POLL_COST_SPIN_MAX_US);
 }
 
 RdmaPollCostWay
 rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
-  guint block = block_cost (c, m);
-  gboolean spin;
+  guint spin = cost_of (c, RDMA_POLL_COST_SPIN, m), block = cost_of (c, RDMA_POLL_COST_BLOCK, m);
+  guint phase = c->calls++ % RDMA_POLL_COST_TRY_EVERY;
+  RdmaPollCostWay way;
 
-  /* hysteresis: the other way must measure a fifth cheaper, so that two ways of about the
-   * same cost do not take turns */
-  if (c->spin_us > 0 && block > 0) {
-    gboolean cheaper = c->spinning ? 5 * (guint64) block < 4 * (guint64) c->spin_us
-                                   : 5 * (guint64) c->spin_us < 4 * (guint64) block;
+  /* hysteresis: the other way must measure a fifth cheaper, and for a while, so that two
+   * ways of about the same cost, or a passing stall, do not make the way take turns */
+  if (spin > 0 && block > 0) {
+    gboolean cheaper = c->spinning ? 5 * (guint64) block < 4 * (guint64) spin
+                                   : 5 * (guint64) spin < 4 * (guint64) block;
 
-    if (cheaper) {
+    c->leaning = cheaper ? c->leaning + 1 : 0;
+    if (c->leaning >= (guint) RDMA_POLL_COST_PERSIST << MIN (c->switches, 10)) {
       c->spinning = !c->spinning;
       c->switches++;
+      c->leaning = 0;
     }
   }
-  spin = c->spinning;
-  if (c->waits++ % RDMA_POLL_COST_TRY_EVERY == 0)
-    spin = !spin;
-  if (!spin) {
-    *budget_us = 0;
-    return RDMA_POLL_COST_BLOCK;
-  }
-  *budget_us = spin_budget (c, m, block);
-  return RDMA_POLL_COST_SPIN;
+  /* a run of the other way, its first half settling */
+  way = (phase < RDMA_POLL_COST_RUN) != c->spinning ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
+  c->settling = phase < RDMA_POLL_COST_RUN / 2;
+  *budget_us = way == RDMA_POLL_COST_SPIN ? spin_budget (c, m) : 0;
+  return way;
+}
+
+RdmaPollCostWay
+rdma_poll_cost_current (const RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
+{
+  *budget_us = c->spinning ? spin_budget (c, m) : 0;
+  return c->spinning ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
 }
 
 gboolean
 rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m)
 {
-  /* often while the average forms, then seldom: a wake-up's cost changes with the machine,
-   * not from call to call */
-  guint every = c->blocked < 32 * RDMA_POLL_COST_SAMPLE_EVERY ? RDMA_POLL_COST_SAMPLE_EVERY
+  /* often while the averages form, then seldom: what a wake-up costs changes with the
+   * machine, not from call to call */
+  guint every = c->sampled < 32 * RDMA_POLL_COST_SAMPLE_EVERY ? RDMA_POLL_COST_SAMPLE_EVERY
                                                                 : 8 * RDMA_POLL_COST_SAMPLE_EVERY;
 
-  return m == RDMA_MEASURE_CPU && c->blocked++ % every == 0;
+  return m == RDMA_MEASURE_CPU && c->sampled++ % every == 0;
 }
 
 void
 rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us, gint64 cpu_us)
 {
-  if (way == RDMA_POLL_COST_SPIN) {
-    /* a spin that ran out and blocked counts with all it took: it cost that much */
-    learn (&c->spin_us, &c->spin_n, wall_us);
-    return;
-  }
-  learn (&c->block_wall_us, &c->block_n, wall_us);
+  learn (&c->wall_us[way], &c->wall_n[way], wall_us);
   if (cpu_us >= 0)
-    learn (&c->block_cpu_us, &c->cpu_n, cpu_us);
+    learn (&c->cpu_us[way], &c->cpu_n[way], cpu_us);
 }
 
 gint64
@@ -134,12 +141,16 @@ rdma_poll_cost_thread_cpu_us (void)
 }
 
 static void
-append_us (GString *s, const gchar *what, guint us)
+append_way (GString *s, const gchar *what, const RdmaPollCost *c, RdmaPollCostWay w,
+            RdmaMeasure m)
 {
-  if (us > 0)
-    g_string_append_printf (s, "%s %u us", what, us);
-  else
+  if (c->wall_us[w] == 0) {
     g_string_append_printf (s, "%s not measured yet", what);
+    return;
+  }
+  g_string_append_printf (s, "%s %u us", what, c->wall_us[w]);
+  if (m == RDMA_MEASURE_CPU && c->cpu_us[w] > 0)
+    g_string_append_printf (s, " (CPU %u us)", c->cpu_us[w]);
 }
 
 gchar *
@@ -147,12 +158,10 @@ rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m)
 {
   GString *s = g_string_new (NULL);
 
-  append_us (s, "a spun wait", c->spin_us);
-  append_us (s, ", a blocked one", c->block_wall_us);
-  if (m == RDMA_MEASURE_CPU)
-    append_us (s, ", its CPU", c->block_cpu_us);
-  g_string_append_printf (s, " (%s, over %u waits): %s, %u change%s",
-                          m == RDMA_MEASURE_CPU ? "by CPU per wait" : "by wait time", c->waits,
+  append_way (s, "a spun call", c, RDMA_POLL_COST_SPIN, m);
+  append_way (s, ", a blocked one", c, RDMA_POLL_COST_BLOCK, m);
+  g_string_append_printf (s, " (%s, over %u calls): %s, %u change%s",
+                          m == RDMA_MEASURE_CPU ? "by CPU per call" : "by call time", c->calls,
                           c->spinning ? "spins" : "blocks", c->switches,
                           c->switches == 1 ? "" : "s");
   return g_string_free (s, FALSE);

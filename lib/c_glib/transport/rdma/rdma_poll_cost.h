@@ -13,22 +13,31 @@
  */
 
 /*
- * rdma_poll_cost.h: spinning or blocking, chosen by what each measures, for a wait whose plan
- * leaves the choice to measurement (the table's event polling under a throughput or resource
- * goal: RdmaMeasure, rdma_plan.h).
+ * rdma_poll_cost.h: spinning or blocking, chosen by what each measures, for the waits of a
+ * connection whose plan leaves the choice to measurement (the table's event polling under a
+ * throughput or resource goal: RdmaMeasure, rdma_plan.h).
  *
- * A wait either blocks at once (arm the CQ, poll(2), the wake-up) or spins until its
- * completion, then blocks if it has not come: by CPU after twice what a blocked wait costs,
- * so that a spin that fails costs at most three times the better way (the ski-rental bound
- * of spinning before blocking); by wait time after four times a typical spun wait (or twice
- * a blocked one), since blocking late only adds the wake-up to the time already spun.  Each way's cost is a moving average over the waits that took it: a spun
- * wait's wall time, which is also its CPU time; a blocked wait's wall time and the CPU time
- * its thread spent in it (the mean of the first eight samples, then an eighth per sample, so
- * that a connection's first slow calls do not linger in it) (the arming, poll(2), the event's read and the switches; sampled,
- * since reading a thread's clock is a system call).  The way in use changes only when the
- * other measures a fifth cheaper, and every RDMA_POLL_COST_TRY_EVERY-th wait takes the other
- * way, so both stay current.  Until both are measured the wait blocks (the table's prior),
- * but for the first, which spins to measure that way.
+ * What is measured is a call: the time from the start of one wait for a message to the start
+ * of the next (the reply's wait, the handling of the reply, the next request), and the CPU
+ * its thread spent in that time.  Not the wait alone: under emulation a blocked wait was
+ * measured shorter than a spun one (250 against 310 us) while the calls that blocked were
+ * slower (2,300 against 2,900 RPC/s), the cost of the wake-up falling after the wait.  Each
+ * call takes one way for all its waits: blocking at once (arm the CQ, poll(2), the wake-up),
+ * or spinning until the message comes, and then blocking if it has not: by CPU after twice a
+ * blocked call's CPU (a spin that fails costs a bounded multiple of the better way, the
+ * ski-rental bound of spinning before blocking); by wait time after four times a spun call
+ * (or twice a blocked one), since blocking late only adds the wake-up to the time spun.
+ *
+ * Each way's cost is an average over the calls that took it (the mean of the first eight,
+ * then an eighth per call, each sample counted for at most twice the average, so that one
+ * stall does not move it far).  Every RDMA_POLL_COST_TRY_EVERY calls, a run of
+ * RDMA_POLL_COST_RUN calls takes the way not in use, and the second half of the run is
+ * learnt from (the first settles what the other way left behind: the peer's own polling,
+ * say).  The way in use changes only when the other has measured a fifth cheaper at
+ * RDMA_POLL_COST_PERSIST choices in a row (twice as many after each change), so that two ways
+ * of about the same cost, or a passing stall, do not make it change back and forth.  Until
+ * both are measured, calls block (the table's prior), but for the first run, which spins.
+ * CPU is read from the thread's clock on a sample of calls (it is a system call).
  *
  * Counted per poller (a connection's waits), without locks: one thread waits at a time.
  */
@@ -41,11 +50,15 @@
 
 G_BEGIN_DECLS
 
-#define RDMA_POLL_COST_TRY_EVERY 32
-/* A blocked wait's CPU is read on every this-many-th of the first 32 samples' worth, then
+#define RDMA_POLL_COST_TRY_EVERY 256
+#define RDMA_POLL_COST_RUN 8
+/* Choices in a row before the way in use changes (doubled after each change, up to 1024
+ * times as many). */
+#define RDMA_POLL_COST_PERSIST 32
+/* A call's CPU is read on every this-many-th call while the averages form (32 samples), then
  * on every eighth as many. */
 #define RDMA_POLL_COST_SAMPLE_EVERY 4
-/* The longest spin, and the longest sample (one stall must not swamp the average). */
+/* The longest spin, and the longest sample. */
 #define RDMA_POLL_COST_SPIN_MAX_US 8000
 /* A spin's budget before the blocked way is measured. */
 #define RDMA_POLL_COST_SPIN_FIRST_US 1000
@@ -53,32 +66,37 @@ G_BEGIN_DECLS
 typedef enum
 {
   RDMA_POLL_COST_BLOCK = 0,
-  RDMA_POLL_COST_SPIN
+  RDMA_POLL_COST_SPIN,
+  RDMA_POLL_COST_WAYS
 } RdmaPollCostWay;
 
 typedef struct
 {
-  guint spin_us;           /* a spun wait: wall (= CPU) time; 0: none yet */
-  guint block_wall_us;     /* a blocked wait: wall time; 0: none yet */
-  guint block_cpu_us;      /* ... and its thread's CPU time; 0: none yet */
-  guint spin_n, block_n, cpu_n;   /* the samples in each (counted up to the average's reach) */
-  guint waits;             /* waits that chose a way */
-  guint blocked;           /* blocked waits (the CPU sampling's turn) */
+  guint wall_us[RDMA_POLL_COST_WAYS];   /* a call by each way: its time; 0: none yet */
+  guint cpu_us[RDMA_POLL_COST_WAYS];    /* ... and its thread's CPU; 0: none yet */
+  guint wall_n[RDMA_POLL_COST_WAYS], cpu_n[RDMA_POLL_COST_WAYS];   /* samples (up to 8) */
+  guint calls;             /* calls that chose a way */
+  guint sampled;           /* calls asked whether to read the CPU (the sampling's turn) */
+  gboolean settling;       /* the call just chosen begins a run of the other way: not learnt */
   gboolean spinning;       /* the way in use */
+  guint leaning;           /* choices in a row at which the other way measured cheaper */
   guint switches;          /* times the way in use changed */
 } RdmaPollCost;
 
-/* The way of the next wait measured by @m (not RDMA_MEASURE_NONE), and for a spin its budget
- * (*@budget_us). */
+/* The way of the next call measured by @m (not RDMA_MEASURE_NONE), and for a spin its budget
+ * (*@budget_us); c->settling says whether the call is to be learnt from. */
 RdmaPollCostWay rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us);
-/* A blocked wait begins: whether it should read its thread's CPU time (by @m). */
+/* The way in use and its spin budget, without a turn of trying the other way: for a wait
+ * outside a measured call (one for a send slot, say). */
+RdmaPollCostWay rdma_poll_cost_current (const RdmaPollCost *c, RdmaMeasure m, guint *budget_us);
+/* A call begins: whether it should read its thread's CPU time (by @m). */
 gboolean rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m);
-/* A wait of @way found its completion after @wall_us, having spent @cpu_us of its thread's
- * CPU time (-1: not read). */
+/* A call of @way took @wall_us, and @cpu_us of its thread's CPU time (-1: not read). */
 void rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us,
                            gint64 cpu_us);
-/* What @c measured and does by @m, for explain: "spun wait S us, blocked B us (C us of
- * CPU, by ...): spins, N changes" (no newline).  Free with g_free (). */
+/* What @c measured and does by @m, for explain: "a spun call S us[ (CPU C us)], a blocked one
+ * B us[ (CPU D us)] (by call time|by CPU per call, over N calls): spins|blocks, K changes"
+ * (no newline).  Free with g_free (). */
 gchar *rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m);
 
 /* One more sample into a moving average of an eighth (*@avg 0: none yet). */
