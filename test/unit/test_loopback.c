@@ -833,6 +833,73 @@ test_event_measured (void)
   }
 }
 
+/* The other caller of test_event_measured_threads: it first spends 300 ms of CPU (so that
+ * its clock is far ahead of the main thread's), then makes a call each time it is told. */
+typedef struct
+{
+  Pair *p;
+  GAsyncQueue *go, *done;
+} OtherCaller;
+
+static gpointer
+other_caller_main (gpointer data)
+{
+  OtherCaller *o = data;
+  gint64 burn_until = rdma_poll_cost_thread_cpu_us () + 300000;
+  volatile guint64 x = 0;
+
+  while (rdma_poll_cost_thread_cpu_us () < burn_until)
+    x++;
+  g_async_queue_push (o->done, GINT_TO_POINTER (1));
+  /* 1: call, 2: stop (a queue takes no NULL) */
+  while (GPOINTER_TO_INT (g_async_queue_pop (o->go)) == 1) {
+    echo_by (o->p, &rdma_proto_eager_ops, 64, 7);
+    g_async_queue_push (o->done, GINT_TO_POINTER (1));
+  }
+  return NULL;
+}
+
+/* A call's CPU is read from one thread's clock: calls that alternate between two threads (a
+ * server's connection moves between dispatchers) are timed, but their CPU is not learnt (a
+ * difference of two threads' clocks is no call's CPU). */
+static void
+test_event_measured_threads (void)
+{
+  const RdmaPollCost *cost;
+  OtherCaller o;
+  GThread *other;
+  Pair p;
+
+  pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
+  rdma_conn_set_polling (p.c, THRIFT_RDMA_POLLING_EVENT, RDMA_MEASURE_CPU);
+  cost = rdma_conn_poll_cost (p.c);
+  p.echo.conn = p.s;
+  p.echo.thread = g_thread_new ("slow echo", slow_echo_main, &p.echo);
+  o = (OtherCaller) { &p, g_async_queue_new (), g_async_queue_new () };
+  other = g_thread_new ("other caller", other_caller_main, &o);
+  g_async_queue_pop (o.done);
+  for (guint i = 0; i < 32; i++) {
+    if (i % 2 == 0) {
+      echo_by (&p, &rdma_proto_eager_ops, 64, i);
+    } else {
+      g_async_queue_push (o.go, GINT_TO_POINTER (1));
+      g_async_queue_pop (o.done);
+    }
+  }
+  g_async_queue_push (o.go, GINT_TO_POINTER (2));
+  g_thread_join (other);
+  g_async_queue_unref (o.go);
+  g_async_queue_unref (o.done);
+  g_test_message ("calls %u: time samples %u + %u, CPU samples %u + %u", cost->calls,
+                  cost->wall_n[RDMA_POLL_COST_BLOCK], cost->wall_n[RDMA_POLL_COST_SPIN],
+                  cost->cpu_n[RDMA_POLL_COST_BLOCK], cost->cpu_n[RDMA_POLL_COST_SPIN]);
+  g_assert_cmpuint (cost->wall_n[RDMA_POLL_COST_BLOCK], >, 0);
+  g_assert_cmpuint (cost->cpu_n[RDMA_POLL_COST_BLOCK], ==, 0);
+  g_assert_cmpuint (cost->cpu_n[RDMA_POLL_COST_SPIN], ==, 0);
+  pair_close (&p);
+  assert_clean ();
+}
+
 /* Hybrid waits spin for at most RDMA_POLL_SPIN_LONG_US before they block with the CM channel
  * in their poll(2): they need no looks at it while they spin (busy polling, which never
  * blocks, does).  Before, a wait spun through looked every millisecond.  And they learn both
@@ -3452,6 +3519,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/loopback/event/no-cm-look", test_event_wait_no_cm_look);
   g_test_add_func ("/loopback/event/measured", test_event_measured);
+  g_test_add_func ("/loopback/event/measured/threads", test_event_measured_threads);
   g_test_add_func ("/loopback/hybrid/no-cm-look", test_hybrid_wait_no_cm_look);
   g_test_add_func ("/loopback/fake/rc", test_fake_rc);
   g_test_add_func ("/loopback/fake/srq", test_fake_srq);

@@ -837,6 +837,20 @@ test_poll_cost_steady (void)
     g_assert_cmpuint (s.switches, ==, before);
   }
 
+  /* after a change, going back takes a further fifth: two ways that trade places by a
+   * quarter (the soak saw 316 against 381 us, then the other way round) change once */
+  {
+    const Fabric spin_cheaper = { 300, 400, 60 }, block_cheaper = { 400, 300, 60 };
+    RdmaPollCost t = { 0 };
+
+    simulate_cost (&t, RDMA_MEASURE_WALL, &spin_cheaper, 2 * RDMA_POLL_COST_TRY_EVERY);
+    g_assert_true (t.spinning);
+    g_assert_cmpuint (t.switches, ==, 1);
+    simulate_cost (&t, RDMA_MEASURE_WALL, &block_cheaper, 8 * RDMA_POLL_COST_TRY_EVERY);
+    g_assert_true (t.spinning);
+    g_assert_cmpuint (t.switches, ==, 1);
+  }
+
   /* the wake-up becomes slow: the way follows, once (the blocked way is measured on the
    * runs that try it) */
   {

@@ -251,7 +251,9 @@ rdma_poller_call_begin (RdmaPoller *p)
   }
   now = g_get_monotonic_time ();
   if (p->period_open && p->period_learn) {
-    gint64 cpu = p->period_cpu >= 0 ? rdma_poll_cost_thread_cpu_us () : -1;
+    /* a CPU time read on another thread's clock says nothing of this call */
+    gint64 cpu = p->period_cpu >= 0 && p->period_thread == (gpointer) g_thread_self ()
+                 ? rdma_poll_cost_thread_cpu_us () : -1;
 
     rdma_poll_cost_learn (&p->cost, p->period_way, now - p->period_start,
                           cpu >= 0 ? cpu - p->period_cpu : -1);
@@ -261,6 +263,7 @@ rdma_poller_call_begin (RdmaPoller *p)
   p->period_start = now;
   p->period_cpu = rdma_poll_cost_sample_cpu (&p->cost, p->measure)
                   ? rdma_poll_cost_thread_cpu_us () : -1;
+  p->period_thread = g_thread_self ();
 }
 
 void

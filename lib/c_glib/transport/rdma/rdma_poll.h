@@ -105,6 +105,8 @@ typedef struct
   gboolean period_open, period_learn;
   RdmaPollCostWay period_way;
   gint64 period_start, period_cpu;
+  gpointer period_thread;             /* whose clock period_cpu is (a server's connection
+                                         moves between dispatchers) */
   guint unacked_events;               /* CQ events taken, not yet acknowledged */
   RdmaArm armed;                      /* which completion raises the CQ's next event */
 } RdmaPoller;

@@ -85,10 +85,17 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
   RdmaPollCostWay way;
 
   /* hysteresis: the other way must measure a fifth cheaper, and for a while, so that two
-   * ways of about the same cost, or a passing stall, do not make the way take turns */
+   * ways of about the same cost, or a passing stall, do not make the way take turns; after
+   * each change the margin is a fifth again (0.8, 0.64, 0.51, 0.41 of the way in use) */
   if (spin > 0 && block > 0) {
-    gboolean cheaper = c->spinning ? 5 * (guint64) block < 4 * (guint64) spin
-                                   : 5 * (guint64) spin < 4 * (guint64) block;
+    guint64 cur = c->spinning ? spin : block, other = c->spinning ? block : spin;
+    gboolean cheaper;
+
+    for (guint k = 0; k <= MIN (c->switches, 3); k++) {
+      other *= 5;
+      cur *= 4;
+    }
+    cheaper = other < cur;
 
     c->leaning = cheaper ? c->leaning + 1 : 0;
     if (c->leaning >= (guint) RDMA_POLL_COST_PERSIST << MIN (c->switches, 10)) {

@@ -34,8 +34,9 @@
  * RDMA_POLL_COST_RUN calls takes the way not in use, and the second half of the run is
  * learnt from (the first settles what the other way left behind: the peer's own polling,
  * say).  The way in use changes only when the other has measured a fifth cheaper at
- * RDMA_POLL_COST_PERSIST choices in a row (twice as many after each change), so that two ways
- * of about the same cost, or a passing stall, do not make it change back and forth.  Until
+ * RDMA_POLL_COST_PERSIST choices in a row, and after each change by a further fifth (up to
+ * 0.41 of the way in use) for twice as many, so that two ways of about the same cost, or a
+ * passing stall, do not make it change back and forth.  Until
  * both are measured, calls block (the table's prior), but for the first run, which spins.
  * CPU is read from the thread's clock on a sample of calls (it is a system call).
  *
