@@ -64,6 +64,8 @@ typedef struct
 int suite_run_latency (const SuiteOptions *o);
 int suite_run_throughput (const SuiteOptions *o);
 gboolean suite_throughput_column_known (const gchar *label);
+/* The labels --columns takes, ", "-separated (owned). */
+gchar *suite_throughput_column_list (void);
 int suite_run_mixed (const SuiteOptions *o);
 int suite_run_calls (const SuiteOptions *o);
 int suite_run_hybrid (const SuiteOptions *o);

@@ -96,45 +96,68 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
   fflush (f);
 }
 
-/* The columns' labels, as --columns takes them. */
-static const gchar *const column_labels[] = { "plan", "plain", "e+r_rndv", "tcp", "rsocket" };
+/* Which server a column calls. */
+typedef enum
+{
+  COLUMN_RDMA,          /* --rdma */
+  COLUMN_RDMA_WHOLE,    /* --rdma, whole messages (bulk transfer off) */
+  COLUMN_TCP,           /* --tcp */
+  COLUMN_RSOCKET        /* --rsocket */
+} ColumnServer;
+
+/* The columns, in the order they run; their labels are what --columns takes (e+r_rndv is
+ * suite_proto_short's name of eager_rndv). */
+static const struct
+{
+  const gchar *label;
+  ColumnServer server;
+  const gchar *const (*functions)[2];
+} columns[] = {
+  { "plan", COLUMN_RDMA, plan_functions },
+  { "plain", COLUMN_RDMA, NULL },
+  { "e+r_rndv", COLUMN_RDMA_WHOLE, eager_rndv_functions },
+  { "tcp", COLUMN_TCP, NULL },
+  { "rsocket", COLUMN_RSOCKET, NULL },
+};
 
 gboolean
 suite_throughput_column_known (const gchar *label)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (column_labels); i++)
-    if (g_strcmp0 (label, column_labels[i]) == 0)
+  for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
+    if (g_strcmp0 (label, columns[i].label) == 0)
       return TRUE;
   return FALSE;
+}
+
+gchar *
+suite_throughput_column_list (void)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
+    g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", columns[i].label);
+  return g_string_free (s, FALSE);
 }
 
 int
 suite_run_throughput (const SuiteOptions *o)
 {
   g_autofree gchar *whole = o->rdma_uri ? suite_uri_whole_messages (o->rdma_uri) : NULL;
-  Target targets[5];
+  const gchar *uri_of[] = {
+    [COLUMN_RDMA] = o->rdma_uri, [COLUMN_RDMA_WHOLE] = whole, [COLUMN_TCP] = o->tcp_uri,
+    [COLUMN_RSOCKET] = o->rsocket_uri,
+  };
+  Target targets[G_N_ELEMENTS (columns)];
   guint n = 0;
   int status = 0;
 
-  if (o->rdma_uri)
-  {
-    targets[n++] = (Target) { "plan", o->rdma_uri, plan_functions };
-    targets[n++] = (Target) { "plain", o->rdma_uri, NULL };
-    targets[n++] = (Target) { suite_proto_short ("eager_rndv"), whole, eager_rndv_functions };
-  }
-  if (o->tcp_uri)
-    targets[n++] = (Target) { "tcp", o->tcp_uri, NULL };
-  if (o->rsocket_uri)
-    targets[n++] = (Target) { "rsocket", o->rsocket_uri, NULL };
-  if (o->columns != NULL)
-  {
-    guint kept = 0;
-
-    for (guint t = 0; t < n; t++)
-      if (g_strv_contains ((const gchar *const *) o->columns, targets[t].label))
-        targets[kept++] = targets[t];
-    n = kept;
-  }
+  /* every column whose server is given, of those --columns names (all without it) */
+  for (guint i = 0; i < G_N_ELEMENTS (columns); i++)
+    if (uri_of[columns[i].server] != NULL
+        && (o->columns == NULL
+            || g_strv_contains ((const gchar *const *) o->columns, columns[i].label)))
+      targets[n++] = (Target) { columns[i].label, uri_of[columns[i].server],
+                                columns[i].functions };
   if (n == 0)
   {
     fprintf (stderr, "thrift-rdma-suite: throughput: no column to measure (give --rdma, --tcp "

@@ -76,6 +76,13 @@ else
 fi
 "$suite" --run latency --tcp tcp://127.0.0.1:1 --functions echo_nonesuch > /dev/null 2>&1
 check "an unknown function is refused (exit 2)" test $? -eq 2
+"$suite" --run throughput --tcp tcp://127.0.0.1:1 --columns tcp,nonesuch > /dev/null \
+  2> "$work/columns.err"
+check "an unknown throughput column is refused (exit 2), naming the columns there are" \
+  bash -c "test $? -eq 2 && grep -q 'plan, plain, e+r_rndv, tcp, rsocket' '$work/columns.err'"
+"$suite" --run throughput --tcp tcp://127.0.0.1:1 --columns plan > /dev/null 2>&1
+check "throughput: --columns naming no column whose server is given is refused (exit 2)" \
+  test $? -eq 2
 # bulk (issue 10) needs RDMA: here only what it refuses, and its rows when nothing answers
 "$suite" --run bulk --bulk tcp://127.0.0.1:1 > /dev/null 2>&1
 check "bulk: a tcp:// URI is refused (exit 2)" test $? -eq 2

@@ -364,8 +364,9 @@ main (int argc, char **argv)
   for (guint i = 0; o.columns != NULL && o.columns[i] != NULL; i++)
     if (!suite_throughput_column_known (o.columns[i]))
     {
-      fprintf (stderr, "%s: no throughput column '%s' (plan, plain, e+r_rndv, tcp, rsocket)\n",
-               prog, o.columns[i]);
+      g_autofree gchar *known = suite_throughput_column_list ();
+
+      fprintf (stderr, "%s: no throughput column '%s' (%s)\n", prog, o.columns[i], known);
       return 2;
     }
   o.sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
