@@ -42,7 +42,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..41"
+echo "1..43"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
