@@ -1168,10 +1168,9 @@ thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
     hints = priv->hints;
   plan = &plan_for (priv, hints)->plan;
   line = rdma_plan_describe (plan, hints);
-  measure = rdma_plan_measure (plan, 0) != RDMA_MEASURE_NONE ? rdma_plan_measure (plan, 0)
-                                                              : rdma_plan_measure (plan, G_MAXSIZE);
+  measure = plan->small_measure != RDMA_MEASURE_NONE ? plan->small_measure : plan->large_measure;
   if (measure != RDMA_MEASURE_NONE) {
-    /* what the connection's waits measured, which decides between spinning and blocking */
+    /* what the connection's calls measured, which decides between spinning and blocking */
     g_autofree gchar *cost = rdma_poll_cost_describe (rdma_conn_poll_cost (priv->conn), measure);
 
     full = g_strdup_printf ("%s (measured on this connection: %s)", line, cost);

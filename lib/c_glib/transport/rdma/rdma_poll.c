@@ -139,12 +139,22 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   return TRUE;
 }
 
+/* One more sample into a moving average of an eighth. */
+static void
+average (guint *avg, gint64 sample)
+{
+  if (*avg == 0)
+    *avg = (guint) sample;
+  else
+    *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / 8, 1);
+}
+
 void
 rdma_poller_learn (RdmaPoller *p, gint64 took_us)
 {
   /* clamped: one slow call among fast ones moves the average by an eighth of the cap, not
    * of its own time */
-  rdma_poll_average (&p->typical_us, CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US));
+  average (&p->typical_us, CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_MAX_US));
 }
 
 void
@@ -152,9 +162,9 @@ rdma_poller_learn_way (RdmaPoller *p, RdmaSpinWay way, gint64 took_us)
 {
   took_us = CLAMP (took_us, 1, (gint64) RDMA_POLL_SPIN_LONG_US);
   if (way == RDMA_SPIN_THROUGH)
-    rdma_poll_average (&p->through_us, took_us);
+    average (&p->through_us, took_us);
   else if (way == RDMA_SPIN_BLOCK)
-    rdma_poll_average (&p->blocking_us, took_us);
+    average (&p->blocking_us, took_us);
 }
 
 static gboolean
@@ -205,6 +215,13 @@ rdma_poller_choose (RdmaPoller *p, guint *budget_us)
   return RDMA_SPIN_THROUGH;
 }
 
+/* An EVENT wait with a measure spins or blocks by what each way measured. */
+static inline gboolean
+measured (const RdmaPoller *p)
+{
+  return p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
+}
+
 /* A measured EVENT wait found nothing at once: spin (until the time returned) or block (0).
  * In a measured wait for a message, the way its first such wait chose (a spin not admitted,
  * rdma_spin.h, blocks, and the call counts as blocked); in any other wait, the way in use. */
@@ -241,29 +258,33 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 void
 rdma_poller_call_begin (RdmaPoller *p)
 {
-  gint64 now;
+  gint64 now, cpu = -1;
+  gpointer self;
 
-  p->in_call = p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
+  p->in_call = measured (p);
   p->call_chosen = FALSE;
   if (!p->in_call) {
     p->period_open = FALSE;
     return;
   }
   now = g_get_monotonic_time ();
+  self = g_thread_self ();
   if (p->period_open && p->period_learn) {
     /* a CPU time read on another thread's clock says nothing of this call */
-    gint64 cpu = p->period_cpu >= 0 && p->period_thread == (gpointer) g_thread_self ()
-                 ? rdma_poll_cost_thread_cpu_us () : -1;
-
+    if (p->period_cpu >= 0 && p->period_thread == self)
+      cpu = rdma_poll_cost_thread_cpu_us ();
     rdma_poll_cost_learn (&p->cost, p->period_way, now - p->period_start,
                           cpu >= 0 ? cpu - p->period_cpu : -1);
   }
   /* opened when a way is chosen: a call whose message was there at once chose none */
   p->period_open = FALSE;
   p->period_start = now;
-  p->period_cpu = rdma_poll_cost_sample_cpu (&p->cost, p->measure)
-                  ? rdma_poll_cost_thread_cpu_us () : -1;
-  p->period_thread = g_thread_self ();
+  if (!rdma_poll_cost_sample_cpu (&p->cost, p->measure))
+    cpu = -1;
+  else if (cpu < 0)
+    cpu = rdma_poll_cost_thread_cpu_us ();
+  p->period_cpu = cpu;      /* (the reading that ended the last call, if there was one) */
+  p->period_thread = self;
 }
 
 void
@@ -291,8 +312,6 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
   gint64 spin_until, wake, cm_next, start;
   gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
   RdmaSpinWay way = RDMA_SPIN_SHORT;
-  /* an EVENT wait with a measure spins or blocks by what each way measured */
-  gboolean measured = p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
 
   start = g_get_monotonic_time ();
   cm_next = start + RDMA_POLL_CM_US;
@@ -328,7 +347,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
       way = rdma_poller_choose (p, &budget);
       spin_until = start + budget;
     }
-    if (!waited && measured && deadline_us >= 0)
+    if (!waited && measured (p) && deadline_us >= 0)
       spin_until = choose_cost (p, ticket, start);
     waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
@@ -431,9 +450,7 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
    * complete on every turn) ends here */
   if (deadline_passed (deadline_us, g_get_monotonic_time (), error))
     return FALSE;
-  wants_spin = (p->polling == THRIFT_RDMA_POLLING_HYBRID
-                || (p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE))
-               && deadline_us >= 0;
+  wants_spin = (p->polling == THRIFT_RDMA_POLLING_HYBRID || measured (p)) && deadline_us >= 0;
   if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
     (*p->spins_declined)++;
   ok = poller_wait (p, deadline_us, &ticket, error);

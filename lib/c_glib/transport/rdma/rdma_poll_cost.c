@@ -19,15 +19,6 @@
 
 #include "rdma_poll_cost.h"
 
-void
-rdma_poll_average (guint *avg, gint64 sample)
-{
-  if (*avg == 0)
-    *avg = (guint) MAX (sample, 1);
-  else
-    *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / 8, 1);
-}
-
 /* The mean of the first RDMA_POLL_COST_REACH samples, then a moving average of an eighth:
  * the first calls of a connection (its ring made, pages touched) are not its typical ones.
  * A sample counts for at most twice the average: a call stalled by a preemption or a

@@ -100,8 +100,6 @@ void rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us,
  * (no newline).  Free with g_free (). */
 gchar *rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m);
 
-/* One more sample into a moving average of an eighth (*@avg 0: none yet). */
-void rdma_poll_average (guint *avg, gint64 sample);
 /* The calling thread's CPU time (user and system), us; -1 if it cannot be read. */
 gint64 rdma_poll_cost_thread_cpu_us (void);
 
