@@ -24,7 +24,7 @@ G_BEGIN_DECLS
 
 /* The wire protocol version exchanged in the connection handshake; peers with another
  * version are refused. */
-#define THRIFT_RDMA_WIRE_VERSION 3
+#define THRIFT_RDMA_WIRE_VERSION 4
 
 /* Library version as "major.minor.micro". */
 const gchar *thrift_rdma_version_string (void);

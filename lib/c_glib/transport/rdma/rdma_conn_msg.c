@@ -199,13 +199,16 @@ wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 RdmaMessage *
 rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
-  RdmaMessage *msg;
+  RdmaMessage *head = g_queue_peek_head (&conn->received), *msg;
+  gboolean handed_out = head != NULL && head->opened;
 
-  /* a measured polling takes one way for all the waits of a message and times the calls
+  /* a measured polling takes one way for all the waits of a message and times the rounds
    * (rdma_poll_cost.h) */
   rdma_poller_call_begin (&conn->poller);
   msg = wait_message (conn, deadline_us, error);
-  rdma_poller_call_end (&conn->poller);
+  rdma_poller_call_end (&conn->poller, msg == NULL ? RDMA_CALL_NO_MESSAGE
+                                       : msg == head && handed_out ? RDMA_CALL_SAME_MESSAGE
+                                       : RDMA_CALL_NEW_MESSAGE);
   return msg;
 }
 

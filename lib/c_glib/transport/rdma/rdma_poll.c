@@ -222,9 +222,31 @@ measured (const RdmaPoller *p)
   return p->polling == THRIFT_RDMA_POLLING_EVENT && p->measure != RDMA_MEASURE_NONE;
 }
 
+/* The period since the last choice ends at @now: learnt from, per message received in it, if
+ * it is to be; returns the thread's CPU time read for it (-1: not read). */
+static gint64
+period_close (RdmaPoller *p, gint64 now, gpointer self)
+{
+  gint64 cpu = -1, n = MAX (p->period_messages, 1);
+
+  if (!p->period_open || !p->period_learn)
+    return -1;
+  /* a CPU time read on another thread's clock says nothing of this period */
+  if (p->period_cpu >= 0 && p->period_thread == self)
+    cpu = rdma_poll_cost_thread_cpu_us ();
+  rdma_poll_cost_learn (&p->cost, p->period_way, (now - p->period_start) / n,
+                        cpu >= 0 ? (cpu - p->period_cpu) / n : -1);
+  return cpu;
+}
+
 /* A measured EVENT wait found nothing at once: spin (until the time returned) or block (0).
  * In a measured wait for a message, the way its first such wait chose (a spin not admitted,
- * rdma_spin.h, blocks, and the call counts as blocked); in any other wait, the way in use. */
+ * rdma_spin.h, blocks, and the call counts as blocked); in any other wait, the way in use.
+ * A choice also ends the period timed since the last one and begins the next: from one call
+ * that waits to the next, whatever calls found their message at once in between (a
+ * server's read of the request its linger waited for, or the next requests of a client
+ * quicker than the server), so that the period is made of whole rounds: the wait, the
+ * wake-up's aftermath, the handling, the next message. */
 static gint64
 choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 {
@@ -238,6 +260,9 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
     return 0;
   }
   if (!p->call_chosen) {
+    gpointer self = g_thread_self ();
+    gint64 cpu = period_close (p, start, self);
+
     p->call_chosen = TRUE;
     p->call_way = RDMA_POLL_COST_BLOCK;
     p->period_learn = TRUE;
@@ -248,6 +273,15 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
     p->call_spin_until = start + budget;
     p->period_way = p->call_way;
     p->period_open = TRUE;
+    p->period_messages = 0;
+    p->period_start = start;
+    /* (the reading that ended the last period serves this one's start) */
+    if (!rdma_poll_cost_sample_cpu (&p->cost, p->measure))
+      cpu = -1;
+    else if (cpu < 0)
+      cpu = rdma_poll_cost_thread_cpu_us ();
+    p->period_cpu = cpu;
+    p->period_thread = self;
   }
   if (p->call_way == RDMA_POLL_COST_SPIN && ticket->spinning)
     return p->call_spin_until;
@@ -258,39 +292,23 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 void
 rdma_poller_call_begin (RdmaPoller *p)
 {
-  gint64 now, cpu = -1;
-  gpointer self;
-
   p->in_call = measured (p);
   p->call_chosen = FALSE;
-  if (!p->in_call) {
+  /* a wait without a measure between two that have one: the period is not one of ours */
+  if (!p->in_call)
     p->period_open = FALSE;
-    return;
-  }
-  now = g_get_monotonic_time ();
-  self = g_thread_self ();
-  if (p->period_open && p->period_learn) {
-    /* a CPU time read on another thread's clock says nothing of this call */
-    if (p->period_cpu >= 0 && p->period_thread == self)
-      cpu = rdma_poll_cost_thread_cpu_us ();
-    rdma_poll_cost_learn (&p->cost, p->period_way, now - p->period_start,
-                          cpu >= 0 ? cpu - p->period_cpu : -1);
-  }
-  /* opened when a way is chosen: a call whose message was there at once chose none */
-  p->period_open = FALSE;
-  p->period_start = now;
-  if (!rdma_poll_cost_sample_cpu (&p->cost, p->measure))
-    cpu = -1;
-  else if (cpu < 0)
-    cpu = rdma_poll_cost_thread_cpu_us ();
-  p->period_cpu = cpu;      /* (the reading that ended the last call, if there was one) */
-  p->period_thread = self;
 }
 
 void
-rdma_poller_call_end (RdmaPoller *p)
+rdma_poller_call_end (RdmaPoller *p, RdmaCallEnd how)
 {
   p->in_call = FALSE;
+  if (how == RDMA_CALL_NEW_MESSAGE)
+    p->period_messages++;
+  /* a wait that ended without its message (a linger's time up, an error): what follows is
+   * idle time, not a round */
+  if (how == RDMA_CALL_NO_MESSAGE)
+    p->period_open = FALSE;
 }
 
 /* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */

@@ -100,9 +100,10 @@ typedef struct
   gboolean in_call, call_chosen;
   RdmaPollCostWay call_way;
   gint64 call_spin_until;
-  /* the call being timed, from its wait's start to the next's (rdma_poll_cost.h): its way,
-   * whether it is learnt from, its start and its thread's CPU then (-1: not read) */
+  /* the period being timed, from one call's choice of a way to the next's (rdma_poll_cost.h):
+   * its way, whether it is learnt from, its start and its thread's CPU then (-1: not read) */
   gboolean period_open, period_learn;
+  guint period_messages;              /* messages received in it */
   RdmaPollCostWay period_way;
   gint64 period_start, period_cpu;
   gpointer period_thread;             /* whose clock period_cpu is (a server's connection
@@ -141,12 +142,21 @@ guint rdma_poller_spin_budget (const RdmaPoller *p);
  * then. */
 RdmaSpinWay rdma_poller_choose (RdmaPoller *p, guint *budget_us);
 
+/* How a wait for a message ended. */
+typedef enum
+{
+  RDMA_CALL_NEW_MESSAGE,    /* with a message not handed out before */
+  RDMA_CALL_SAME_MESSAGE,   /* with the one an earlier wait handed out (a read after a peek) */
+  RDMA_CALL_NO_MESSAGE      /* without: time up, an error */
+} RdmaCallEnd;
+
 /* A wait for a message begins and ends.  With a measure (EVENT polling), all its waits take
- * the way its first that finds nothing chooses (rdma_poll_cost.h), and the call is timed from
- * its begin to the next one's: the wait, the wake-up's aftermath, the handling and the next
- * request, which is what a thread's throughput is one over. */
+ * the way its first that finds nothing chooses (rdma_poll_cost.h), and the time from that
+ * choice to the next call's, per message received in it, is learnt: the wait, the wake-up's
+ * aftermath, the handling and the next request, which is what a thread's throughput is one
+ * over. */
 void rdma_poller_call_begin (RdmaPoller *p);
-void rdma_poller_call_end (RdmaPoller *p);
+void rdma_poller_call_end (RdmaPoller *p, RdmaCallEnd how);
 
 /* Sets up @p with no CQ and no fds; the owner fills in the rest. */
 

@@ -17,11 +17,14 @@
  * connection whose plan leaves the choice to measurement (the table's event polling under a
  * throughput or resource goal: RdmaMeasure, rdma_plan.h).
  *
- * What is measured is a call: the time from the start of one wait for a message to the start
- * of the next (the reply's wait, the handling of the reply, the next request), and the CPU
- * its thread spent in that time.  Not the wait alone: under emulation a blocked wait was
- * measured shorter than a spun one (250 against 310 us) while the calls that blocked were
- * slower (2,300 against 2,900 RPC/s), the cost of the wake-up falling after the wait.  Each
+ * What is measured is a round: the time from one call's first look that finds nothing (its
+ * choice of a way) to the next call's (the reply's wait, the handling of the reply, the next
+ * request), and the CPU its thread spent in that time.  Not the wait alone: under emulation
+ * a blocked wait was measured shorter than a spun one (250 against 310 us) while the calls
+ * that blocked were slower (2,300 against 2,900 RPC/s), the cost of the wake-up falling
+ * after the wait.  A server's read of the request its linger waited for finds it at once
+ * and chooses nothing: timed from call to call, its rounds were the linger's wait alone
+ * (208 against 236 us, so it kept blocking while its client's calls took 353 us, not 304).  Each
  * call takes one way for all its waits: blocking at once (arm the CQ, poll(2), the wake-up),
  * or spinning until the message comes, and then blocking if it has not: by CPU after twice a
  * blocked call's CPU (a spin that fails costs a bounded multiple of the better way, the
@@ -33,9 +36,9 @@
  * stall does not move it far).  Every RDMA_POLL_COST_TRY_EVERY calls, a run of
  * RDMA_POLL_COST_RUN calls takes the way not in use, and the second half of the run is
  * learnt from (the first settles what the other way left behind: the peer's own polling,
- * say).  The way in use changes only when the other has measured a fifth cheaper at
+ * say).  The way in use changes only when the other has measured a tenth cheaper at
  * RDMA_POLL_COST_PERSIST choices in a row, and after each change by a further fifth (up to
- * 0.41 of the way in use) for twice as many, so that two ways of about the same cost, or a
+ * 0.46 of the way in use) for twice as many, so that two ways of about the same cost, or a
  * passing stall, do not make it change back and forth.  Until
  * both are measured, calls block (the table's prior), but for the first run, which spins.
  * CPU is read from the thread's clock on a sample of calls (it is a system call).

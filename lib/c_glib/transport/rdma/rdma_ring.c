@@ -157,6 +157,33 @@ tx_room (const RdmaRing *r)
   return head < r->tx_off || head == r->tx_off ? r->tx_size - r->tx_off : head - r->tx_off;
 }
 
+/* The next chunk of a message with @want bytes still to go: its length (0: no room yet) and
+ * the bytes left unused before it at the end of the ring (*@skip; the chunk then starts at
+ * 0).  A message of at most a ring's share (the size it was made for) goes whole: at the
+ * offset if it fits there, else at 0 once the end of the ring is free and the start has
+ * room, and else it waits; a longer one is cut where the room ends.  Cut at the end of the
+ * ring, a 557-byte message in a 16 KiB ring went as two chunks every 29 calls: a second
+ * WRITE_WITH_IMM and a copy to put the message together. */
+static guint32
+tx_fit (const RdmaRing *r, gsize want, guint32 *skip)
+{
+  guint32 room = tx_room (r), tail = r->tx_size - r->tx_off, start;
+
+  *skip = 0;
+  if (want > MIN (r->tx_size / RDMA_RING_MESSAGES, RDMA_RING_MAX_CHUNK))
+    return (guint32) MIN (want, (gsize) MIN (room, RDMA_RING_MAX_CHUNK));
+  if (want <= room)
+    return (guint32) want;
+  if (want <= tail || room != tail)
+    return 0;
+  /* the end of the ring is free: the used bytes, if any, lie before the offset */
+  start = r->tx_off - r->tx_used;
+  if (start < want)
+    return 0;
+  *skip = tail;
+  return (guint32) want;
+}
+
 typedef struct
 {
   gsize want;
@@ -167,10 +194,11 @@ tx_has_room (RdmaConn *conn, gpointer data)
 {
   const RdmaRing *r = conn->ring;
   PlaceWait *w = data;
+  guint32 skip;
 
   if (r->tx_count >= RDMA_RING_MAX_CHUNKS)
     return FALSE;
-  return w->want == 0 || tx_room (r) > 0;
+  return w->want == 0 || tx_fit (r, w->want, &skip) > 0;
 }
 
 gboolean
@@ -179,18 +207,21 @@ rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us, guint64 *rem
 {
   RdmaRing *r = conn->ring;
   PlaceWait w = { want };
-  guint32 n;
+  guint32 n, skip;
 
   g_return_val_if_fail (r != NULL && r->tx_state == TX_READY, FALSE);
   if (!rdma_conn_wait_for (conn, tx_has_room, &w, deadline_us, error))
     return FALSE;
-  n = (guint32) MIN (want, (gsize) MIN (tx_room (r), RDMA_RING_MAX_CHUNK));
+  n = tx_fit (r, want, &skip);
+  if (skip > 0)
+    r->tx_off = 0;
   *remote_addr = r->tx_addr + r->tx_off;
   *rkey = r->tx_rkey;
   *len = n;
-  r->tx_len[(r->tx_head + r->tx_count) % RDMA_RING_MAX_CHUNKS] = n;
+  /* the skipped end is freed with the chunk, as the owner counts it (rdma_ring_rx_chunk) */
+  r->tx_len[(r->tx_head + r->tx_count) % RDMA_RING_MAX_CHUNKS] = skip + n;
   r->tx_count++;
-  r->tx_used += n;
+  r->tx_used += skip + n;
   r->tx_off += n;
   if (r->tx_off == r->tx_size)
     r->tx_off = 0;
@@ -324,23 +355,29 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
   RdmaRing *r = conn->ring;
   guint64 seq;
   guint8 *data;
+  guint32 skip;
   guint moved;
 
   if (r == NULL || r->base == NULL)
     return protocol_error (error, "%s: %" G_GUINT64_FORMAT " bytes written into a ring this "
                            "side never advertised%" G_GUINT64_FORMAT "", "garbage framing",
                            len, 0);
-  if (len > r->size - r->rx_off || len > r->size - r->rx_used
+  /* a chunk longer than the end of the ring was written at 0, the end left unused
+   * (rdma_ring_tx_place) */
+  skip = len > r->size - r->rx_off ? r->size - r->rx_off : 0;
+  if ((guint64) skip + len > r->size - r->rx_used
       || r->rx_next - r->rx_oldest >= RDMA_RING_MAX_CHUNKS)
     return protocol_error (error, "%s: a %" G_GUINT64_FORMAT "-byte chunk at offset %"
                            G_GUINT64_FORMAT " overruns the ring", "garbage framing", len,
                            r->rx_off);
+  if (skip > 0)
+    r->rx_off = 0;
   seq = r->rx_next++;
   r->rx_written = TRUE;
-  r->rx_len[seq % RDMA_RING_MAX_CHUNKS] = len;
+  r->rx_len[seq % RDMA_RING_MAX_CHUNKS] = skip + len;
   r->rx_free[seq % RDMA_RING_MAX_CHUNKS] = FALSE;
   data = r->base + r->rx_off;
-  r->rx_used += len;
+  r->rx_used += skip + len;
   r->rx_off += len;
   if (r->rx_off == r->size)
     r->rx_off = 0;
