@@ -48,7 +48,7 @@
 
 /* ---- the wire (reference: lib/c_glib/transport/rdma/rdma_wire.h), little-endian ---- */
 
-#define WIRE_VERSION 3           /* THRIFT_RDMA_WIRE_VERSION */
+#define WIRE_VERSION 4           /* THRIFT_RDMA_WIRE_VERSION */
 #define HELLO_MAGIC 0x4d445254u  /* RDMA_WIRE_HELLO_MAGIC, "TRDM" */
 #define PROTO_EAGER 0            /* RDMA_PROTO_EAGER */
 #define HDR_MAGIC 0xa7           /* RDMA_WIRE_MAGIC */
