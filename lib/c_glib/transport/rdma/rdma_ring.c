@@ -159,29 +159,27 @@ tx_room (const RdmaRing *r)
 
 /* The next chunk of a message with @want bytes still to go: its length (0: no room yet) and
  * the bytes left unused before it at the end of the ring (*@skip; the chunk then starts at
- * 0).  A message of at most a ring's share (the size it was made for) goes whole: at the
- * offset if it fits there, else at 0 once the end of the ring is free and the start has
- * room, and else it waits; a longer one is cut where the room ends.  Cut at the end of the
- * ring, a 557-byte message in a 16 KiB ring went as two chunks every 29 calls: a second
- * WRITE_WITH_IMM and a copy to put the message together. */
+ * 0).  A chunk goes at the offset, cut where the room ends; but a message of at most a
+ * ring's share (the size it was made for) that would be cut at the end of the ring goes
+ * whole at 0 when the start has room for it.  Cut there, a 557-byte message in a 16 KiB
+ * ring went as two chunks every 29 calls: a second WRITE_WITH_IMM and a copy to put the
+ * message together.  (It does not wait for room to go whole: a chunk that goes in what room
+ * there is lets the owner move the messages its reader has not opened off the ring, which
+ * two sides that both write before they read need.) */
 static guint32
 tx_fit (const RdmaRing *r, gsize want, guint32 *skip)
 {
-  guint32 room = tx_room (r), tail = r->tx_size - r->tx_off, start;
+  guint32 room = tx_room (r), tail = r->tx_size - r->tx_off;
 
   *skip = 0;
-  if (want > MIN (r->tx_size / RDMA_RING_MESSAGES, RDMA_RING_MAX_CHUNK))
-    return (guint32) MIN (want, (gsize) MIN (room, RDMA_RING_MAX_CHUNK));
-  if (want <= room)
+  /* the end of the ring free (room == tail), and the used bytes, if any, before the offset */
+  if (want > room && room == tail && want <= MIN (r->tx_size / RDMA_RING_MESSAGES,
+                                                  RDMA_RING_MAX_CHUNK)
+      && r->tx_off - r->tx_used >= want) {
+    *skip = tail;
     return (guint32) want;
-  if (want <= tail || room != tail)
-    return 0;
-  /* the end of the ring is free: the used bytes, if any, lie before the offset */
-  start = r->tx_off - r->tx_used;
-  if (start < want)
-    return 0;
-  *skip = tail;
-  return (guint32) want;
+  }
+  return (guint32) MIN (want, (gsize) MIN (room, RDMA_RING_MAX_CHUNK));
 }
 
 typedef struct

@@ -33,10 +33,10 @@
  *
  * A message goes as one or more chunks.  A chunk is contiguous: it starts where the last one
  * ended, and where it would run past the end of the ring, it is either cut there (the next
- * starts again at 0) or, for a message of at most a ring's share, written whole at 0, the
- * end left unused and freed with it.  A chunk longer than the rest of the ring therefore
- * starts at 0, and both sides know every chunk's place from the lengths alone, in the order
- * of the QP.  The owner frees a
+ * starts again at 0) or, for a message of at most a ring's share when the start has room,
+ * written whole at 0, the end left unused and freed with it.  A chunk longer than the rest
+ * of the ring therefore starts at 0, and both sides know every chunk's place from the
+ * lengths alone, in the order of the QP.  The owner frees a
  * chunk when the message has been read (a one-chunk message is read in place) or copied out
  * (the chunks of a longer one), and reports freed chunks in order, in the `freed` field of
  * its headers, in its immediates, or in a credit message when many pile up.  The writer waits
