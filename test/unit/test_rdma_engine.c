@@ -784,8 +784,9 @@ test_poll_cost_fabrics (void)
   g_assert_false (c.spinning);
   g_assert_cmpuint (c.cpu_us[BLOCK], >=, 5);
   g_assert_cmpuint (c.cpu_us[BLOCK], <=, 7);
-  /* a spin tried there is bounded by twice a blocked call's CPU: it blocks after 12 us */
-  c.calls = 0;
+  /* a spin tried there (a run begins) is bounded by twice a blocked call's CPU: it blocks
+   * after 12 us */
+  c.since = 0;
   g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==, SPIN);
   g_assert_cmpuint (budget, ==, 2 * c.cpu_us[BLOCK]);
   c = (RdmaPollCost) { 0 };
@@ -837,6 +838,20 @@ test_poll_cost_steady (void)
     g_assert_cmpuint (s.switches, ==, before);
   }
 
+  /* a way that stays the cheaper is checked less and less often: over 20,000 calls, fewer
+   * than a quarter of the calls that runs every RDMA_POLL_COST_TRY_EVERY calls would take
+   * the other way */
+  {
+    const Fabric block_cheaper = { 400, 300, 60 };
+    RdmaPollCost t = { 0 };
+    guint spun = simulate_cost (&t, RDMA_MEASURE_WALL, &block_cheaper, 20000);
+
+    g_test_message ("a way the cheaper throughout: %u of 20000 calls took the other", spun);
+    g_assert_false (t.spinning);
+    g_assert_cmpuint (spun, <, 20000 / RDMA_POLL_COST_TRY_EVERY * RDMA_POLL_COST_RUN / 4);
+    g_assert_cmpuint (spun, >, 0);
+  }
+
   /* a way an eighth cheaper than the prior's is taken, within two runs of trying it (the
    * guest measured 285 against 373 us) */
   {
@@ -863,12 +878,12 @@ test_poll_cost_steady (void)
   }
 
   /* the wake-up becomes slow: the way follows, once (the blocked way is measured on the
-   * runs that try it) */
+   * runs that try it, at most RDMA_POLL_COST_TRY_MAX calls apart) */
   {
     const Fabric slow = { 100, 900, 300 };
     guint before = c.switches;
 
-    simulate_cost (&c, RDMA_MEASURE_WALL, &slow, 3 * RDMA_POLL_COST_TRY_EVERY);
+    simulate_cost (&c, RDMA_MEASURE_WALL, &slow, 3 * RDMA_POLL_COST_TRY_MAX);
     g_assert_true (c.spinning);
     g_assert_cmpuint (c.switches, <=, before + 1);
   }

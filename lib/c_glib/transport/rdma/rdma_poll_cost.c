@@ -72,7 +72,7 @@ RdmaPollCostWay
 rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
   guint spin = cost_of (c, RDMA_POLL_COST_SPIN, m), block = cost_of (c, RDMA_POLL_COST_BLOCK, m);
-  guint phase = c->calls++ % RDMA_POLL_COST_TRY_EVERY;
+  guint phase = c->since;
   RdmaPollCostWay way;
 
   /* hysteresis: the other way must measure a tenth cheaper, and for a while, so that two
@@ -99,6 +99,19 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
       c->leaning = 0;
     }
   }
+  /* a run just ended: the next comes twice as late if the way in use is still the cheaper,
+   * as early as at first if the other measured cheaper or the way changed */
+  if (c->every == 0)
+    c->every = RDMA_POLL_COST_TRY_EVERY;
+  if (phase == RDMA_POLL_COST_RUN) {
+    gboolean confirmed = spin > 0 && block > 0 && c->leaning == 0
+                         && c->switches == c->switches_then;
+
+    c->every = confirmed ? MIN (2 * c->every, RDMA_POLL_COST_TRY_MAX) : RDMA_POLL_COST_TRY_EVERY;
+    c->switches_then = c->switches;
+  }
+  c->calls++;
+  c->since = phase + 1 >= c->every ? 0 : phase + 1;
   /* a run of the other way, its first half settling */
   way = (phase < RDMA_POLL_COST_RUN) != c->spinning ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
   c->settling = phase < RDMA_POLL_COST_RUN / 2;
