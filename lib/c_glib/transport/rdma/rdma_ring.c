@@ -159,9 +159,9 @@ tx_room (const RdmaRing *r)
 
 /* The next chunk of a message with @want bytes still to go: its length (0: no room yet) and
  * the bytes left unused before it at the end of the ring (*@skip; the chunk then starts at
- * 0).  A chunk goes at the offset, cut where the room ends; but a message of at most a
- * ring's share (the size it was made for) that would be cut at the end of the ring goes
- * whole at 0 when the start has room for it.  Cut there, a 557-byte message in a 16 KiB
+ * 0).  A chunk goes at the offset, cut where the room ends; but a message of at most half
+ * the ring (RDMA_RING_WHOLE) that would be cut at the end of the ring goes whole at 0 when
+ * the start has room for it.  Cut there, a 557-byte message in a 16 KiB
  * ring went as two chunks every 29 calls: a second WRITE_WITH_IMM and a copy to put the
  * message together.  (It does not wait for room to go whole: a chunk that goes in what room
  * there is lets the owner move the messages its reader has not opened off the ring, which
@@ -173,7 +173,7 @@ tx_fit (const RdmaRing *r, gsize want, guint32 *skip)
 
   *skip = 0;
   /* the end of the ring free (room == tail), and the used bytes, if any, before the offset */
-  if (want > room && room == tail && want <= MIN (r->tx_size / RDMA_RING_MESSAGES,
+  if (want > room && room == tail && want <= MIN (r->tx_size / RDMA_RING_WHOLE,
                                                   RDMA_RING_MAX_CHUNK)
       && r->tx_off - r->tx_used >= want) {
     *skip = tail;

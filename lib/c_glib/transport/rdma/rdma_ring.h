@@ -33,7 +33,7 @@
  *
  * A message goes as one or more chunks.  A chunk is contiguous: it starts where the last one
  * ended, and where it would run past the end of the ring, it is either cut there (the next
- * starts again at 0) or, for a message of at most a ring's share when the start has room,
+ * starts again at 0) or, for a message of at most half the ring when the start has room,
  * written whole at 0, the end left unused and freed with it.  A chunk longer than the rest
  * of the ring therefore starts at 0, and both sides know every chunk's place from the
  * lengths alone, in the order of the QP.  The owner frees a
@@ -60,6 +60,10 @@ G_BEGIN_DECLS
  * minimum size. */
 #define RDMA_RING_MESSAGES 4u
 #define RDMA_RING_MIN_SIZE (16u << 10)
+/* A message of at most 1/RDMA_RING_WHOLE of the ring that would run past its end goes whole
+ * at 0 (when the start has room).  Half, not a quarter: a ring made for 128 KB messages is
+ * capped at 512 KiB, less than four such messages with their framing. */
+#define RDMA_RING_WHOLE 2u
 
 /* Control kinds (RDMA_WIRE_PROTO_ENGINE). */
 enum
