@@ -769,14 +769,37 @@ test_event_wait_no_cm_look (void)
 /* Answers each message SLOW_ECHO_US after it came (a slow handler). */
 #define SLOW_ECHO_US 3000
 
+/* A wait for the next message in slices of @slice_us (0: one wait), as the hybrid server's
+ * linger waits (thrift_hybrid.c). */
+static RdmaMessage *
+wait_in_slices (RdmaConn *conn, gint64 slice_us, GError **error)
+{
+  gint64 until = deadline ();
+
+  for (;;) {
+    GError *e = NULL;
+    RdmaMessage *msg = rdma_conn_wait_message (conn, slice_us > 0 ? MIN (until,
+                                               g_get_monotonic_time () + slice_us) : until, &e);
+
+    if (msg != NULL || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT)
+        || g_get_monotonic_time () >= until) {
+      if (e != NULL)
+        g_propagate_error (error, e);
+      return msg;
+    }
+    g_error_free (e);
+  }
+}
+
 /* (@read_twice: as a threaded server serves a connection, a wait for the next request, its
- * linger, then the read of the request it found, which is there at once) */
+ * linger, in slices of @slice_us, then the read of the request it found, which is there at
+ * once) */
 static gpointer
-slow_echo_serve (Echo *e, gboolean read_twice)
+slow_echo_serve (Echo *e, gboolean read_twice, gint64 slice_us)
 {
   RdmaMessage *msg;
 
-  while ((msg = rdma_conn_wait_message (e->conn, deadline (), &e->error)) != NULL) {
+  while ((msg = wait_in_slices (e->conn, slice_us, &e->error)) != NULL) {
     if (read_twice)
       g_assert_true (rdma_conn_wait_message (e->conn, deadline (), &e->error) == msg);
     g_usleep (SLOW_ECHO_US);
@@ -792,13 +815,19 @@ slow_echo_serve (Echo *e, gboolean read_twice)
 static gpointer
 slow_echo_main (gpointer data)
 {
-  return slow_echo_serve (data, FALSE);
+  return slow_echo_serve (data, FALSE, 0);
 }
 
 static gpointer
 lingering_echo_main (gpointer data)
 {
-  return slow_echo_serve (data, TRUE);
+  return slow_echo_serve (data, TRUE, 0);
+}
+
+static gpointer
+sliced_echo_main (gpointer data)
+{
+  return slow_echo_serve (data, TRUE, 100);
 }
 
 /* A pair with event polling on both sides, of which the client (or the server, @server_side)
@@ -857,35 +886,42 @@ test_event_measured (void)
 }
 
 /* A server's measured rounds are whole rounds: from one wait that waits to the next, across
- * the read that found its request at once and the handler.  Timed from call to call, they
+ * the read that found its request at once and the handler, and across the slices of a
+ * linger that waits in slices.  Timed from call to call, they
  * were the linger's wait alone (a quarter of the round in the guest), and the server kept
  * blocking where its client's calls were a sixth faster when it spun.  (The client thinks
  * for a millisecond before each call, so that each linger waits.) */
 static void
 test_event_measured_rounds (void)
 {
-  const RdmaPollCost *cost;
-  GError *gone;
-  Pair p;
+  const GThreadFunc serve[] = { lingering_echo_main, sliced_echo_main };
 
-  cost = pair_open_measured (&p, TRUE, RDMA_MEASURE_WALL, lingering_echo_main);
-  for (guint i = 0; i < 32; i++) {
-    g_usleep (1000);
-    echo_by (&p, &rdma_proto_eager_ops, 64, i);
+  for (guint k = 0; k < G_N_ELEMENTS (serve); k++) {
+    const RdmaPollCost *cost;
+    GError *gone;
+    Pair p;
+
+    cost = pair_open_measured (&p, TRUE, RDMA_MEASURE_WALL, serve[k]);
+    for (guint i = 0; i < 32; i++) {
+      g_usleep (1000);
+      echo_by (&p, &rdma_proto_eager_ops, 64, i);
+    }
+    /* the server's counts once its thread has ended (its last wait: the client gone) */
+    rdma_conn_free (p.c);
+    gone = echo_join (&p);
+    g_assert_error (gone, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
+    g_error_free (gone);
+    g_test_message ("server%s: %u calls chose a way; a spun round %u us, a blocked one %u us",
+                    k == 1 ? " (its linger in 100 us slices)" : "", cost->calls,
+                    cost->wall_us[RDMA_POLL_COST_SPIN], cost->wall_us[RDMA_POLL_COST_BLOCK]);
+    /* a slice that times out does not end the call: one choice per request */
+    g_assert_cmpuint (cost->calls, >=, 16);
+    g_assert_cmpuint (cost->calls, <=, 33);
+    g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US);
+    g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US);
+    rdma_conn_free (p.s);
+    assert_clean ();
   }
-  /* the server's counts once its thread has ended (its last wait: the client gone) */
-  rdma_conn_free (p.c);
-  gone = echo_join (&p);
-  g_assert_error (gone, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
-  g_error_free (gone);
-  g_test_message ("server: %u calls chose a way; a spun round %u us, a blocked one %u us",
-                  cost->calls, cost->wall_us[RDMA_POLL_COST_SPIN],
-                  cost->wall_us[RDMA_POLL_COST_BLOCK]);
-  g_assert_cmpuint (cost->calls, >=, 16);
-  g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US);
-  g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US);
-  rdma_conn_free (p.s);
-  assert_clean ();
 }
 
 /* The other caller of test_event_measured_threads: it first spends 300 ms of CPU (so that

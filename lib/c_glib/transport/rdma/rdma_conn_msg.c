@@ -199,16 +199,19 @@ wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 RdmaMessage *
 rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
-  RdmaMessage *head = g_queue_peek_head (&conn->received), *msg;
-  gboolean handed_out = head != NULL && head->opened;
+  GError *e = NULL;
+  RdmaMessage *msg;
 
   /* a measured polling takes one way for all the waits of a message and times the rounds
    * (rdma_poll_cost.h) */
-  rdma_poller_call_begin (&conn->poller);
-  msg = wait_message (conn, deadline_us, error);
-  rdma_poller_call_end (&conn->poller, msg == NULL ? RDMA_CALL_NO_MESSAGE
-                                       : msg == head && handed_out ? RDMA_CALL_SAME_MESSAGE
-                                       : RDMA_CALL_NEW_MESSAGE);
+  rdma_poller_call_begin (&conn->poller, conn->stats.messages_received);
+  msg = wait_message (conn, deadline_us, &e);
+  rdma_poller_call_end (&conn->poller,
+                        msg != NULL ? RDMA_CALL_MESSAGE
+                        : g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT)
+                          ? RDMA_CALL_TIMED_OUT : RDMA_CALL_FAILED);
+  if (e != NULL)
+    g_propagate_error (error, e);
   return msg;
 }
 

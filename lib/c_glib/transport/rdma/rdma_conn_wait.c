@@ -181,6 +181,9 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
     how = now;
   }
   st = idle_state (conn);
+  /* the connection goes back to its server's poll set: a measured round ends here */
+  if (st == RDMA_IDLE_WAIT)
+    rdma_poller_call_idle (&conn->poller);
   /* a failure found while nobody was reading (a completion handler's) is the reason */
   if (st == RDMA_IDLE_GONE && conn->state == RDMA_CONN_FAILED && conn->failure != NULL
       && error != NULL && *error == NULL)

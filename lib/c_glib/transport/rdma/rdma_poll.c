@@ -227,10 +227,13 @@ measured (const RdmaPoller *p)
 static gint64
 period_close (RdmaPoller *p, gint64 now, gpointer self)
 {
-  gint64 cpu = -1, n = MAX (p->period_messages, 1);
+  gint64 cpu = -1, n;
 
   if (!p->period_open || !p->period_learn)
     return -1;
+  /* (a reset of the counters makes it go back: one round) */
+  n = p->call_received > p->period_received ? (gint64) (p->call_received - p->period_received)
+                                            : 1;
   /* a CPU time read on another thread's clock says nothing of this period */
   if (p->period_cpu >= 0 && p->period_thread == self)
     cpu = rdma_poll_cost_thread_cpu_us ();
@@ -273,7 +276,7 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
     p->call_spin_until = start + budget;
     p->period_way = p->call_way;
     p->period_open = TRUE;
-    p->period_messages = 0;
+    p->period_received = p->call_received;
     p->period_start = start;
     /* (the reading that ended the last period serves this one's start) */
     if (!rdma_poll_cost_sample_cpu (&p->cost, p->measure))
@@ -290,25 +293,36 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 }
 
 void
-rdma_poller_call_begin (RdmaPoller *p)
+rdma_poller_call_begin (RdmaPoller *p, guint64 received)
 {
   p->in_call = measured (p);
-  p->call_chosen = FALSE;
+  p->call_received = received;
   /* a wait without a measure between two that have one: the period is not one of ours */
-  if (!p->in_call)
+  if (!p->in_call) {
     p->period_open = FALSE;
+    p->call_resumes = FALSE;
+    return;
+  }
+  /* a call that follows one that timed out continues it: its way, its period */
+  if (!p->call_resumes)
+    p->call_chosen = FALSE;
+  p->call_resumes = FALSE;
 }
 
 void
 rdma_poller_call_end (RdmaPoller *p, RdmaCallEnd how)
 {
   p->in_call = FALSE;
-  if (how == RDMA_CALL_NEW_MESSAGE)
-    p->period_messages++;
-  /* a wait that ended without its message (a linger's time up, an error): what follows is
-   * idle time, not a round */
-  if (how == RDMA_CALL_NO_MESSAGE)
+  p->call_resumes = how == RDMA_CALL_TIMED_OUT && p->call_chosen;
+  if (how == RDMA_CALL_FAILED)
     p->period_open = FALSE;
+}
+
+void
+rdma_poller_call_idle (RdmaPoller *p)
+{
+  p->period_open = FALSE;
+  p->call_resumes = FALSE;
 }
 
 /* TRUE, with RDMA_ERR_TIMED_OUT, if @deadline_us (0: none) has passed at @now. */

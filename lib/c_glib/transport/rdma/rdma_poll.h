@@ -103,7 +103,9 @@ typedef struct
   /* the period being timed, from one call's choice of a way to the next's (rdma_poll_cost.h):
    * its way, whether it is learnt from, its start and its thread's CPU then (-1: not read) */
   gboolean period_open, period_learn;
-  guint period_messages;              /* messages received in it */
+  guint64 call_received, period_received;  /* messages received when the call / the period
+                                              began */
+  gboolean call_resumes;              /* the last call timed out: the next continues it */
   RdmaPollCostWay period_way;
   gint64 period_start, period_cpu;
   gpointer period_thread;             /* whose clock period_cpu is (a server's connection
@@ -145,18 +147,22 @@ RdmaSpinWay rdma_poller_choose (RdmaPoller *p, guint *budget_us);
 /* How a wait for a message ended. */
 typedef enum
 {
-  RDMA_CALL_NEW_MESSAGE,    /* with a message not handed out before */
-  RDMA_CALL_SAME_MESSAGE,   /* with the one an earlier wait handed out (a read after a peek) */
-  RDMA_CALL_NO_MESSAGE      /* without: time up, an error */
+  RDMA_CALL_MESSAGE,        /* with a message */
+  RDMA_CALL_TIMED_OUT,      /* its deadline passed: a wait that follows continues it (a
+                               linger in slices, thrift_hybrid.c) */
+  RDMA_CALL_FAILED          /* an error */
 } RdmaCallEnd;
 
-/* A wait for a message begins and ends.  With a measure (EVENT polling), all its waits take
- * the way its first that finds nothing chooses (rdma_poll_cost.h), and the time from that
- * choice to the next call's, per message received in it, is learnt: the wait, the wake-up's
- * aftermath, the handling and the next request, which is what a thread's throughput is one
- * over. */
-void rdma_poller_call_begin (RdmaPoller *p);
+/* A wait for a message begins (@received: the messages the connection has received so far)
+ * and ends.  With a measure (EVENT polling), all its waits take the way its first that finds
+ * nothing chooses (rdma_poll_cost.h), and the time from that choice to the next call's, per
+ * message received in between, is learnt: the wait, the wake-up's aftermath, the handling
+ * and the next request, which is what a thread's throughput is one over. */
+void rdma_poller_call_begin (RdmaPoller *p, guint64 received);
 void rdma_poller_call_end (RdmaPoller *p, RdmaCallEnd how);
+/* The owner stops waiting for a while (its connection goes back to a server's poll set):
+ * what follows is idle time, not a round. */
+void rdma_poller_call_idle (RdmaPoller *p);
 
 /* Sets up @p with no CQ and no fds; the owner fills in the rest. */
 

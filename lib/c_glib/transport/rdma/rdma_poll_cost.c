@@ -97,6 +97,7 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
       c->spinning = !c->spinning;
       c->switches++;
       c->leaning = 0;
+      c->every = RDMA_POLL_COST_TRY_EVERY;
     }
   }
   /* a run just ended: the next comes twice as late if the way in use is still the cheaper,
