@@ -24,8 +24,8 @@
  * that blocked were slower (2,300 against 2,900 RPC/s), the cost of the wake-up falling
  * after the wait.  A server's read of the request its linger waited for finds it at once
  * and chooses nothing: timed from call to call, its rounds were the linger's wait alone
- * (208 against 236 us, so it kept blocking while its client's calls took 353 us, not 304).  Each
- * call takes one way for all its waits: blocking at once (arm the CQ, poll(2), the wake-up),
+ * (208 against 236 us, so it kept blocking while its client's calls took 353 us, not 304).
+ * Each call takes one way for all its waits: blocking at once (arm the CQ, poll(2), the wake-up),
  * or spinning until the message comes, and then blocking if it has not: by CPU after twice a
  * blocked call's CPU (a spin that fails costs a bounded multiple of the better way, the
  * ski-rental bound of spinning before blocking); by wait time after four times a spun call
@@ -39,11 +39,12 @@
  * say); after each run that finds the way in use still the cheaper, twice as seldom, up to
  * every RDMA_POLL_COST_TRY_MAX calls, and as often as at first again once the other way
  * measures cheaper.  (A run of blocked calls costs each a wake-up: 8 calls of every 256 at
- * 270 us more in the guest, 3% of a connection's time on each side.)  The way in use changes only when the other has measured a tenth cheaper at
- * RDMA_POLL_COST_PERSIST choices in a row, and after each change by a further fifth (up to
- * 0.46 of the way in use) for twice as many, so that two ways of about the same cost, or a
- * passing stall, do not make it change back and forth.  Until
- * both are measured, calls block (the table's prior), but for the first run, which spins.
+ * 270 us more in the guest, 3% of a connection's time on each side.)  The way in use
+ * changes only when the other has measured a tenth cheaper at RDMA_POLL_COST_PERSIST choices
+ * in a row, and after each change by a further fifth (up to 0.46 of the way in use) for twice
+ * as many, so that two ways of about the same cost, or a passing stall, do not make it change
+ * back and forth.  Until both are measured, calls block (the table's prior), but for the
+ * first run, which spins.
  * CPU is read from the thread's clock on a sample of calls (it is a system call).
  *
  * Counted per poller (a connection's waits), without locks: one thread waits at a time.

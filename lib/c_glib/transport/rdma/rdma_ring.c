@@ -161,11 +161,11 @@ tx_room (const RdmaRing *r)
  * the bytes left unused before it at the end of the ring (*@skip; the chunk then starts at
  * 0).  A chunk goes at the offset, cut where the room ends; but a message of at most half
  * the ring (RDMA_RING_WHOLE) that would be cut at the end of the ring goes whole at 0 when
- * the start has room for it.  Cut there, a 557-byte message in a 16 KiB
- * ring went as two chunks every 29 calls: a second WRITE_WITH_IMM and a copy to put the
- * message together.  (It does not wait for room to go whole: a chunk that goes in what room
- * there is lets the owner move the messages its reader has not opened off the ring, which
- * two sides that both write before they read need.) */
+ * the start has room for it.  Cut there, a 557-byte message in a 16 KiB ring went as two
+ * chunks every 29 calls: a second WRITE_WITH_IMM and a copy to put the message together.
+ * (It does not wait for room to go whole: a chunk that goes in what room there is lets the
+ * owner move the messages its reader has not opened off the ring, which two sides that both
+ * write before they read need.) */
 static guint32
 tx_fit (const RdmaRing *r, gsize want, guint32 *skip)
 {
@@ -192,11 +192,11 @@ tx_has_room (RdmaConn *conn, gpointer data)
 {
   const RdmaRing *r = conn->ring;
   PlaceWait *w = data;
-  guint32 skip;
 
   if (r->tx_count >= RDMA_RING_MAX_CHUNKS)
     return FALSE;
-  return w->want == 0 || tx_fit (r, w->want, &skip) > 0;
+  /* (tx_fit finds a chunk exactly when there is room: it goes to 0 only with the end free) */
+  return w->want == 0 || tx_room (r) > 0;
 }
 
 gboolean

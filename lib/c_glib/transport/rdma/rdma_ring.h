@@ -36,8 +36,8 @@
  * starts again at 0) or, for a message of at most half the ring when the start has room,
  * written whole at 0, the end left unused and freed with it.  A chunk longer than the rest
  * of the ring therefore starts at 0, and both sides know every chunk's place from the
- * lengths alone, in the order of the QP.  The owner frees a
- * chunk when the message has been read (a one-chunk message is read in place) or copied out
+ * lengths alone, in the order of the QP.  The owner frees a chunk when the message has been
+ * read (a one-chunk message is read in place) or copied out
  * (the chunks of a longer one), and reports freed chunks in order, in the `freed` field of
  * its headers, in its immediates, or in a credit message when many pile up.  The writer waits
  * for room: a message of any size up to the max message size passes through a ring of any
