@@ -379,14 +379,14 @@ raw_lend (RdmaConn *c, const guint8 *mem, BadDesc bad)
 {
   gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   GError *error = NULL;
-  RdmaBulkWriter w;
+  RdmaBulkWriter w = { 0 };
   RdmaBulkDesc d = { 0 };
   guint8 table[RDMA_BULK_FRAMING_MAX];
   guint32 claimed = bad == PAST_WINDOW ? FIELD + 4096 : FIELD, be = GUINT32_TO_BE (claimed);
 
   g_assert_nonnull (rdma_conn_tx_begin (c, deadline, &error));
   g_assert_true (rdma_bulk_writer_begin (&w, c, &error));
-  g_assert_true (rdma_bulk_writer_write (&w, c, &be, 4, 0, &error));
+  g_assert_true (rdma_bulk_writer_write (&w, c, &be, 4, 0, FALSE, &error));
   g_assert_true (rdma_bulk_lend (c, mem, FIELD, &d, deadline, &error));
   g_assert_no_error (error);
   d.at = 4;

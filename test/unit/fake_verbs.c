@@ -24,6 +24,9 @@
 #include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "fake_verbs.h"
 
+/* each RDMA READ takes this long to start (fake_verbs_set_read_delay) */
+static gint read_delay_us;
+
 #define FAKE_MAX_SGE 8
 /* keys start here and only grow: a small number is a key no region has */
 #define FAKE_FIRST_KEY 0x1000u
@@ -991,6 +994,9 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
       if (wr->opcode != IBV_WR_RDMA_READ && to > last_word_at (remote, w->len))
         to = w->len;
     }
+    /* a slow fabric's READ (fake_verbs_set_read_delay) */
+    if (wr->opcode == IBV_WR_RDMA_READ && w->moved == 0 && g_atomic_int_get (&read_delay_us) > 0)
+      g_usleep ((gulong) g_atomic_int_get (&read_delay_us));
     if (wr->opcode == IBV_WR_RDMA_READ)
       sg_io (wr->sg_list, wr->num_sge, w->moved, remote + w->moved, to - w->moved, FALSE);
     else
@@ -1684,6 +1690,12 @@ fake_dereg_mr (struct ibv_mr *mr)
 
 /* fake_verbs_set_windows: whether the device has type 2 windows. */
 static gint type2_windows = TRUE;
+
+void
+fake_verbs_set_read_delay (guint us)
+{
+  g_atomic_int_set (&read_delay_us, (gint) us);
+}
 
 void
 fake_verbs_set_windows (gboolean type2)

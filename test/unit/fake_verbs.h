@@ -135,6 +135,9 @@ void fake_verbs_uninstall (void);
 /* With FALSE, the device has no memory windows from now on (ibv_alloc_mw fails with
  * EOPNOTSUPP, as on a device without type 2 windows); TRUE (the default) gives them back. */
 void fake_verbs_set_windows (gboolean type2);
+/* Each RDMA READ then takes @us to start, as on a fabric where a READ costs more than a copy
+ * (0: none, the default). */
+void fake_verbs_set_read_delay (guint us);
 
 /* The two CM ids of one link: what one side's QP posts reaches the other's. */
 void fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b);

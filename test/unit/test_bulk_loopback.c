@@ -56,7 +56,7 @@ static gboolean
 lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len,
               gint64 deadline, GError **error)
 {
-  RdmaBulkWriter w;
+  RdmaBulkWriter w = { 0 };
   guint8 head[HEAD] = { 'b', 'u', 'l', 'k' };
   gboolean sent;
 
@@ -64,8 +64,8 @@ lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize l
   rdma_conn_set_tx_proto (c, ops);
   if (rdma_conn_tx_begin (c, deadline, error) == NULL
       || !rdma_bulk_writer_begin (&w, c, error)
-      || !rdma_bulk_writer_write (&w, c, head, HEAD, THRESHOLD, error)
-      || !rdma_bulk_writer_write (&w, c, field, len, THRESHOLD, error)
+      || !rdma_bulk_writer_write (&w, c, head, HEAD, THRESHOLD, FALSE, error)
+      || !rdma_bulk_writer_write (&w, c, field, len, THRESHOLD, FALSE, error)
       || !rdma_bulk_writer_seal (&w, c, deadline, error))
     return FALSE;
   sent = rdma_conn_tx_send (c, deadline, error);
@@ -380,7 +380,7 @@ test_no_windows (void)
     guint8 *field = g_malloc (sizes[i]), *back = NULL;
     gsize back_len = 0;
     GError *error = NULL;
-    RdmaBulkWriter w;
+    RdmaBulkWriter w = { 0 };
     guint8 head[HEAD] = { 0 };
 
     for (gsize k = 0; k < sizes[i]; k++)
@@ -391,9 +391,9 @@ test_no_windows (void)
     g_assert_nonnull (rdma_conn_tx_begin (p.c, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_begin (&w, p.c, &error));
     g_assert_true (rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD,
-                                           &error));
+                                           FALSE, &error));
     g_assert_true (rdma_bulk_writer_write (&w, p.c, field, sizes[i],
-                                           RDMA_BULK_DEFAULT_THRESHOLD, &error));
+                                           RDMA_BULK_DEFAULT_THRESHOLD, FALSE, &error));
     g_assert_cmpuint (w.n, ==, 0);
     g_assert_true (rdma_bulk_writer_seal (&w, p.c, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_finish (&w, p.c, rdma_conn_tx_send (p.c, deadline_s (30),

@@ -48,6 +48,8 @@
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
 /* a white-box test: it looks inside connections (the engine-internal header) */
+#include "lib/c_glib/transport/rdma/rdma_bulk.h"
+#include "lib/c_glib/transport/rdma/rdma_bulk_msg.h"
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
 #include "lib/c_glib/transport/rdma/rdma_domain.h"
 #include "lib/c_glib/transport/rdma/rdma_numa.h"
@@ -861,21 +863,21 @@ test_event_measured (void)
     for (guint i = 0; i < 32; i++)
       echo_by (&p, &rdma_proto_eager_ops, 64, i);
     g_test_message ("measure %d: %u calls, spun %u us, blocked %u us (%u us of CPU), "
-                    "spinning %d", m, cost->calls, cost->wall_us[RDMA_POLL_COST_SPIN],
+                    "spinning %d", m, cost->choice.calls, cost->wall_us[RDMA_POLL_COST_SPIN],
                     cost->wall_us[RDMA_POLL_COST_BLOCK], cost->cpu_us[RDMA_POLL_COST_BLOCK],
-                    cost->spinning);
+                    rdma_poll_cost_spins (cost));
     g_assert_cmpuint (fake_verbs_cm_looks () - looks, ==, 0);
     if (m == RDMA_MEASURE_NONE) {
-      g_assert_cmpuint (cost->calls, ==, 0);
+      g_assert_cmpuint (cost->choice.calls, ==, 0);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], ==, 0);
     } else {
-      g_assert_cmpuint (cost->calls, >=, 32);
+      g_assert_cmpuint (cost->choice.calls, >=, 32);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US / 2);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US / 2);
       if (m == RDMA_MEASURE_CPU) {
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], >, 0);
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], <, SLOW_ECHO_US / 2);
-        g_assert_false (cost->spinning);
+        g_assert_false (rdma_poll_cost_spins (cost));
       } else {
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], ==, 0);
       }
@@ -912,11 +914,11 @@ test_event_measured_rounds (void)
     g_assert_error (gone, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
     g_error_free (gone);
     g_test_message ("server%s: %u calls chose a way; a spun round %u us, a blocked one %u us",
-                    k == 1 ? " (its linger in 100 us slices)" : "", cost->calls,
+                    k == 1 ? " (its linger in 100 us slices)" : "", cost->choice.calls,
                     cost->wall_us[RDMA_POLL_COST_SPIN], cost->wall_us[RDMA_POLL_COST_BLOCK]);
     /* a slice that times out does not end the call: one choice per request */
-    g_assert_cmpuint (cost->calls, >=, 16);
-    g_assert_cmpuint (cost->calls, <=, 33);
+    g_assert_cmpuint (cost->choice.calls, >=, 16);
+    g_assert_cmpuint (cost->choice.calls, <=, 33);
     g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US);
     g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US);
     rdma_conn_free (p.s);
@@ -977,7 +979,7 @@ test_event_measured_threads (void)
   g_thread_join (other);
   g_async_queue_unref (o.go);
   g_async_queue_unref (o.done);
-  g_test_message ("calls %u: time samples %u + %u, CPU samples %u + %u", cost->calls,
+  g_test_message ("calls %u: time samples %u + %u, CPU samples %u + %u", cost->choice.calls,
                   cost->wall_n[RDMA_POLL_COST_BLOCK], cost->wall_n[RDMA_POLL_COST_SPIN],
                   cost->cpu_n[RDMA_POLL_COST_BLOCK], cost->cpu_n[RDMA_POLL_COST_SPIN]);
   g_assert_cmpuint (cost->wall_n[RDMA_POLL_COST_BLOCK], >, 0);
@@ -2969,6 +2971,7 @@ typedef struct
 {
   ThriftTransport *t;
   GError *error;
+  guint calls;      /* calls to answer (0: one of each of thrift_sizes) */
 } ThriftEcho;
 
 /* Reads each binary and writes it back. */
@@ -2978,7 +2981,7 @@ thrift_echo_main (gpointer data)
   ThriftEcho *e = data;
   ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", e->t, NULL);
 
-  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++) {
+  for (guint i = 0; i < (e->calls > 0 ? e->calls : G_N_ELEMENTS (thrift_sizes)); i++) {
     gpointer buf = NULL;
     guint32 len = 0;
     gboolean ok = thrift_protocol_read_binary (p, &buf, &len, &e->error) >= 0
@@ -3016,12 +3019,15 @@ typedef struct
 } ThriftPair;
 
 /* Opens @tp over connections with settings @cs and @ss, the client's messages written with
- * @ch, the server's with @sh; with @whole, neither side lends a field. */
+ * @ch, the server's with @sh, the server answering @calls calls; with @whole, neither side
+ * lends a field. */
 static void
-thrift_pair_open (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaConnSettings *ss,
-                  const ThriftHintSet *ch, const ThriftHintSet *sh, gboolean whole)
+thrift_pair_open_calls (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaConnSettings *ss,
+                        const ThriftHintSet *ch, const ThriftHintSet *sh, gboolean whole,
+                        guint calls)
 {
   memset (tp, 0, sizeof *tp);
+  tp->e.calls = calls;
   tp->conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size", (gint) MAX_MESSAGE,
                            NULL);
   pair_open (&tp->p, cs, ss);
@@ -3037,6 +3043,14 @@ thrift_pair_open (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaConnSett
   }
   tp->thread = g_thread_new ("thrift echo", thrift_echo_main, &tp->e);
   tp->proto = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", tp->t, NULL);
+}
+
+/* ... answering one call of each of thrift_sizes */
+static void
+thrift_pair_open (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaConnSettings *ss,
+                  const ThriftHintSet *ch, const ThriftHintSet *sh, gboolean whole)
+{
+  thrift_pair_open_calls (tp, cs, ss, ch, sh, whole, 0);
 }
 
 /* One call of thrift_sizes[@i] patterned bytes, checked byte for byte; @what names it. */
@@ -3184,7 +3198,7 @@ test_thrift_measured (void)
     thrift_pair_echo (&tp, i, "throughput");
   g_assert_cmpint (tp.p.c->poller.polling, ==, THRIFT_RDMA_POLLING_EVENT);
   g_assert_cmpint (tp.p.c->poller.measure, ==, RDMA_MEASURE_WALL);
-  g_assert_cmpuint (tp.p.c->poller.cost.calls, >, 0);
+  g_assert_cmpuint (tp.p.c->poller.cost.choice.calls, >, 0);
   line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
   g_test_message ("%s", line);
   g_assert_nonnull (strstr (line, "small (<= 4096 B) direct_write_imm/event, large "
@@ -3202,6 +3216,70 @@ test_thrift_measured (void)
   g_assert_null (strstr (forced, "measured on this connection"));
   g_assert_nonnull (strstr (forced, "polling: polling=event hint"));
   thrift_pair_close (&tp);
+}
+
+/* A field of 64 KiB on a fabric whose READs cost 3 ms each: a client left at the default
+ * threshold measures lending against copying and copies, and explain says why; one whose
+ * threshold was set lends every time (issue 23: what a transfer costs is the fabric's). */
+static void
+test_thrift_lend_measured (void)
+{
+  enum { CALLS = 120, FIELD = 1 << 16 };
+  RdmaConnSettings cs, ss;
+  ThriftHintSet ch, sh;
+  ThriftRdmaStats st;
+  ThriftPair tp;
+  guint8 *out = pattern_new (FIELD, 7);
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  hints_for (&ch, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_CLIENT);
+  hints_for (&sh, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_SERVER);
+  fake_verbs_set_read_delay (3000);
+  for (guint set = 0; set < 2; set++) {
+    g_autofree gchar *line = NULL;
+
+    thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, FALSE, CALLS);
+    if (set)
+      g_object_set (tp.t, "bulk-threshold", RDMA_BULK_DEFAULT_THRESHOLD, NULL);
+    for (guint i = 0; i < CALLS; i++) {
+      GError *error = NULL;
+      gpointer in = NULL;
+      guint32 in_len = 0;
+
+      if (thrift_protocol_write_binary (tp.proto, out, FIELD, &error) < 0
+          || !thrift_transport_flush (tp.t, &error)
+          || !thrift_transport_write_end (tp.t, &error)
+          || thrift_protocol_read_binary (tp.proto, &in, &in_len, &error) < 0
+          || !thrift_transport_read_end (tp.t, &error))
+        g_error ("call %u: %s", i, error->message);
+      g_assert_cmpuint (in_len, ==, FIELD);
+      g_assert_true (memcmp (in, out, FIELD) == 0);
+      g_free (in);
+    }
+    thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
+    line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
+    g_test_message ("threshold %s: %" G_GUINT64_FORMAT " fields copied, %" G_GUINT64_FORMAT
+                    " bytes lent; %s", set ? "set" : "default", st.bulk_copied, st.bulk_sent,
+                    line);
+    if (set) {
+      g_assert_cmpuint (st.bulk_copied, ==, 0);
+      g_assert_cmpuint (st.bulk_sent, ==, (guint64) CALLS * FIELD);
+      g_assert_null (strstr (line, "measured on this device"));
+    } else {
+      /* the first run tries copying, and the way changes after RDMA_CHOICE_PERSIST calls
+       * that find it the cheaper: most calls copy */
+      g_assert_true (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c), FIELD));
+      g_assert_cmpuint (st.bulk_copied, >, CALLS / 2);
+      g_assert_cmpuint (st.bulk_copied, <, CALLS);
+      g_assert_nonnull (strstr (line, "(measured on this device: large fields lent or copied "
+                                      "by call time: 64-128 KiB lent "));
+      g_assert_nonnull (strstr (line, "): copies, 1 change"));
+    }
+    thrift_pair_close (&tp);
+  }
+  fake_verbs_set_read_delay (0);
+  g_free (out);
 }
 
 /* ---- the handshake ---- */
@@ -3703,6 +3781,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/loopback/eager_rndv/thrift/peer_without_read_rndv",
                         GINT_TO_POINTER (TRUE), test_thrift_eager_rndv);
   g_test_add_func ("/loopback/thrift/measured", test_thrift_measured);
+  g_test_add_func ("/loopback/thrift/lend-measured", test_thrift_lend_measured);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
   for (guint i = 0; i < n_forced; i++) {
     RdmaProtoId id = forced[i].ops->id;

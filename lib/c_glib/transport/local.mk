@@ -106,6 +106,10 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_conn_wc.c \
 	lib/c_glib/transport/rdma/rdma_poll.c \
 	lib/c_glib/transport/rdma/rdma_poll.h \
+	lib/c_glib/transport/rdma/rdma_choice.c \
+	lib/c_glib/transport/rdma/rdma_choice.h \
+	lib/c_glib/transport/rdma/rdma_lend_cost.c \
+	lib/c_glib/transport/rdma/rdma_lend_cost.h \
 	lib/c_glib/transport/rdma/rdma_poll_cost.c \
 	lib/c_glib/transport/rdma/rdma_poll_cost.h \
 	lib/c_glib/transport/rdma/rdma_spin.c \

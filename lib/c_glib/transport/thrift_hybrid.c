@@ -955,6 +955,7 @@ thrift_hybrid_init (ThriftHybrid *self)
 
   priv->next_leg = THRIFT_HYBRID_LEG_RDMA;
   priv->tcp_first = TRUE;
+  rdma_bulk_props_init (&priv->bulk, FALSE);
 }
 
 ThriftHybrid *

@@ -632,7 +632,7 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
   /* straight into registered memory, the only copy on the way out; a large field is not
    * copied at all but lent (rdma_bulk_msg.h) */
   if (!rdma_bulk_writer_write (&priv->writer, priv->conn, buf, len, bulk_threshold (priv),
-                               &e))
+                               !priv->bulk.threshold_set, &e))
     return fail (priv, e, error);
   priv->wlen += len;
   return TRUE;
@@ -1073,6 +1073,7 @@ thrift_rdma_init (ThriftRdma *self)
 
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
   priv->effective = priv->polling;
+  rdma_bulk_props_init (&priv->bulk, FALSE);
   priv->numa_node = priv->poll_node = THRIFT_RDMA_DEFAULT_NUMA_NODE;
   priv->proto_name = rdma_proto_eager_ops.name;
   priv->plans = rdma_plan_cache_new ();
@@ -1176,6 +1177,18 @@ thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
     full = g_strdup_printf ("%s (measured on this connection: %s)", line, cost);
     g_free (line);
     line = full;
+  }
+  if (!priv->bulk.threshold_set && (rdma_conn_stats (priv->conn)->bulk_sent > 0
+                                    || rdma_conn_stats (priv->conn)->bulk_copied > 0)) {
+    /* what the device's calls measured, which decides between lending and copying */
+    RdmaLendCost *lc = rdma_bulk_lend_cost (priv->conn);
+    g_autofree gchar *cost = lc != NULL ? rdma_lend_cost_describe (lc) : NULL;
+
+    if (cost != NULL) {
+      full = g_strdup_printf ("%s (measured on this device: %s)", line, cost);
+      g_free (line);
+      line = full;
+    }
   }
   refused = rdma_conn_stats (priv->conn)->budget_refusals;
   if (refused == 0)

@@ -230,6 +230,9 @@ typedef struct _ThriftRdmaStats
                                  reset, 0 once closed) */
   guint64 bulk_not_lent;      /* fields large enough to lend that were copied instead: the
                                  device has no type-2 memory windows */
+  guint64 bulk_copied;        /* fields large enough to lend that were copied because copying
+                                 measured cheaper for their size (bulk-threshold left at its
+                                 default) */
   guint64 spins_declined;     /* hybrid waits that blocked at once, without spinning: the
                                  process's waiting threads outnumbered its cores */
   guint64 budget_refusals;    /* buffers that would have sped this connection up (a direct

@@ -705,6 +705,7 @@ thrift_server_hybrid_init (ThriftServerHybrid *self)
 
   priv->tcp_fd = -1;
   priv->backlog = 128;
+  rdma_bulk_props_init (&priv->bulk, TRUE);
   priv->connect_timeout_ms = THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS;
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
   g_queue_init (&priv->ready);

@@ -803,6 +803,7 @@ thrift_server_rdma_init (ThriftServerRdma *self)
   ThriftServerRdmaPrivate *priv = PRIV (self);
   priv->wake_fd = -1;
   priv->epoll_fd = -1;
+  rdma_bulk_props_init (&priv->bulk, TRUE);
   g_queue_init (&priv->established);
   priv->backlog = THRIFT_SERVER_RDMA_DEFAULT_BACKLOG;
   priv->polling = THRIFT_RDMA_DEFAULT_POLLING;

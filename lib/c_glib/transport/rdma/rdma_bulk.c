@@ -34,6 +34,7 @@ struct _RdmaBulk
   RdmaRcache *cache;                           /* the device's (rdma_domain_rcache), or its
                                                   own (owned) when the domain is not shared */
   gboolean own_cache;
+  RdmaLendCost *lend_cost;                     /* the device's (rdma_domain_lend_cost) */
   RdmaRcacheStats tally;                       /* this connection's hits and misses */
   RdmaRcacheStats seen;                        /* counters already in conn->stats */
 
@@ -60,6 +61,7 @@ bulk_get (RdmaConn *conn)
     b->cache = rdma_domain_rcache (conn->pd, conn->settings.rcache_entries,
                                    conn->settings.rcache_bytes);
     b->own_cache = b->cache == NULL;
+    b->lend_cost = rdma_domain_lend_cost (conn->pd);
     if (b->own_cache)
       b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
                                   conn->settings.rcache_bytes);
@@ -73,6 +75,12 @@ rdma_bulk_can_lend (RdmaConn *conn)
 {
   bulk_get (conn);
   return rdma_window_supported (conn);
+}
+
+RdmaLendCost *
+rdma_bulk_lend_cost (RdmaConn *conn)
+{
+  return bulk_get (conn)->lend_cost;
 }
 
 /* What a registration of ours allows: a region read into may be lent later (an echo lends

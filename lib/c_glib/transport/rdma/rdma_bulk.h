@@ -39,6 +39,7 @@
 
 #include "rdma_bulk_wire.h"
 #include "rdma_conn.h"
+#include "rdma_lend_cost.h"
 
 G_BEGIN_DECLS
 
@@ -72,6 +73,9 @@ gboolean rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkD
                          gint64 deadline_us, GError **error);
 /* Whether this connection's device can lend (type-2 memory windows); asks it once. */
 gboolean rdma_bulk_can_lend (RdmaConn *conn);
+/* What lending and copying cost on the connection's device (rdma_lend_cost.h); NULL where
+ * the connection cannot lend. */
+RdmaLendCost *rdma_bulk_lend_cost (RdmaConn *conn);
 /* The number the table of the message being written carries. */
 guint32 rdma_bulk_seq (RdmaConn *conn);
 /* Lender, once the message went out: waits for the reader's DONE, invalidates the windows and

@@ -24,24 +24,47 @@ rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **error)
 
   w->n = 0;
   w->inline_len = 0;
+  w->decided = FALSE;
+  if (w->ticket.open)
+    rdma_lend_cost_end (rdma_bulk_lend_cost (conn), &w->ticket, g_get_monotonic_time ());
   return rdma_conn_tx_frame (conn, &plain, 1, error);
+}
+
+/* Whether the message's large fields are lent: decided at its first (@len bytes). */
+static gboolean
+lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
+{
+  if (!w->decided) {
+    RdmaLendCost *cost = rdma_bulk_lend_cost (conn);
+
+    w->decided = TRUE;
+    w->lends = TRUE;
+    if (measured && cost != NULL) {
+      w->ticket.open = FALSE;   /* (one left open by a failed call is not learnt) */
+      w->lends = rdma_lend_cost_choose (cost, len, &w->ticket);
+    }
+  }
+  return w->lends;
 }
 
 gboolean
 rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len,
-                        gsize threshold, GError **error)
+                        gsize threshold, gboolean measured, GError **error)
 {
   if (threshold > 0 && len >= MAX (threshold, RDMA_BULK_MIN_THRESHOLD) && len <= G_MAXUINT32
       && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32) {
-    if (rdma_bulk_can_lend (conn)) {
+    if (!rdma_bulk_can_lend (conn)) {
+      /* a device without type-2 memory windows: copied as without bulk transfer, which the
+       * call does not notice; the counter tells */
+      rdma_conn_stats (conn)->bulk_not_lent++;
+    } else if (!lends (w, conn, len, measured)) {
+      rdma_conn_stats (conn)->bulk_copied++;
+    } else {
       w->ptr[w->n] = buf;
       w->desc[w->n] = (RdmaBulkDesc) { .at = (guint32) w->inline_len, .len = (guint32) len };
       w->n++;
       return TRUE;
     }
-    /* a device without type-2 memory windows: copied as without bulk transfer, which the
-     * call does not notice; the counter tells */
-    rdma_conn_stats (conn)->bulk_not_lent++;
   }
   if (!rdma_conn_tx_append (conn, buf, len, error))
     return FALSE;
@@ -53,7 +76,11 @@ gboolean
 rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   guint8 table[RDMA_BULK_FRAMING_MAX];
+  gsize may_copy = 0;
 
+  for (guint i = 0; i < w->n && w->ticket.open; i++)
+    may_copy += w->desc[i].len;
+  rdma_conn_tx_may_copy (conn, may_copy);
   if (w->n == 0)
     return TRUE;
   for (guint i = 0; i < w->n; i++) {

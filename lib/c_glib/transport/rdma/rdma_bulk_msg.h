@@ -59,14 +59,20 @@ typedef struct
   RdmaBulkDesc desc[RDMA_BULK_MAX_FIELDS];
   guint n;
   gsize inline_len;       /* inline bytes written (envelope byte not counted) */
-} RdmaBulkWriter;
+  gboolean decided;       /* this message's large fields are lent (lends) or copied */
+  gboolean lends;
+  RdmaLendTicket ticket;  /* the last message that chose by measurement, until the next */
+} RdmaBulkWriter;         /* zeroed before its first message */
 
-/* Starts a message: the envelope byte into the (begun) transmit buffer. */
+/* Starts a message: the envelope byte into the (begun) transmit buffer; the call of the one
+ * before, if it chose by measurement, is learnt as over. */
 gboolean rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **error);
 /* Writes @len bytes at @buf: lent if @len is at least @threshold (0: never) and the message
- * can lend one more field, else copied into the transmit buffer. */
+ * can lend one more field, else copied into the transmit buffer.  @measured: lent only if
+ * lending measures cheaper than copying for the size of the message's first such field
+ * (rdma_lend_cost.h). */
 gboolean rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf,
-                                 gsize len, gsize threshold, GError **error);
+                                 gsize len, gsize threshold, gboolean measured, GError **error);
 /* Before the message is sent: lends its fields and appends their table (nothing if none). */
 gboolean rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us,
                                 GError **error);

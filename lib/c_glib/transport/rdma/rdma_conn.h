@@ -125,6 +125,9 @@ void rdma_conn_free (RdmaConn *conn);
 RdmaTx *rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Appends to the current transmit buffer (rdma_conn_tx_begin first). */
 gboolean rdma_conn_tx_append (RdmaConn *conn, const guint8 *buf, gsize len, GError **error);
+/* The message being sent lends @bytes that another message may copy instead (rdma_lend_cost.h):
+ * a direct ring it asks for is sized for them too. */
+void rdma_conn_tx_may_copy (RdmaConn *conn, gsize bytes);
 /* Appends framing (not payload: not counted as copied) to the current transmit buffer. */
 gboolean rdma_conn_tx_frame (RdmaConn *conn, const void *buf, gsize len, GError **error);
 /* The bytes of the current transmit buffer written so far (to patch framing). */

@@ -42,6 +42,12 @@ rdma_conn_tx_begin (RdmaConn *conn, gint64 deadline_us, GError **error)
   return tx;
 }
 
+void
+rdma_conn_tx_may_copy (RdmaConn *conn, gsize bytes)
+{
+  conn->tx_may_copy = bytes;
+}
+
 gboolean
 rdma_conn_tx_frame (RdmaConn *conn, const void *buf, gsize len, GError **error)
 {

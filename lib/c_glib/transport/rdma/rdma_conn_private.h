@@ -123,6 +123,8 @@ struct _RdmaConn
   /* transmit buffers (rdma_tx.h), used in turn */
   RdmaTx tx[2];
   guint tx_cur;
+  gsize tx_may_copy;                  /* bytes the message being sent lends that another may
+                                         copy (rdma_lend_cost.h): a ring asked for counts them */
 
   /* the control channel: messages waiting for a free send slot */
   GQueue control_out;

@@ -39,6 +39,7 @@ typedef struct
   int wake_fd;               /* tells it to stop */
   GHashTable *watched;       /* struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
   RdmaRcache *rcache;        /* (owned) (nullable): made by the first connection that asks */
+  RdmaLendCost *lend;        /* (owned) (nullable): made by the first connection that asks */
 } Domain;
 
 typedef struct
@@ -192,6 +193,7 @@ domain_free (Domain *d)
   rdma_srq_free (d->srq);
   if (d->rcache != NULL)
     rdma_rcache_free (d->rcache);   /* (its users released what they held) */
+  rdma_lend_cost_free (d->lend);
   rdma_res_pd_destroy (&d->pd);
   g_hash_table_unref (d->watched);
   g_free (d);
@@ -250,6 +252,23 @@ rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes)
   }
   g_mutex_unlock (&lock);
   return cache;
+}
+
+RdmaLendCost *
+rdma_domain_lend_cost (struct ibv_pd *pd)
+{
+  RdmaLendCost *cost = NULL;
+  Domain *d;
+
+  g_mutex_lock (&lock);
+  d = find (NULL, pd);
+  if (d != NULL) {
+    if (d->lend == NULL)
+      d->lend = rdma_lend_cost_new ();
+    cost = d->lend;
+  }
+  g_mutex_unlock (&lock);
+  return cost;
 }
 
 void

@@ -108,13 +108,15 @@ rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
     g_param_spec_uint ("bulk-threshold", "bulk-threshold",
                        "Binary and string fields of at least this many bytes are lent to the "
                        "peer, which reads them by RDMA READ, instead of copied (0: never; "
-                       "under 4096 counts as 4096); a payload_size hint beats it.  A lent "
+                       "under 4096 counts as 4096); a payload_size hint beats it.  Left at its "
+                       "default, a field is lent or copied by which of the two measured "
+                       "cheaper on the device for its size; set, always lent.  A lent "
                        "field's bytes must stay as they are until the flush that ends its "
                        "message returns: servers default to 0, since c_glib's generated "
                        "processors free a reply's fields before that flush",
                        0, G_MAXUINT,
                        server ? RDMA_BULK_SERVER_DEFAULT_THRESHOLD : RDMA_BULK_DEFAULT_THRESHOLD,
-                       rw));
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (cls, first + BULK_CHUNK,
     g_param_spec_uint ("bulk-chunk", "bulk-chunk",
                        "Bytes per RDMA READ of a lent field (at least 4096)",
@@ -145,6 +147,13 @@ rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server)
                          "in use need more than this fails",
                          RDMA_BULK_RCACHE_BYTES_MIN, RDMA_BULK_RCACHE_BYTES_MAX,
                          RDMA_BULK_DEFAULT_RCACHE_BYTES, rw));
+}
+
+void
+rdma_bulk_props_init (RdmaBulkProps *props, gboolean server)
+{
+  props->threshold = server ? RDMA_BULK_SERVER_DEFAULT_THRESHOLD : RDMA_BULK_DEFAULT_THRESHOLD;
+  props->threshold_set = FALSE;
 }
 
 gboolean
@@ -179,6 +188,7 @@ rdma_bulk_props_set (guint property_id, guint first, RdmaBulkProps *props,
   switch (property_id - first) {
   case BULK_THRESHOLD:
     props->threshold = g_value_get_uint (value);
+    props->threshold_set = TRUE;
     return TRUE;
   case BULK_CHUNK:
     props->chunk = g_value_get_uint (value);
@@ -209,7 +219,14 @@ rdma_bulk_props_to_settings (const RdmaBulkProps *props, RdmaConnSettings *setti
 void
 rdma_bulk_props_apply (const RdmaBulkProps *props, gpointer object)
 {
-  g_object_set (object, "bulk-threshold", props->threshold, "bulk-chunk", props->chunk,
-                "bulk-depth", props->depth, "rcache-entries", props->rcache_entries,
-                "rcache-bytes", props->rcache_bytes, NULL);
+  guint threshold;
+
+  /* the default is handed on as the default, so that the leg or the accepted connection still
+   * measures; a server's (0) differs from a ThriftRdma's and is set */
+  g_object_get (object, "bulk-threshold", &threshold, NULL);
+  if (props->threshold_set || props->threshold != threshold)
+    g_object_set (object, "bulk-threshold", props->threshold, NULL);
+  g_object_set (object, "bulk-chunk", props->chunk, "bulk-depth", props->depth,
+                "rcache-entries", props->rcache_entries, "rcache-bytes", props->rcache_bytes,
+                NULL);
 }

@@ -271,7 +271,7 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
     p->period_learn = TRUE;
     if (ticket->spinning) {
       p->call_way = rdma_poll_cost_choose (&p->cost, p->measure, &budget);
-      p->period_learn = !p->cost.settling;
+      p->period_learn = !p->cost.choice.settling;
     }
     p->call_spin_until = start + budget;
     p->period_way = p->call_way;

@@ -19,27 +19,6 @@
 
 #include "rdma_poll_cost.h"
 
-/* The mean of the first RDMA_POLL_COST_REACH samples, then a moving average of an eighth:
- * the first calls of a connection (its ring made, pages touched) are not its typical ones.
- * A sample counts for at most twice the average: a call stalled by a preemption or a
- * retransmission (8 ms against 300 us under emulation) would otherwise move an eighth-average
- * past the other way's for a long while; a real change of cost still doubles the average
- * within a few samples. */
-#define RDMA_POLL_COST_REACH 8
-
-static void
-learn (guint *avg, guint *n, gint64 sample)
-{
-  sample = CLAMP (sample, 1, (gint64) RDMA_POLL_COST_SPIN_MAX_US);
-  if (*n > 0)
-    sample = MIN (sample, 2 * (gint64) *avg);
-  if (*n < RDMA_POLL_COST_REACH)
-    (*n)++;
-  *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / (gint64) *n, 1);
-}
-
-/* A call's cost by way @w and measure @m; 0: not measured yet.  A spun call's CPU is its time
- * where it was not read. */
 static guint
 cost_of (const RdmaPollCost *c, RdmaPollCostWay w, RdmaMeasure m)
 {
@@ -71,51 +50,11 @@ spin_budget (const RdmaPollCost *c, RdmaMeasure m)
 RdmaPollCostWay
 rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
-  guint spin = cost_of (c, RDMA_POLL_COST_SPIN, m), block = cost_of (c, RDMA_POLL_COST_BLOCK, m);
-  guint phase = c->since;
-  RdmaPollCostWay way;
+  RdmaPollCostWay way = rdma_choice_next (&c->choice, cost_of (c, RDMA_POLL_COST_BLOCK, m),
+                                          cost_of (c, RDMA_POLL_COST_SPIN, m))
+                          ? RDMA_POLL_COST_SPIN
+                          : RDMA_POLL_COST_BLOCK;
 
-  /* hysteresis: the other way must measure a tenth cheaper, and for a while, so that two
-   * ways of about the same cost, or a passing stall, do not make the way take turns; after
-   * each change the margin is a fifth more (0.9, 0.72, 0.58, 0.46 of the way in use).  With
-   * a fifth from the start, a spin a fifth to a quarter cheaper than the prior's blocking
-   * (285 against 373 us in the guest) was taken only after half a benchmark's calls. */
-  if (spin > 0 && block > 0) {
-    guint64 cur = c->spinning ? spin : block, other = c->spinning ? block : spin;
-    gboolean cheaper;
-
-    other *= 10;
-    cur *= 9;
-    for (guint k = 0; k < MIN (c->switches, 3); k++) {
-      other *= 5;
-      cur *= 4;
-    }
-    cheaper = other < cur;
-
-    c->leaning = cheaper ? c->leaning + 1 : 0;
-    if (c->leaning >= (guint) RDMA_POLL_COST_PERSIST << MIN (c->switches, 10)) {
-      c->spinning = !c->spinning;
-      c->switches++;
-      c->leaning = 0;
-      c->every = RDMA_POLL_COST_TRY_EVERY;
-    }
-  }
-  /* a run just ended: the next comes twice as late if the way in use is still the cheaper,
-   * as early as at first if the other measured cheaper or the way changed */
-  if (c->every == 0)
-    c->every = RDMA_POLL_COST_TRY_EVERY;
-  if (phase == RDMA_POLL_COST_RUN) {
-    gboolean confirmed = spin > 0 && block > 0 && c->leaning == 0
-                         && c->switches == c->switches_then;
-
-    c->every = confirmed ? MIN (2 * c->every, RDMA_POLL_COST_TRY_MAX) : RDMA_POLL_COST_TRY_EVERY;
-    c->switches_then = c->switches;
-  }
-  c->calls++;
-  c->since = phase + 1 >= c->every ? 0 : phase + 1;
-  /* a run of the other way, its first half settling */
-  way = (phase < RDMA_POLL_COST_RUN) != c->spinning ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
-  c->settling = phase < RDMA_POLL_COST_RUN / 2;
   *budget_us = way == RDMA_POLL_COST_SPIN ? spin_budget (c, m) : 0;
   return way;
 }
@@ -123,8 +62,8 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 RdmaPollCostWay
 rdma_poll_cost_current (const RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
-  *budget_us = c->spinning ? spin_budget (c, m) : 0;
-  return c->spinning ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
+  *budget_us = rdma_poll_cost_spins (c) ? spin_budget (c, m) : 0;
+  return rdma_poll_cost_spins (c) ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
 }
 
 gboolean
@@ -141,9 +80,9 @@ rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m)
 void
 rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us, gint64 cpu_us)
 {
-  learn (&c->wall_us[way], &c->wall_n[way], wall_us);
+  rdma_choice_average (&c->wall_us[way], &c->wall_n[way], wall_us, RDMA_POLL_COST_SPIN_MAX_US);
   if (cpu_us >= 0)
-    learn (&c->cpu_us[way], &c->cpu_n[way], cpu_us);
+    rdma_choice_average (&c->cpu_us[way], &c->cpu_n[way], cpu_us, RDMA_POLL_COST_SPIN_MAX_US);
 }
 
 gint64
@@ -177,8 +116,8 @@ rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m)
   append_way (s, "a spun call", c, RDMA_POLL_COST_SPIN, m);
   append_way (s, ", a blocked one", c, RDMA_POLL_COST_BLOCK, m);
   g_string_append_printf (s, " (%s, over %u calls): %s, %u change%s",
-                          m == RDMA_MEASURE_CPU ? "by CPU per call" : "by call time", c->calls,
-                          c->spinning ? "spins" : "blocks", c->switches,
-                          c->switches == 1 ? "" : "s");
+                          m == RDMA_MEASURE_CPU ? "by CPU per call" : "by call time",
+                          c->choice.calls, rdma_poll_cost_spins (c) ? "spins" : "blocks",
+                          c->choice.switches, c->choice.switches == 1 ? "" : "s");
   return g_string_free (s, FALSE);
 }

@@ -31,19 +31,11 @@
  * ski-rental bound of spinning before blocking); by wait time after four times a spun call
  * (or twice a blocked one), since blocking late only adds the wake-up to the time spun.
  *
- * Each way's cost is an average over the calls that took it (the mean of the first eight,
- * then an eighth per call, each sample counted for at most twice the average, so that one
- * stall does not move it far).  Every RDMA_POLL_COST_TRY_EVERY calls, a run of
- * RDMA_POLL_COST_RUN calls takes the way not in use, and the second half of the run is
- * learnt from (the first settles what the other way left behind: the peer's own polling,
- * say); after each run that finds the way in use still the cheaper, twice as seldom, up to
- * every RDMA_POLL_COST_TRY_MAX calls, and as often as at first again once the other way
- * measures cheaper.  (A run of blocked calls costs each a wake-up: 8 calls of every 256 at
- * 270 us more in the guest, 3% of a connection's time on each side.)  The way in use
- * changes only when the other has measured a tenth cheaper at RDMA_POLL_COST_PERSIST choices
- * in a row, and after each change by a further fifth (up to 0.46 of the way in use) for twice
- * as many, so that two ways of about the same cost, or a passing stall, do not make it change
- * back and forth.  Until both are measured, calls block (the table's prior), but for the
+ * Each way's cost is an average over the calls that took it; runs of the other way, and
+ * when the way in use changes, are rdma_choice.h's, blocking the prior.  (A run of blocked
+ * calls costs each a wake-up: 8 calls of every 256 at 270 us more in the guest, 3% of a
+ * connection's time on each side; hence the runs that come more seldom while the way in use
+ * stays the cheaper.)  Until both are measured, calls block (the table's prior), but for the
  * first run, which spins.
  * CPU is read from the thread's clock on a sample of calls (it is a system call).
  *
@@ -54,16 +46,15 @@
 
 #include <glib.h>
 
+#include "rdma_choice.h"
 #include "rdma_plan.h"
 
 G_BEGIN_DECLS
 
-#define RDMA_POLL_COST_TRY_EVERY 256
-#define RDMA_POLL_COST_TRY_MAX 4096
-#define RDMA_POLL_COST_RUN 8
-/* Choices in a row before the way in use changes (doubled after each change, up to 1024
- * times as many). */
-#define RDMA_POLL_COST_PERSIST 32
+#define RDMA_POLL_COST_TRY_EVERY RDMA_CHOICE_TRY_EVERY
+#define RDMA_POLL_COST_TRY_MAX RDMA_CHOICE_TRY_MAX
+#define RDMA_POLL_COST_RUN RDMA_CHOICE_RUN
+#define RDMA_POLL_COST_PERSIST RDMA_CHOICE_PERSIST
 /* A call's CPU is read on every this-many-th call while the averages form (32 samples), then
  * on every eighth as many. */
 #define RDMA_POLL_COST_SAMPLE_EVERY 4
@@ -84,19 +75,12 @@ typedef struct
   guint wall_us[RDMA_POLL_COST_WAYS];   /* a call by each way: its time; 0: none yet */
   guint cpu_us[RDMA_POLL_COST_WAYS];    /* ... and its thread's CPU; 0: none yet */
   guint wall_n[RDMA_POLL_COST_WAYS], cpu_n[RDMA_POLL_COST_WAYS];   /* samples (up to 8) */
-  guint calls;             /* calls that chose a way */
-  guint every;             /* calls from one run of the other way to the next (0: not yet) */
-  guint since;             /* calls since the last run began */
-  guint switches_then;     /* switches when the last run ended */
   guint sampled;           /* calls asked whether to read the CPU (the sampling's turn) */
-  gboolean settling;       /* the call just chosen begins a run of the other way: not learnt */
-  gboolean spinning;       /* the way in use */
-  guint leaning;           /* choices in a row at which the other way measured cheaper */
-  guint switches;          /* times the way in use changed */
+  RdmaChoice choice;       /* blocking the prior, spinning the alternative */
 } RdmaPollCost;
 
 /* The way of the next call measured by @m (not RDMA_MEASURE_NONE), and for a spin its budget
- * (*@budget_us); c->settling says whether the call is to be learnt from. */
+ * (*@budget_us); c->choice.settling says whether the call is to be learnt from. */
 RdmaPollCostWay rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us);
 /* The way in use and its spin budget, without a turn of trying the other way: for a wait
  * outside a measured call (one for a send slot, say). */
@@ -110,6 +94,13 @@ void rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us,
  * B us[ (CPU D us)] (by call time|by CPU per call, over N calls): spins|blocks, K changes"
  * (no newline).  Free with g_free (). */
 gchar *rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m);
+
+/* Whether the way in use is spinning. */
+static inline gboolean
+rdma_poll_cost_spins (const RdmaPollCost *c)
+{
+  return c->choice.alt;
+}
 
 /* The calling thread's CPU time (user and system), us; -1 if it cannot be read. */
 gint64 rdma_poll_cost_thread_cpu_us (void);

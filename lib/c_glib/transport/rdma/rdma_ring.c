@@ -130,7 +130,11 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
     return RDMA_OPEN_REFUSED;
   do {
     if (r->tx_state == TX_UNKNOWN) {
-      guint32 want = GUINT32_TO_LE ((guint32) MIN (conn->tx[conn->tx_cur].len, G_MAXUINT32));
+      /* sized for the message as it would be with its lent fields copied, when the next may
+       * be: a ring made for the rest alone would cut every copied one into chunks (a 128 KB
+       * field through a 16 KiB ring: 10 WRs per call against 2) */
+      gsize len = conn->tx[conn->tx_cur].len + conn->tx_may_copy;
+      guint32 want = GUINT32_TO_LE ((guint32) MIN (len, G_MAXUINT32));
 
       if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
                                    (const guint8 *) &want, sizeof want, error))

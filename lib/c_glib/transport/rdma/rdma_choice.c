@@ -1,0 +1,78 @@
+/*
+ * Copyright 2026 The thrift-c-glib-rdma authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ * except in compliance with the License. You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software distributed under the
+ * License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ * either express or implied. See the License for the specific language governing permissions
+ * and limitations under the License.
+ */
+
+/* rdma_choice.c: one of two ways by what each measured (see rdma_choice.h). */
+#include "config.h"
+
+#include "rdma_choice.h"
+
+/* The mean of the first RDMA_CHOICE_REACH samples, then a moving average of an eighth:
+ * the first calls of a connection (its ring made, pages touched) are not its typical ones.
+ * A sample counts for at most twice the average: a call stalled by a preemption or a
+ * retransmission (8 ms against 300 us under emulation) would otherwise move an eighth-average
+ * past the other way's for a long while; a real change of cost still doubles the average
+ * within a few samples. */
+void
+rdma_choice_average (guint *avg, guint *n, gint64 sample, gint64 max)
+{
+  sample = CLAMP (sample, 1, max);
+  if (*n > 0)
+    sample = MIN (sample, 2 * (gint64) *avg);
+  if (*n < RDMA_CHOICE_REACH)
+    (*n)++;
+  *avg = (guint) MAX ((gint64) *avg + (sample - (gint64) *avg) / (gint64) *n, 1);
+}
+
+gboolean
+rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
+{
+  guint phase = c->since;
+
+  if (prior_cost > 0 && alt_cost > 0) {
+    guint64 cur = c->alt ? alt_cost : prior_cost, other = c->alt ? prior_cost : alt_cost;
+    gboolean cheaper;
+
+    other *= 10;
+    cur *= 9;
+    for (guint k = 0; k < MIN (c->switches, 3); k++) {
+      other *= 5;
+      cur *= 4;
+    }
+    cheaper = other < cur;
+
+    c->leaning = cheaper ? c->leaning + 1 : 0;
+    if (c->leaning >= (guint) RDMA_CHOICE_PERSIST << MIN (c->switches, 10)) {
+      c->alt = !c->alt;
+      c->switches++;
+      c->leaning = 0;
+      c->every = RDMA_CHOICE_TRY_EVERY;
+    }
+  }
+  /* a run just ended: the next comes twice as late if the way in use is still the cheaper,
+   * as early as at first if the other measured cheaper or the way changed */
+  if (c->every == 0)
+    c->every = RDMA_CHOICE_TRY_EVERY;
+  if (phase == RDMA_CHOICE_RUN) {
+    gboolean confirmed = prior_cost > 0 && alt_cost > 0 && c->leaning == 0
+                         && c->switches == c->switches_then;
+
+    c->every = confirmed ? MIN (2 * c->every, RDMA_CHOICE_TRY_MAX) : RDMA_CHOICE_TRY_EVERY;
+    c->switches_then = c->switches;
+  }
+  c->calls++;
+  c->since = phase + 1 >= c->every ? 0 : phase + 1;
+  /* a run of the other way, its first half settling */
+  c->settling = phase < RDMA_CHOICE_RUN / 2;
+  return (phase < RDMA_CHOICE_RUN) != c->alt;
+}
