@@ -3218,6 +3218,26 @@ test_thrift_measured (void)
   thrift_pair_close (&tp);
 }
 
+/* @calls calls of the @len bytes at @out, checked byte for byte. */
+static void
+thrift_pair_echo_times (ThriftPair *tp, const guint8 *out, guint32 len, guint calls)
+{
+  for (guint i = 0; i < calls; i++) {
+    GError *error = NULL;
+    gpointer in = NULL;
+    guint32 in_len = 0;
+
+    if (thrift_protocol_write_binary (tp->proto, (gpointer) out, len, &error) < 0
+        || !thrift_transport_flush (tp->t, &error) || !thrift_transport_write_end (tp->t, &error)
+        || thrift_protocol_read_binary (tp->proto, &in, &in_len, &error) < 0
+        || !thrift_transport_read_end (tp->t, &error))
+      g_error ("call %u: %s", i, error->message);
+    g_assert_cmpuint (in_len, ==, len);
+    g_assert_true (memcmp (in, out, len) == 0);
+    g_free (in);
+  }
+}
+
 /* A field of 64 KiB on a fabric whose READs cost 3 ms each: a client left at the default
  * threshold measures lending against copying and copies, and explain says why; one whose
  * threshold was set lends every time (issue 23: what a transfer costs is the fabric's). */
@@ -3242,21 +3262,7 @@ test_thrift_lend_measured (void)
     thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, FALSE, CALLS);
     if (set)
       g_object_set (tp.t, "bulk-threshold", RDMA_BULK_DEFAULT_THRESHOLD, NULL);
-    for (guint i = 0; i < CALLS; i++) {
-      GError *error = NULL;
-      gpointer in = NULL;
-      guint32 in_len = 0;
-
-      if (thrift_protocol_write_binary (tp.proto, out, FIELD, &error) < 0
-          || !thrift_transport_flush (tp.t, &error)
-          || !thrift_transport_write_end (tp.t, &error)
-          || thrift_protocol_read_binary (tp.proto, &in, &in_len, &error) < 0
-          || !thrift_transport_read_end (tp.t, &error))
-        g_error ("call %u: %s", i, error->message);
-      g_assert_cmpuint (in_len, ==, FIELD);
-      g_assert_true (memcmp (in, out, FIELD) == 0);
-      g_free (in);
-    }
+    thrift_pair_echo_times (&tp, out, FIELD, CALLS);
     thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
     line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
     g_test_message ("threshold %s: %" G_GUINT64_FORMAT " fields copied, %" G_GUINT64_FORMAT
@@ -3279,6 +3285,48 @@ test_thrift_lend_measured (void)
     thrift_pair_close (&tp);
   }
   fake_verbs_set_read_delay (0);
+  g_free (out);
+}
+
+/* A connection whose first message lends and whose later ones copy: its direct ring was asked
+ * for the whole message, so each copied field goes in one WRITE_WITH_IMM (a ring sized for
+ * the lent message alone, 16 KiB, cuts a 64 KiB one into five). */
+static void
+test_thrift_lend_measured_ring (void)
+{
+  enum { CALLS = 80, FIELD = 1 << 16 };
+  RdmaConnSettings cs, ss;
+  ThriftHintSet ch, sh;
+  ThriftRdmaStats st;
+  ThriftPair tp;
+  RdmaLendCost *cost;
+  guint8 *out = pattern_new (FIELD, 3);
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  hints_for (&ch, THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, THRIFT_HINT_SIDE_CLIENT);
+  hints_for (&sh, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_SERVER);
+  thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, FALSE, CALLS);
+  g_object_set (tp.e.t, "bulk-threshold", 0, NULL);   /* replies copied: one way measured */
+  /* the device's first run of copies is over before this connection's first message */
+  cost = rdma_bulk_lend_cost (tp.p.c);
+  for (guint i = 0; i < RDMA_CHOICE_RUN; i++) {
+    RdmaLendTicket t = { 0 };
+
+    g_assert_false (rdma_lend_cost_choose (cost, FIELD, &t));
+    rdma_lend_cost_end (cost, &t, t.since + 100);
+  }
+  fake_verbs_set_read_delay (3000);
+  thrift_pair_echo_times (&tp, out, FIELD, CALLS);
+  fake_verbs_set_read_delay (0);
+  thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
+  g_test_message ("%" G_GUINT64_FORMAT " of %u fields copied, %" G_GUINT64_FORMAT
+                  " bytes lent, %" G_GUINT64_FORMAT " WRITE_WITH_IMMs", st.bulk_copied, CALLS,
+                  st.bulk_sent, st.write_imms);
+  g_assert_cmpuint (st.bulk_sent, >=, FIELD);      /* the first lent */
+  g_assert_cmpuint (st.bulk_copied, >=, CALLS / 4);
+  g_assert_cmpuint (st.write_imms, ==, CALLS);
+  thrift_pair_close (&tp);
   g_free (out);
 }
 
@@ -3782,6 +3830,7 @@ main (int argc, char **argv)
                         GINT_TO_POINTER (TRUE), test_thrift_eager_rndv);
   g_test_add_func ("/loopback/thrift/measured", test_thrift_measured);
   g_test_add_func ("/loopback/thrift/lend-measured", test_thrift_lend_measured);
+  g_test_add_func ("/loopback/thrift/lend-measured/ring", test_thrift_lend_measured_ring);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
   for (guint i = 0; i < n_forced; i++) {
     RdmaProtoId id = forced[i].ops->id;
