@@ -251,6 +251,7 @@ interrupted (ThriftRdmaPrivate *priv, GError **error)
 static gboolean
 fail (ThriftRdmaPrivate *priv, GError *e, GError **error)
 {
+  rdma_bulk_writer_forget (&priv->writer);   /* a failed call is not a measure of its way */
   g_atomic_int_set (&priv->last_status, rdma_error_to_thrift (&e));
   if (e != NULL)
     g_propagate_error (error, e);
@@ -289,6 +290,8 @@ release_current (ThriftRdmaPrivate *priv, GError **error)
   if (priv->conn != NULL && priv->reading) {
     ok = rdma_bulk_reader_finish (&priv->reader, priv->conn, error);
     ok = rdma_conn_release_message (priv->conn, ok ? error : NULL) && ok;
+    if (ok)
+      rdma_bulk_writer_call_over (&priv->writer, priv->conn);   /* the reply is read */
   }
   priv->reading = FALSE;
   return ok;
@@ -415,6 +418,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
+  rdma_bulk_writer_forget (&priv->writer);
   rdma_plan_cache_reset (priv->plans);
   priv->reading = FALSE;
   priv->wlen = 0;

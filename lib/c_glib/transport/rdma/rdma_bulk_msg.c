@@ -25,9 +25,22 @@ rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **error)
   w->n = 0;
   w->inline_len = 0;
   w->decided = FALSE;
+  rdma_bulk_writer_call_over (w, conn);
+  return rdma_conn_tx_frame (conn, &plain, 1, error);
+}
+
+void
+rdma_bulk_writer_call_over (RdmaBulkWriter *w, RdmaConn *conn)
+{
   if (w->ticket.open)
     rdma_lend_cost_end (rdma_bulk_lend_cost (conn), &w->ticket, g_get_monotonic_time ());
-  return rdma_conn_tx_frame (conn, &plain, 1, error);
+}
+
+void
+rdma_bulk_writer_forget (RdmaBulkWriter *w)
+{
+  w->ticket.open = FALSE;
+  w->decided = FALSE;
 }
 
 /* Whether the message's large fields are lent: decided at its first (@len bytes). */
@@ -39,10 +52,8 @@ lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
 
     w->decided = TRUE;
     w->lends = TRUE;
-    if (measured && cost != NULL) {
-      w->ticket.open = FALSE;   /* (one left open by a failed call is not learnt) */
+    if (measured && cost != NULL)
       w->lends = rdma_lend_cost_choose (cost, len, &w->ticket);
-    }
   }
   return w->lends;
 }

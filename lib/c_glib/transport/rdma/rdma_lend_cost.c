@@ -82,7 +82,7 @@ rdma_lend_cost_end (RdmaLendCost *c, RdmaLendTicket *t, gint64 now)
   if (!t->open)
     return;
   t->open = FALSE;
-  if (!t->learn)
+  if (!t->learn || c == NULL)
     return;
   s = &c->cls[t->cls];
   way = t->copy ? COPY : LEND;
@@ -108,7 +108,9 @@ append_size (GString *s, guint k)
   /* class k holds 2^(12+k) up to 2^(13+k) bytes (the last: and over) */
   guint lo = 12 + k;
 
-  if (lo >= 20)
+  if (k == RDMA_LEND_COST_CLASSES - 1)
+    g_string_append_printf (s, "%u MiB and more", 1u << (lo - 20));
+  else if (lo >= 20)
     g_string_append_printf (s, "%u-%u MiB", 1u << (lo - 20), 1u << (lo - 19));
   else if (lo == 19)
     g_string_append (s, "512 KiB-1 MiB");

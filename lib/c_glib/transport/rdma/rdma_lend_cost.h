@@ -25,8 +25,8 @@
  * size, on each device, and keeps the cheaper (rdma_choice.h; lending is the prior).
  *
  * What is measured is a call: from the choice, at the message's first large field, to the
- * next message the connection begins (its reply read, the caller's work on it, the next
- * request written).  By time, not by the caller's CPU: lending moves the transfer's cost to
+ * end of the reply's read (of a oneway call: to the next message the connection begins); a
+ * call that fails is not learnt.  By time, not by the caller's CPU: lending moves the transfer's cost to
  * the reader, which a client's own clock does not see, while a call's time has both sides'
  * work in it.  Per device, not per connection: at 64 clients a connection makes a few 128 KB
  * calls a second, and the device's cost is the same for all.  Thread-safe.
@@ -62,8 +62,8 @@ void rdma_lend_cost_free (RdmaLendCost *c);
 /* Whether a message whose first large field has @len bytes lends its large fields (TRUE) or
  * copies them; the call is timed on @t from now. */
 gboolean rdma_lend_cost_choose (RdmaLendCost *c, gsize len, RdmaLendTicket *t);
-/* The call on @t is over at @now: learnt (unless settling), and @t closed.  Nothing if
- * @t is not open. */
+/* The call on @t is over at @now: learnt (unless settling, or @c is NULL: the connection
+ * went to a device that cannot lend), and @t closed.  Nothing if @t is not open. */
 void rdma_lend_cost_end (RdmaLendCost *c, RdmaLendTicket *t, gint64 now);
 /* What @c measured, for explain: "lent or copied by call time: 64-128 KiB lent 3100 us, copied
  * 2700 us (over 212 calls): copies, 1 change; ..." (no newline); NULL if no call was measured.
