@@ -3330,6 +3330,61 @@ test_thrift_lend_measured_ring (void)
   g_free (out);
 }
 
+/* The table gives a throughput server's large replies to RFP (over-subscribed); a client
+ * whose waits block asks for them to be announced, and then an announcement and its READ
+ * would cost more than writing the reply (rdma_plan_cache.h): the server writes it.  The
+ * first reply, before the client knows the server's region and asks, goes by RFP; a
+ * proto=rfp hint keeps every reply fetched. */
+static void
+test_thrift_rfp_unfetched (void)
+{
+  enum { CALLS = 12, FIELD = 1 << 16 };
+  RdmaConnSettings cs, ss;
+  guint8 *out = pattern_new (FIELD, 5);
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  for (guint forced = 0; forced < 2; forced++) {
+    ThriftHintSet ch, sh;
+    ThriftRdmaStats st;
+    ThriftPair tp;
+    guint by_rfp = 0;
+
+    hints_for (&ch, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_CLIENT);
+    hints_for (&sh, THRIFT_HINT_PROTO_RFP, THRIFT_HINT_SIDE_SERVER);
+    ch.set = sh.set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY;
+    ch.perf_goal = sh.perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT;
+    ch.concurrency = sh.concurrency = 4096;
+    if (forced)
+      sh.set |= THRIFT_HINT_HAS_PROTO;
+    thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, TRUE, CALLS);
+    for (guint i = 0; i < CALLS; i++) {
+      thrift_pair_echo_times (&tp, out, FIELD, 1);
+      by_rfp += strcmp (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.t)), "rfp") == 0;
+    }
+    g_autofree gchar *line = NULL;
+
+    thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
+    line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.e.t), &sh);
+    g_test_message ("%s: %u of %u replies by rfp, client READs %" G_GUINT64_FORMAT "; %s",
+                    forced ? "proto=rfp hint" : "the table's rfp", by_rfp, CALLS, st.reads,
+                    line);
+    if (forced) {
+      g_assert_cmpuint (by_rfp, ==, CALLS);
+      g_assert_cmpuint (st.reads, >=, CALLS);
+      g_assert_null (strstr (line, "rfp written by"));
+    } else {
+      g_assert_cmpuint (by_rfp, ==, 1);
+      g_assert_cmpuint (st.reads, <=, 2);
+      g_assert_nonnull (strstr (line, "proto: perf_goal=throughput, over (rfp written by "
+                                      "direct_write_imm while the peer asks for its messages "
+                                      "announced); polling:"));
+    }
+    thrift_pair_close (&tp);
+  }
+  g_free (out);
+}
+
 /* ---- the handshake ---- */
 
 /* The pair negotiates what each side receives; a peer with other slots or another wire
@@ -3831,6 +3886,7 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/thrift/measured", test_thrift_measured);
   g_test_add_func ("/loopback/thrift/lend-measured", test_thrift_lend_measured);
   g_test_add_func ("/loopback/thrift/lend-measured/ring", test_thrift_lend_measured_ring);
+  g_test_add_func ("/loopback/thrift/rfp-unfetched", test_thrift_rfp_unfetched);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
   for (guint i = 0; i < n_forced; i++) {
     RdmaProtoId id = forced[i].ops->id;

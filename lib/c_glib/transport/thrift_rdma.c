@@ -690,9 +690,8 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   use_hints (priv, h);
   follow_numa (priv);
   {
-    const RdmaCachedPlan *cp = plan_for (priv, h);
-    rdma_conn_set_tx_proto (priv->conn,
-                            (guint64) priv->wlen <= cp->plan.threshold ? cp->small : cp->large);
+    rdma_conn_set_tx_proto (priv->conn, rdma_plan_cache_proto (plan_for (priv, h), priv->conn,
+                                                                priv->wlen));
   }
   deadline = deadline_after (priv->call_timeout_ms);
   /* a message that lends fields returns when the reader has them: then no key of ours

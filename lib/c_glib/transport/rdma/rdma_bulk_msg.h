@@ -61,6 +61,7 @@ typedef struct
   gsize inline_len;       /* inline bytes written (envelope byte not counted) */
   gboolean decided;       /* this message's large fields are lent (lends) or copied */
   gboolean lends;
+  gboolean measured;      /* ... by measurement (another message may copy what this lends) */
   RdmaLendTicket ticket;  /* the last message that chose by measurement, until the next */
 } RdmaBulkWriter;         /* zeroed before its first message */
 

@@ -42,6 +42,8 @@ G_BEGIN_DECLS
 
 /* Sizes by power of two from 4 KiB (the least lent) to 128 MiB and over. */
 #define RDMA_LEND_COST_CLASSES 16
+/* A connection's calls learnt from once it has sent this many messages. */
+#define RDMA_LEND_COST_WARM 4
 /* The longest call learnt. */
 #define RDMA_LEND_COST_MAX_US (10 * G_USEC_PER_SEC)
 

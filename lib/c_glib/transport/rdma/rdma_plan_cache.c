@@ -19,6 +19,7 @@
 
 #include "rdma_numa.h"
 #include "rdma_plan_cache.h"
+#include "proto/rdma_proto_rfp.h"
 
 struct _RdmaPlanCache
 {
@@ -97,6 +98,18 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
     plan_numa (conn, h, numa_node, &cp->plan);
     cp->small = rdma_proto_for_hint (cp->plan.small_proto);
     cp->large = rdma_proto_for_hint (cp->plan.large_proto);
+    if ((cp->small == &rdma_proto_rfp_ops || cp->large == &rdma_proto_rfp_ops)
+        && !(h != NULL && (h->set & THRIFT_HINT_HAS_PROTO))) {
+      g_autofree gchar *why = NULL;
+
+      cp->unfetched = (peer & (1u << THRIFT_HINT_PROTO_DIRECT_WRITE_IMM))
+                      ? rdma_proto_for_hint (THRIFT_HINT_PROTO_DIRECT_WRITE_IMM)
+                      : &rdma_proto_eager_ops;
+      /* explain says so where it gives the reason (interned: plans keep static reasons) */
+      why = g_strdup_printf ("%s (rfp written by %s while the peer asks for its messages "
+                             "announced)", cp->plan.proto_reason, cp->unfetched->name);
+      cp->plan.proto_reason = g_intern_string (why);
+    }
     g_hash_table_insert (cache->plans, (gpointer) key, cp);
     if (thrift_rdma_explain_enabled ()) {
       gchar *line = rdma_plan_describe (&cp->plan, h);
@@ -107,4 +120,15 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
   cache->last_set = h;
   cache->last = cp;
   return cp;
+}
+
+const RdmaProtoOps *
+rdma_plan_cache_proto (const RdmaCachedPlan *cp, RdmaConn *conn, gsize len)
+{
+  const RdmaProtoOps *ops = (guint64) len <= cp->plan.threshold ? cp->small : cp->large;
+
+  if (ops == &rdma_proto_rfp_ops && cp->unfetched != NULL
+      && rdma_proto_rfp_peer_announced (conn))
+    return cp->unfetched;
+  return ops;
 }

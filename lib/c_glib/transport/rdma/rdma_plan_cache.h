@@ -37,6 +37,13 @@ typedef struct
 {
   RdmaPlan plan;
   const RdmaProtoOps *small, *large;   /* NULL: not implemented, Eager-SendRecv carries it */
+  /* What carries a message the table gave to RFP while the peer asks for every RFP message to
+   * be announced (a client whose waits block, rdma_proto_rfp.c): the announcement is a SEND,
+   * as many work requests as writing the message itself, and the peer would then pay a READ
+   * round trip and a second wake-up to fetch it, on any fabric; so it is written, by
+   * Direct-WriteIMM (the protocol a client's large calls keep in that cell), or eager where
+   * the peer has no ring.  Only for a table's choice: a proto=rfp hint still fetches. */
+  const RdmaProtoOps *unfetched;       /* NULL: keeps RFP */
 } RdmaCachedPlan;
 
 typedef struct _RdmaPlanCache RdmaPlanCache;
@@ -51,6 +58,10 @@ void rdma_plan_cache_free (RdmaPlanCache *cache);
 const RdmaCachedPlan *rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn,
                                            const ThriftHintSet *h, ThriftRdmaPolling polling,
                                            gint numa_node);
+
+/* The protocol of a @len-byte message by @cp on @conn now (its unfetched one in RFP's place
+ * while the peer asks for announcements). */
+const RdmaProtoOps *rdma_plan_cache_proto (const RdmaCachedPlan *cp, RdmaConn *conn, gsize len);
 
 G_END_DECLS
 

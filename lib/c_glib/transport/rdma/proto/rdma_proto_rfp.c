@@ -985,6 +985,14 @@ rdma_proto_rfp_info (RdmaConn *conn, RdmaRfpInfo *out)
   out->retired = st->retired.mr != NULL;
 }
 
+gboolean
+rdma_proto_rfp_peer_announced (RdmaConn *conn)
+{
+  RfpState *st = state_of (conn);
+
+  return st != NULL && st->peer_notified;
+}
+
 const RdmaProtoOps rdma_proto_rfp_ops = {
   .name = "rfp",
   .id = RDMA_PROTO_RFP,

@@ -34,6 +34,9 @@ typedef struct
 } RdmaRfpInfo;
 
 void rdma_proto_rfp_info (RdmaConn *conn, RdmaRfpInfo *out);
+/* Whether the peer asked for every RFP message of ours to be announced (RFP_NOTIFY): it does
+ * not poll for them, its waits may block. */
+gboolean rdma_proto_rfp_peer_announced (RdmaConn *conn);
 
 G_END_DECLS
 
