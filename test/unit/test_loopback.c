@@ -3377,7 +3377,7 @@ test_thrift_rfp_unfetched (void)
       g_assert_cmpuint (by_rfp, ==, 1);
       g_assert_cmpuint (st.reads, <=, 2);
       g_assert_nonnull (strstr (line, "proto: perf_goal=throughput, over (rfp written by "
-                                      "direct_write_imm while the peer asks for its messages "
+                                      "direct_write_imm while the client asks for its replies "
                                       "announced); polling:"));
     }
     thrift_pair_close (&tp);

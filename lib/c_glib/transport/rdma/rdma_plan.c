@@ -96,6 +96,14 @@ static const gchar *const client_rfp_reasons[] = {
   [RDMA_PLAN_OVER] = "perf_goal=throughput, over, client side (rfp carries server replies only)",
 };
 
+/* a server's RFP reply to a client that asks for it announced is written (rdma_plan_cache.h) */
+static const gchar *const server_rfp_reasons[] = {
+  [RDMA_PLAN_FULL] = "perf_goal=throughput, full (rfp written by direct_write_imm while the "
+                     "client asks for its replies announced)",
+  [RDMA_PLAN_OVER] = "perf_goal=throughput, over (rfp written by direct_write_imm while the "
+                     "client asks for its replies announced)",
+};
+
 static const gchar *const proto_hint_reasons[] = {
   [THRIFT_HINT_PROTO_EAGER] = "proto=eager hint",
   [THRIFT_HINT_PROTO_WRITE_RNDV] = "proto=write_rndv hint",
@@ -177,6 +185,8 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
   if (out->large_proto == THRIFT_HINT_PROTO_RFP && h->side != THRIFT_HINT_SIDE_SERVER) {
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = client_rfp_reasons[out->subscription];
+  } else if (out->large_proto == THRIFT_HINT_PROTO_RFP) {
+    out->proto_reason = server_rfp_reasons[out->subscription];
   }
 }
 

@@ -99,17 +99,10 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
     cp->small = rdma_proto_for_hint (cp->plan.small_proto);
     cp->large = rdma_proto_for_hint (cp->plan.large_proto);
     if ((cp->small == &rdma_proto_rfp_ops || cp->large == &rdma_proto_rfp_ops)
-        && !(h != NULL && (h->set & THRIFT_HINT_HAS_PROTO))) {
-      g_autofree gchar *why = NULL;
-
+        && !(h != NULL && (h->set & THRIFT_HINT_HAS_PROTO)))
       cp->unfetched = (peer & (1u << THRIFT_HINT_PROTO_DIRECT_WRITE_IMM))
                       ? rdma_proto_for_hint (THRIFT_HINT_PROTO_DIRECT_WRITE_IMM)
-                      : &rdma_proto_eager_ops;
-      /* explain says so where it gives the reason (interned: plans keep static reasons) */
-      why = g_strdup_printf ("%s (rfp written by %s while the peer asks for its messages "
-                             "announced)", cp->plan.proto_reason, cp->unfetched->name);
-      cp->plan.proto_reason = g_intern_string (why);
-    }
+                      : &rdma_proto_eager_ops;   /* (the plan's reason says so) */
     g_hash_table_insert (cache->plans, (gpointer) key, cp);
     if (thrift_rdma_explain_enabled ()) {
       gchar *line = rdma_plan_describe (&cp->plan, h);
