@@ -186,6 +186,7 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = client_rfp_reasons[out->subscription];
   } else if (out->large_proto == THRIFT_HINT_PROTO_RFP) {
+    out->unfetched_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = server_rfp_reasons[out->subscription];
   }
 }
@@ -215,6 +216,9 @@ plan_peer (RdmaPlan *out)
       missing[n++] = out->large_proto;
     out->large_proto = THRIFT_HINT_PROTO_EAGER;
   }
+  if (out->unfetched_proto != THRIFT_HINT_PROTO_UNSET
+      && !peer_receives (out->peer_protocols, out->unfetched_proto))
+    out->unfetched_proto = THRIFT_HINT_PROTO_EAGER;
   if (n == 0)
     return;
   /* a bounded set of strings (reasons x protocols), so interning them does not grow */
@@ -284,6 +288,7 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
    * picks its one half as it does the table's */
   if ((set & THRIFT_HINT_HAS_PROTO) && (guint) h->proto < G_N_ELEMENTS (proto_hint_reasons)
       && h->proto != THRIFT_HINT_PROTO_UNSET) {
+    out->unfetched_proto = THRIFT_HINT_PROTO_UNSET;   /* the hint's RFP is fetched */
     if (h->proto == THRIFT_HINT_PROTO_EAGER_RNDV) {
       out->small_proto = THRIFT_HINT_PROTO_EAGER;
       out->large_proto = THRIFT_HINT_PROTO_READ_RNDV;

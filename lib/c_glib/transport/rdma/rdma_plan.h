@@ -74,6 +74,9 @@ typedef struct {
   ThriftHintProto small_proto, large_proto;       /* never UNSET, never a pair (eager_rndv) */
   ThriftRdmaPolling small_polling, large_polling;
   RdmaMeasure small_measure, large_measure;       /* with event polling only */
+  ThriftHintProto unfetched_proto;  /* what carries a message the table gave to RFP while the
+                                     * peer asks for it announced (rdma_plan_cache.h); UNSET:
+                                     * RFP keeps it (a proto=rfp hint) */
   guint64 threshold;        /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
   gboolean by_length;       /* no payload_size hint: decided per message by its length;
                              * otherwise both halves are the one payload_size chose */

@@ -98,11 +98,8 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
     plan_numa (conn, h, numa_node, &cp->plan);
     cp->small = rdma_proto_for_hint (cp->plan.small_proto);
     cp->large = rdma_proto_for_hint (cp->plan.large_proto);
-    if ((cp->small == &rdma_proto_rfp_ops || cp->large == &rdma_proto_rfp_ops)
-        && !(h != NULL && (h->set & THRIFT_HINT_HAS_PROTO)))
-      cp->unfetched = (peer & (1u << THRIFT_HINT_PROTO_DIRECT_WRITE_IMM))
-                      ? rdma_proto_for_hint (THRIFT_HINT_PROTO_DIRECT_WRITE_IMM)
-                      : &rdma_proto_eager_ops;   /* (the plan's reason says so) */
+    if (cp->plan.unfetched_proto != THRIFT_HINT_PROTO_UNSET)
+      cp->unfetched = rdma_proto_for_hint (cp->plan.unfetched_proto);
     g_hash_table_insert (cache->plans, (gpointer) key, cp);
     if (thrift_rdma_explain_enabled ()) {
       gchar *line = rdma_plan_describe (&cp->plan, h);

@@ -40,9 +40,10 @@ typedef struct
   /* What carries a message the table gave to RFP while the peer asks for every RFP message to
    * be announced (a client whose waits block, rdma_proto_rfp.c): the announcement is a SEND,
    * as many work requests as writing the message itself, and the peer would then pay a READ
-   * round trip and a second wake-up to fetch it, on any fabric; so it is written, by
-   * Direct-WriteIMM (the protocol a client's large calls keep in that cell), or eager where
-   * the peer has no ring.  Only for a table's choice: a proto=rfp hint still fetches. */
+   * round trip and a second wake-up to fetch it, on any fabric; so it is written, by the
+   * plan's unfetched_proto: Direct-WriteIMM (the protocol a client's large calls keep in that
+   * cell), or eager where the peer has no ring.  Only for a table's choice: a proto=rfp hint
+   * still fetches. */
   const RdmaProtoOps *unfetched;       /* NULL: keeps RFP */
 } RdmaCachedPlan;
 
