@@ -251,7 +251,7 @@ interrupted (ThriftRdmaPrivate *priv, GError **error)
 static gboolean
 fail (ThriftRdmaPrivate *priv, GError *e, GError **error)
 {
-  rdma_bulk_writer_forget (&priv->writer);   /* a failed call is not a measure of its way */
+  rdma_bulk_writer_forget (&priv->writer, priv->conn);
   g_atomic_int_set (&priv->last_status, rdma_error_to_thrift (&e));
   if (e != NULL)
     g_propagate_error (error, e);
@@ -410,6 +410,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
 
+  rdma_bulk_writer_forget (&priv->writer, priv->conn);   /* (while its device's book is) */
   if (priv->conn != NULL) {
     rdma_bulk_update_stats (priv->conn);
     priv->saved = *rdma_conn_stats (priv->conn);
@@ -418,7 +419,6 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
-  rdma_bulk_writer_forget (&priv->writer);
   rdma_plan_cache_reset (priv->plans);
   priv->reading = FALSE;
   priv->wlen = 0;

@@ -37,8 +37,10 @@ rdma_bulk_writer_call_over (RdmaBulkWriter *w, RdmaConn *conn)
 }
 
 void
-rdma_bulk_writer_forget (RdmaBulkWriter *w)
+rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn)
 {
+  if (conn != NULL)
+    rdma_bulk_writer_call_over (w, conn);   /* (its time is no sample of its own) */
   w->ticket.open = FALSE;
   w->decided = FALSE;
 }
@@ -59,7 +61,7 @@ lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
     if (w->measured && rdma_conn_stats (conn)->messages_sent < RDMA_LEND_COST_WARM)
       w->lends = !rdma_lend_cost_copies (cost, len);
     else if (w->measured)
-      w->lends = rdma_lend_cost_choose (cost, len, &w->ticket);
+      w->lends = rdma_lend_cost_choose (cost, len, g_get_monotonic_time (), &w->ticket);
   }
   return w->lends;
 }

@@ -72,8 +72,9 @@ gboolean rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **err
 /* The reply to the last message has been read: its call, if it chose by measurement, is
  * learnt as over (rdma_lend_cost.h).  Nothing if none is open. */
 void rdma_bulk_writer_call_over (RdmaBulkWriter *w, RdmaConn *conn);
-/* Its call failed, or the connection goes: not learnt. */
-void rdma_bulk_writer_forget (RdmaBulkWriter *w);
+/* Its call failed, or the connection @conn (nullable: gone) goes: over, and the next message
+ * decides again. */
+void rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn);
 /* Writes @len bytes at @buf: lent if @len is at least @threshold (0: never) and the message
  * can lend one more field, else copied into the transmit buffer.  @measured: lent only if
  * lending measures cheaper than copying for the size of the message's first such field

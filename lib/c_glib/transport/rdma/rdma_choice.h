@@ -30,6 +30,13 @@
  *   passing stall, do not make it change back and forth.  (With a fifth from the start, a spin
  *   a fifth to a quarter cheaper than blocking was taken only after half a benchmark's calls.)
  *
+ * Where many calls are in flight at once (one device's book for all of a process's
+ * connections, rdma_lend_cost.h), a call's time is mostly the calls ahead of it: a run of 8
+ * among 16 calls in flight measures the way in use as much as its own.  So the owner says how
+ * many calls are in flight (rdma_choice_set_in_flight) and a run is twice as long as that (up
+ * to RDMA_CHOICE_RUN_MAX), its first half again settling, and runs come at least
+ * RDMA_CHOICE_RUN_SPACING runs apart so that trying costs as small a share of the calls.
+ *
  * A cost is an average over the samples of its way: the mean of the first RDMA_CHOICE_REACH,
  * then a REACH-th per sample, each sample counted for at most twice the average, so that one
  * stall does not move it far.  Not thread-safe: the owner serialises.
@@ -44,6 +51,8 @@ G_BEGIN_DECLS
 #define RDMA_CHOICE_TRY_EVERY 256
 #define RDMA_CHOICE_TRY_MAX 4096
 #define RDMA_CHOICE_RUN 8
+#define RDMA_CHOICE_RUN_MAX 128
+#define RDMA_CHOICE_RUN_SPACING 16
 /* Choices in a row before the way in use changes (doubled after each change, up to 1024
  * times as many). */
 #define RDMA_CHOICE_PERSIST 32
@@ -59,13 +68,19 @@ typedef struct
   gboolean alt;            /* the way in use is the alternative, not the prior */
   guint leaning;           /* choices in a row at which the other way measured cheaper */
   guint switches;          /* times the way in use changed */
+  guint run;               /* choices in the run under way or the last (0: none yet) */
+  guint run_next;          /* in the next run (0: RDMA_CHOICE_RUN) */
 } RdmaChoice;
 
 /* The next choice, given what the prior and the alternative cost now (0: not measured yet):
  * TRUE for the alternative.  c->settling says whether it is to be learnt from. */
 gboolean rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost);
-/* One more @sample (clamped to 1..@max) into the average *@avg of *@n samples. */
-void rdma_choice_average (guint *avg, guint *n, gint64 sample, gint64 max);
+/* About @calls calls are in flight at once: the next run of the other way is twice as long
+ * (RDMA_CHOICE_RUN to RDMA_CHOICE_RUN_MAX). */
+void rdma_choice_set_in_flight (RdmaChoice *c, guint calls);
+/* One more @sample (clamped to 1..@max) into the average *@avg of *@n samples: the mean of
+ * the first @reach, then a @reach-th per sample (RDMA_CHOICE_REACH for single calls). */
+void rdma_choice_average (guint *avg, guint *n, gint64 sample, gint64 max, guint reach);
 
 G_END_DECLS
 

@@ -39,7 +39,9 @@ typedef struct
   int wake_fd;               /* tells it to stop */
   GHashTable *watched;       /* struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
   RdmaRcache *rcache;        /* (owned) (nullable): made by the first connection that asks */
-  RdmaLendCost *lend;        /* (owned) (nullable): made by the first connection that asks */
+  RdmaLendCost *lend;        /* (nullable): made by the first connection that asks; owned
+                              * only where the device has no name (rdma_lend_cost_for_device) */
+  gboolean lend_owned;
 } Domain;
 
 typedef struct
@@ -193,7 +195,8 @@ domain_free (Domain *d)
   rdma_srq_free (d->srq);
   if (d->rcache != NULL)
     rdma_rcache_free (d->rcache);   /* (its users released what they held) */
-  rdma_lend_cost_free (d->lend);
+  if (d->lend_owned)
+    rdma_lend_cost_free (d->lend);
   rdma_res_pd_destroy (&d->pd);
   g_hash_table_unref (d->watched);
   g_free (d);
@@ -263,8 +266,12 @@ rdma_domain_lend_cost (struct ibv_pd *pd)
   g_mutex_lock (&lock);
   d = find (NULL, pd);
   if (d != NULL) {
-    if (d->lend == NULL)
-      d->lend = rdma_lend_cost_new ();
+    if (d->lend == NULL) {
+      /* a test's in-memory provider has no device: a book of the domain's life */
+      d->lend_owned = d->verbs->device == NULL;
+      d->lend = d->lend_owned ? rdma_lend_cost_new ()
+                              : rdma_lend_cost_for_device (d->verbs->device->name);
+    }
     cost = d->lend;
   }
   g_mutex_unlock (&lock);

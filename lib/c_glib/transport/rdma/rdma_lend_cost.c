@@ -21,7 +21,16 @@ enum { LEND, COPY };
 
 typedef struct
 {
-  guint us[2], n[2];      /* a call's average time by each way, and its samples */
+  guint us[2], n[2];      /* time per call by each way (between choices), and its samples */
+  guint others16;         /* choices made meanwhile by a call's peers, averaged, x 16 */
+  guint open;             /* calls open now */
+  gint64 idle_since;      /* when the last open call ended (0: none yet) */
+  gint64 idle;            /* time with no call open, in all (us) */
+  gboolean win_open;      /* a window of choices is being timed */
+  gboolean win_copy;      /* the way its calls took */
+  guint win_calls;        /* the choices made when it began */
+  gint64 win_since;       /* when it began (us) */
+  gint64 win_idle;        /* idle when it began */
   RdmaChoice choice;      /* lending the prior, copying the alternative */
 } SizeClass;
 
@@ -57,19 +66,85 @@ rdma_lend_cost_free (RdmaLendCost *c)
   g_free (c);
 }
 
+RdmaLendCost *
+rdma_lend_cost_for_device (const gchar *name)
+{
+  static GMutex lock;
+  static GHashTable *books;   /* device name (owned) -> RdmaLendCost * (owned): never freed */
+  RdmaLendCost *c;
+
+  g_mutex_lock (&lock);
+  if (books == NULL)
+    books = g_hash_table_new (g_str_hash, g_str_equal);
+  c = g_hash_table_lookup (books, name);
+  if (c == NULL) {
+    c = rdma_lend_cost_new ();
+    g_hash_table_insert (books, g_strdup (name), c);
+  }
+  g_mutex_unlock (&lock);
+  return c;
+}
+
+/* A window's time per call is learnt for the way its calls took: its time with calls open
+ * (a caller's pauses between calls are not the way's), over its calls. */
+static void
+window_end (SizeClass *s, gint64 now)
+{
+  guint calls = s->choice.calls - s->win_calls;
+
+  if (s->win_open && calls > 0) {
+    guint way = s->win_copy ? COPY : LEND;
+    gint64 busy = now - s->win_since - (s->idle - s->win_idle);
+
+    rdma_choice_average (&s->us[way], &s->n[way], busy / calls,
+                         RDMA_LEND_COST_MAX_US, RDMA_LEND_COST_REACH);
+  }
+  s->win_open = FALSE;
+}
+
+static void
+window_begin (SizeClass *s, gint64 now, gboolean copy)
+{
+  s->win_open = TRUE;
+  s->win_copy = copy;
+  s->win_calls = s->choice.calls;
+  s->win_since = now;
+  s->win_idle = s->idle;
+}
+
 gboolean
-rdma_lend_cost_choose (RdmaLendCost *c, gsize len, RdmaLendTicket *t)
+rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t)
 {
   SizeClass *s;
+  guint phase, run;
+  gboolean alt;
 
   t->cls = class_of (len);
   s = &c->cls[t->cls];
   g_mutex_lock (&c->lock);
+  if (s->open++ == 0 && s->idle_since > 0)
+    s->idle += MAX (now - s->idle_since, 0);
+  phase = s->choice.since;
+  alt = s->choice.alt;
   t->copy = rdma_choice_next (&s->choice, s->us[LEND], s->us[COPY]);
-  t->learn = !s->choice.settling;
+  run = s->choice.run;
+  /* the other way: the second half of its run, when the calls in flight are its own; the way
+   * in use: from half a run after the run, when the run's calls are over, for up to
+   * RDMA_LEND_COST_SPAN runs' length (to the next run if that comes first), so that what it
+   * costs now and then (a stall of a retransmission) is in its time */
+  if (alt != s->choice.alt)
+    s->win_open = FALSE;              /* the way changed in the window: neither's */
+  else if (s->win_open && (phase == run || phase == 0
+                           || s->choice.calls - s->win_calls >= RDMA_LEND_COST_SPAN * run))
+    window_end (s, now);
+  else if (!s->win_open && ((phase == run / 2 && s->choice.calls > run)
+                            || phase == run + run / 2))
+    window_begin (s, now, t->copy);   /* (not the first run: a process's first calls come in
+                                       * a burst as its threads start, or slowly while their
+                                       * connections are still made, 11 ms a call at 64) */
+  t->calls_then = s->choice.calls;
   g_mutex_unlock (&c->lock);
   t->open = TRUE;
-  t->since = g_get_monotonic_time ();
   return !t->copy;
 }
 
@@ -77,17 +152,23 @@ void
 rdma_lend_cost_end (RdmaLendCost *c, RdmaLendTicket *t, gint64 now)
 {
   SizeClass *s;
-  guint way;
+  guint others;
 
   if (!t->open)
     return;
   t->open = FALSE;
-  if (!t->learn || c == NULL)
+  if (c == NULL)
     return;
   s = &c->cls[t->cls];
-  way = t->copy ? COPY : LEND;
   g_mutex_lock (&c->lock);
-  rdma_choice_average (&s->us[way], &s->n[way], now - t->since, RDMA_LEND_COST_MAX_US);
+  /* the calls in flight beside this one: what the other callers chose while it ran (an
+   * eighth-average; not rdma_choice_average, whose cap at twice the average is for stalls) */
+  others = MIN (s->choice.calls - t->calls_then, RDMA_CHOICE_RUN_MAX) * 16;
+  s->others16 = others >= s->others16 ? s->others16 + (others - s->others16 + 7) / 8
+                                      : s->others16 - (s->others16 - others) / 8;
+  rdma_choice_set_in_flight (&s->choice, s->others16 / 16);
+  if (s->open > 0 && --s->open == 0)
+    s->idle_since = now;
   g_mutex_unlock (&c->lock);
 }
 
@@ -129,7 +210,7 @@ rdma_lend_cost_describe (RdmaLendCost *c)
 
     if (z->choice.calls == 0)
       continue;
-    g_string_append (s, s->len == 0 ? "large fields lent or copied by call time: " : "; ");
+    g_string_append (s, s->len == 0 ? "large fields lent or copied by time per call: " : "; ");
     append_size (s, k);
     for (guint way = LEND; way <= COPY; way++) {
       g_string_append (s, way == LEND ? " lent " : ", copied ");

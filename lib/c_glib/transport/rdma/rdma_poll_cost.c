@@ -80,9 +80,11 @@ rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m)
 void
 rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us, gint64 cpu_us)
 {
-  rdma_choice_average (&c->wall_us[way], &c->wall_n[way], wall_us, RDMA_POLL_COST_SPIN_MAX_US);
+  rdma_choice_average (&c->wall_us[way], &c->wall_n[way], wall_us, RDMA_POLL_COST_SPIN_MAX_US,
+                       RDMA_CHOICE_REACH);
   if (cpu_us >= 0)
-    rdma_choice_average (&c->cpu_us[way], &c->cpu_n[way], cpu_us, RDMA_POLL_COST_SPIN_MAX_US);
+    rdma_choice_average (&c->cpu_us[way], &c->cpu_n[way], cpu_us, RDMA_POLL_COST_SPIN_MAX_US,
+                         RDMA_CHOICE_REACH);
 }
 
 gint64

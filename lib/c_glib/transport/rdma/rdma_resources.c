@@ -67,7 +67,11 @@ rdma_res_channel_create (GError **error)
     rdma_status_set_error (error, err == ENODEV || err == ENOENT ? RDMA_ERR_NO_DEVICE
                                                                  : rdma_status_from_errno (err),
                            "rdma_create_event_channel", err, -1,
-                           "cannot open the RDMA CM (is rdma_ucm loaded, /dev/infiniband/rdma_cm present?)");
+                           err == EMFILE || err == ENFILE
+                             ? "cannot open the RDMA CM: out of file descriptors (each "
+                               "connection holds a few; raise the limit, ulimit -n)"
+                             : "cannot open the RDMA CM (is rdma_ucm loaded, "
+                               "/dev/infiniband/rdma_cm present?)");
     return NULL;
   }
   if (!set_nonblocking (ch->fd, "CM event channel", error)) {
