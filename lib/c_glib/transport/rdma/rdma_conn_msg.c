@@ -197,7 +197,7 @@ wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
     }
     if (!rdma_conn_check_usable (conn, error))
       return NULL;
-    if (!rdma_conn_progress (conn, deadline_us, error))
+    if (!rdma_conn_progress_message (conn, deadline_us, error))
       return NULL;
   }
 }

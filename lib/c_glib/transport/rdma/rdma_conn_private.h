@@ -232,6 +232,9 @@ gboolean rdma_conn_return_credits (RdmaConn *conn, GError **error);
 /* Waits for and handles at least one completion or CM event (rdma_poller_wait); fails with
  * RDMA_ERR_INTERRUPTED instead of waiting once the owner was interrupted. */
 gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* The same, for a wait that only a peer's message ends (a reply, a request): its CQ armed for
+ * solicited completions where nothing of ours waits for a send's completion. */
+gboolean rdma_conn_progress_message (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Sets up conn->poller from conn->settings, with the connection as its sink
  * (rdma_conn_wait.c). */
 void rdma_conn_poller_init (RdmaConn *conn);

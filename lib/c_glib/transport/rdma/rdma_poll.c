@@ -337,7 +337,8 @@ deadline_passed (gint64 deadline_us, gint64 now, GError **error)
 }
 
 static gboolean
-poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError **error)
+poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *ticket,
+             GError **error)
 {
   const RdmaPollSink *sink = p->sink;
   gint before = sink->state (p->owner);
@@ -422,8 +423,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 
     /* poll, arm, poll again, then block */
     rdma_spin_stop (ticket);
-    if (p->armed != RDMA_ARM_ALL) {
-      if (!arm (p, RDMA_ARM_ALL, error))
+    if (p->armed < how) {
+      if (!arm (p, how, error))
         return FALSE;
       continue;
     }
@@ -468,7 +469,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaSpinTicket *ticket, GError *
 }
 
 gboolean
-rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
+rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, GError **error)
 {
   RdmaSpinTicket ticket;
   gboolean wants_spin, ok;
@@ -485,7 +486,7 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error)
   wants_spin = (p->polling == THRIFT_RDMA_POLLING_HYBRID || measured (p)) && deadline_us >= 0;
   if (!rdma_spin_begin (&ticket, wants_spin) && wants_spin && p->spins_declined != NULL)
     (*p->spins_declined)++;
-  ok = poller_wait (p, deadline_us, &ticket, error);
+  ok = poller_wait (p, deadline_us, how, &ticket, error);
   rdma_spin_end (&ticket);
   return ok;
 }

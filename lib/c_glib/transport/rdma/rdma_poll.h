@@ -175,8 +175,9 @@ void rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
  * 0: none; < 0: one look only, which is TRUE only if a CM event came).  Fails with
  * RDMA_ERR_TIMED_OUT, RDMA_ERR_INTERRUPTED (p->interrupted, or a signal whose handler lacks
  * SA_RESTART: rdma_signal.h), or what the sink failed with.  Runs the owner's timer when due.
+ * A wait that blocks arms the CQ for @how (RDMA_ARM_SOLICITED: only a peer's message ends it).
  */
-gboolean rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, GError **error);
+gboolean rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, GError **error);
 
 /* Waiting in a poll set owned by someone else: */
 /* Takes every completion there is (an armed CQ raises no event for those already in it). */
