@@ -26,6 +26,9 @@
 
 /* each RDMA READ takes this long to start (fake_verbs_set_read_delay) */
 static gint read_delay_us;
+/* each SEND or WRITE of at least write_delay_from bytes takes write_delay_us to start
+ * (fake_verbs_set_write_delay) */
+static gint write_delay_us, write_delay_from;
 
 #define FAKE_MAX_SGE 8
 /* keys start here and only grow: a small number is a key no region has */
@@ -994,9 +997,13 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
       if (wr->opcode != IBV_WR_RDMA_READ && to > last_word_at (remote, w->len))
         to = w->len;
     }
-    /* a slow fabric's READ (fake_verbs_set_read_delay) */
+    /* a slow fabric's READ (fake_verbs_set_read_delay), or large SEND or WRITE
+     * (fake_verbs_set_write_delay) */
     if (wr->opcode == IBV_WR_RDMA_READ && w->moved == 0 && g_atomic_int_get (&read_delay_us) > 0)
       g_usleep ((gulong) g_atomic_int_get (&read_delay_us));
+    if (wr->opcode != IBV_WR_RDMA_READ && w->moved == 0 && g_atomic_int_get (&write_delay_us) > 0
+        && w->len >= (guint64) g_atomic_int_get (&write_delay_from))
+      g_usleep ((gulong) g_atomic_int_get (&write_delay_us));
     if (wr->opcode == IBV_WR_RDMA_READ)
       sg_io (wr->sg_list, wr->num_sge, w->moved, remote + w->moved, to - w->moved, FALSE);
     else
@@ -1695,6 +1702,13 @@ void
 fake_verbs_set_read_delay (guint us)
 {
   g_atomic_int_set (&read_delay_us, (gint) us);
+}
+
+void
+fake_verbs_set_write_delay (guint us, guint from)
+{
+  g_atomic_int_set (&write_delay_from, (gint) from);
+  g_atomic_int_set (&write_delay_us, (gint) us);
 }
 
 void

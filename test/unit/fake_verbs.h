@@ -138,6 +138,10 @@ void fake_verbs_set_windows (gboolean type2);
 /* Each RDMA READ then takes @us to start, as on a fabric where a READ costs more than a copy
  * (0: none, the default). */
 void fake_verbs_set_read_delay (guint us);
+/* Each SEND or WRITE (with or without immediate) of at least @from bytes then takes @us to
+ * start, as on a fabric where moving a large message costs more than a READ of its field
+ * (0: none, the default). */
+void fake_verbs_set_write_delay (guint us, guint from);
 
 /* The two CM ids of one link: what one side's QP posts reaches the other's. */
 void fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b);
