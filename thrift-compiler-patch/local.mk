@@ -14,7 +14,8 @@ hatrpc_patches = \
 	thrift-compiler-patch/0005-c_glib-generator-hints.patch \
 	thrift-compiler-patch/0006-command-line-version-and-generators.patch \
 	thrift-compiler-patch/0007-c_glib-generator-hint-set-table.patch \
-	thrift-compiler-patch/0008-c_glib-generator-zero-copy-binary.patch
+	thrift-compiler-patch/0008-c_glib-generator-zero-copy-binary.patch \
+	thrift-compiler-patch/0009-hint-annotations.patch
 hatrpc_scripts = \
 	thrift-compiler-patch/fetch-source \
 	thrift-compiler-patch/apply \

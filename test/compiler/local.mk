@@ -8,10 +8,12 @@ AM_TESTS_ENVIRONMENT += STOCK_THRIFT='$(STOCK_THRIFT)'; export STOCK_THRIFT; \
 # hints.sh: grammar, validation and resolution cases (cases/NAME.thrift, NAME.expected).
 # grammar.sh: the patched grammar has no LALR conflicts.
 # cli.sh: --version, and the error for a generator that is not built in.
+# annotations.sh: hints as hatrpc.* annotations (issue 24): stock thrift compiles the IDL for
+# py, java and cpp; thrift-hatrpc reads from it the hints and code of the group spelling.
 TESTS += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh \
-	test/compiler/cli.sh
+	test/compiler/cli.sh test/compiler/annotations.sh
 EXTRA_DIST += test/compiler/hints.sh test/compiler/grammar.sh test/compiler/corpus.sh \
-	test/compiler/cli.sh \
+	test/compiler/cli.sh test/compiler/annotations.sh test/compiler/annotations \
 	test/compiler/hinted.thrift test/compiler/cases
 
 # test_hints_runtime: code generated from hinted.thrift, compiled with -Wall -Wextra -Werror
