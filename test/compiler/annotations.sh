@@ -22,6 +22,7 @@ if [ ! -x "$HATRPC" ]; then
   for i in 1 2 3 4 5 6; do echo "not ok $i - no thrift-hatrpc (run make first)"; done
   exit 1
 fi
+HATRPC=$(cd "$(dirname "$HATRPC")" && pwd)/$(basename "$HATRPC")   # used from other directories
 work=$(mktemp -d "${TMPDIR:-/tmp}/hatrpc-annotations.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 fail=0
@@ -80,7 +81,8 @@ result 5 "thrift-hatrpc generates the same code from both spellings" "$why"
 
 # 6: a table's comment says which annotation, and where, each hint came from
 why=""
-grep -q '/\* hatrpc\.c\.payload_size = 64 at line 10 \*/$' "$work/annotated/out/kv.c" ||
-  why="no comment naming hatrpc.c.payload_size at line 10 in kv.c"
+line=$(grep -n 'hatrpc\.c\.payload_size = "64"' "$src/annotated.thrift" | cut -d: -f1)
+grep -q "/\* hatrpc\.c\.payload_size = 64 at line $line \*/\$" "$work/annotated/out/kv.c" ||
+  why="no comment naming hatrpc.c.payload_size at line $line in kv.c"
 result 6 "the tables name the annotations and their lines" "$why"
 [ $fail -eq 0 ]

@@ -28,6 +28,10 @@
 
 #include <glib.h>
 
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_compact_protocol.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_memory_buffer.h>
 #include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
@@ -161,6 +165,42 @@ test_wire_corrupt (void)
   g_assert_false (hybrid_wire_parse_welcome (b, HYBRID_WELCOME_LEN - 1, &m, &error));
   g_assert_nonnull (strstr (error->message, "too short"));
   g_clear_error (&error);
+}
+
+/* The first byte of what stock c_glib clients write (binary and compact, framed and
+ * buffered) and of a hello: each is told apart. */
+static void
+test_wire_first_byte (void)
+{
+  guint8 hello[HYBRID_HELLO_LEN];
+
+  hybrid_wire_hello (hello, HYBRID_WANT_RDMA);
+  g_assert_cmpint (hybrid_wire_first_byte (hello[0]), ==, HYBRID_PEER_HYBRID);
+  for (guint compact = 0; compact < 2; compact++)
+    for (guint framed = 0; framed < 2; framed++) {
+      ThriftMemoryBuffer *mem = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, NULL);
+      ThriftTransport *t = framed ? g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport",
+                                                  mem, NULL)
+                                  : g_object_ref (THRIFT_TRANSPORT (mem));
+      ThriftProtocol *p = g_object_new (compact ? THRIFT_TYPE_COMPACT_PROTOCOL
+                                                : THRIFT_TYPE_BINARY_PROTOCOL,
+                                        "transport", t, NULL);
+      GError *error = NULL;
+      guint8 first = 0;
+
+      g_assert_cmpint (thrift_protocol_write_message_begin (p, "noted", T_CALL, 1, &error),
+                       >, 0);
+      g_assert_cmpint (thrift_protocol_write_message_end (p, &error), >=, 0);
+      g_assert_true (thrift_transport_flush (t, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (thrift_transport_read (THRIFT_TRANSPORT (mem), &first, 1, &error), ==,
+                       1);
+      g_assert_cmpint (hybrid_wire_first_byte (first), ==,
+                       framed ? HYBRID_PEER_FRAMED : HYBRID_PEER_BUFFERED);
+      g_object_unref (p);
+      g_object_unref (t);
+      g_object_unref (mem);
+    }
 }
 
 static void
@@ -373,33 +413,84 @@ test_no_fallback (void)
   legs_server_stop (&s);
 }
 
-/* A stock framed client at a hybrid server: its call fails (no hang), the server goes on. */
+/* Echo calls of every size (and an exception) on @c, checked byte for byte. */
 static void
-test_stock_client (void)
+assert_echoes (LegsTestClient *c, guint calls)
 {
-  guint port = test_free_port ();
-  g_autofree gchar *tcp_uri = uri_at ("tcp", FALSE, port, NULL);
-  LegsTestServer s;
-  LegsTestClient c;
+  static const guint sizes[] = { 0, 1, 100, 4096, 4097, 70000 };
   GError *error = NULL;
-  gint64 got = -1;
-  gint64 t0;
+  Oops *oops = NULL;
+  gint32 r = -1, code = 0;
+
+  for (guint i = 0; i < calls; i++) {
+    g_autoptr (GByteArray) in = legs_payload (sizes[i % G_N_ELEMENTS (sizes)], i);
+    GByteArray *out = NULL;
+    gboolean ok = i % 2 ? legs_if_quick (c->client, &out, in, &error)
+                        : legs_if_plain (c->client, &out, in, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (ok);
+    g_assert_cmpmem (out->data, out->len, in->data, in->len);
+    g_byte_array_unref (out);
+  }
+  g_assert_false (legs_if_fail_tcp (c->client, &r, 9, &oops, &error));
+  g_clear_error (&error);   /* c_glib's generated client says so too */
+  g_assert_nonnull (oops);
+  g_object_get (oops, "code", &code, NULL);
+  g_assert_cmpint (code, ==, 9);
+  g_clear_object (&oops);
+}
+
+/* Stock Thrift clients on the hybrid port (no hello), framed and buffered: served over TCP in
+ * the server's protocol, beside a hybrid client.  One in another protocol gets an error, not
+ * a hang, and the server goes on. */
+static void
+test_stock_clients (void)
+{
+  static const gchar *const framings[] = { NULL, "framing=buffered" };
+  guint port = test_free_port ();
+  LegsTestServer s;
+  LegsTestClient hybrid, c;
+  GError *error = NULL;
+  gint64 got = -1, t0;
 
   if (!no_rdma_here ())
     return;
   start_tcp_alone (&s, port, "fallback=tcp");
-  legs_assert_open (&c, tcp_uri);
-  t0 = g_get_monotonic_time ();
-  g_assert_false (legs_if_noted (c.client, &got, 0, &error));
-  g_assert_nonnull (error);
-  g_assert_cmpint (g_get_monotonic_time () - t0, <, 5 * G_USEC_PER_SEC);
-  g_clear_error (&error);
-  legs_client_clear (&c);
+  open_tcp_alone (&hybrid, port);
+  for (guint f = 0; f < G_N_ELEMENTS (framings); f++) {
+    g_autofree gchar *uri = uri_at ("tcp", FALSE, port, framings[f]);
 
-  open_tcp_alone (&c, port);
-  g_assert_true (legs_if_noted (c.client, &got, 0, &error));
+    g_test_message ("a stock client at %s", uri);
+    legs_assert_open (&c, uri);
+    assert_echoes (&c, 60);
+    /* the hybrid client, served meanwhile */
+    g_assert_true (legs_if_noted (hybrid.client, &got, 0, &error));
+    g_assert_no_error (error);
+    assert_echoes (&c, 6);
+    legs_client_clear (&c);
+  }
+
+  /* compact against the server's binary protocol: an error within the bound, no hang */
+  {
+    g_autofree gchar *uri = uri_at ("tcp", FALSE, port, NULL);
+
+    legs_assert_open (&c, uri);
+    g_clear_object (&c.client);
+    g_clear_object (&c.protocol);
+    c.protocol = g_object_new (THRIFT_TYPE_COMPACT_PROTOCOL, "transport", c.transport, NULL);
+    c.client = g_object_new (TYPE_LEGS_CLIENT, "input_protocol", c.protocol,
+                             "output_protocol", c.protocol, NULL);
+    t0 = g_get_monotonic_time ();
+    g_assert_false (legs_if_noted (c.client, &got, 0, &error));
+    g_assert_nonnull (error);
+    g_assert_cmpint (g_get_monotonic_time () - t0, <, 5 * G_USEC_PER_SEC);
+    g_clear_error (&error);
+    legs_client_clear (&c);
+  }
+  g_assert_true (legs_if_noted (hybrid.client, &got, 0, &error));
   g_assert_no_error (error);
-  legs_client_clear (&c);
+  legs_client_clear (&hybrid);
   legs_server_stop (&s);
 }
 
@@ -479,10 +570,11 @@ main (int argc, char **argv)
   g_test_add_func ("/hybrid/wire/roundtrip", test_wire_roundtrip);
   g_test_add_func ("/hybrid/wire/corrupt", test_wire_corrupt);
   g_test_add_func ("/hybrid/wire/token", test_wire_token);
+  g_test_add_func ("/hybrid/wire/first-byte", test_wire_first_byte);
   g_test_add_func ("/hybrid/uri", test_uri);
   g_test_add_func ("/hybrid/tcp-alone/calls", test_tcp_alone_calls);
   g_test_add_func ("/hybrid/tcp-alone/no-fallback", test_no_fallback);
-  g_test_add_func ("/hybrid/tcp-alone/stock-client", test_stock_client);
+  g_test_add_func ("/hybrid/tcp-alone/stock-clients", test_stock_clients);
   g_test_add_func ("/hybrid/tcp-alone/silent-clients", test_silent_clients);
   return g_test_run ();
 }

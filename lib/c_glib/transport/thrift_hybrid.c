@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
@@ -68,7 +69,8 @@ typedef struct
 
   gboolean accepted;             /* the server's side of a pair */
   ThriftSocket *socket;          /* the TCP leg's socket */
-  ThriftTransport *tcp;          /* framed, over @socket (which it borrows) */
+  ThriftTransport *tcp;          /* framed (a stock client's may be buffered), over @socket
+                                    (which it borrows) */
   ThriftRdma *rdma;              /* the RDMA leg; NULL when closed or TCP alone */
   gchar *fallback_reason;
 
@@ -144,9 +146,10 @@ leg_failed (ThriftHybridPrivate *priv, ThriftHybridLeg which, GError **error)
 }
 
 static ThriftTransport *
-new_tcp_leg (ThriftSocket *socket, ThriftConfiguration *configuration)
+new_tcp_leg (ThriftSocket *socket, gboolean framed, ThriftConfiguration *configuration)
 {
-  return g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", socket,
+  return g_object_new (framed ? THRIFT_TYPE_FRAMED_TRANSPORT : THRIFT_TYPE_BUFFERED_TRANSPORT,
+                       "transport", socket,
                        configuration != NULL ? "configuration" : NULL, configuration, NULL);
 }
 
@@ -277,7 +280,7 @@ client_open (ThriftTransport *transport, GError **error)
   hybrid_wire_commit (out, priv->rdma != NULL ? HYBRID_COMMIT_RDMA : HYBRID_COMMIT_TCP_ONLY);
   if (!exchange (fd, TRUE, out, HYBRID_COMMIT_LEN, deadline, "commit", error))
     goto failed;
-  priv->tcp = new_tcp_leg (priv->socket, transport->configuration);
+  priv->tcp = new_tcp_leg (priv->socket, TRUE, transport->configuration);
   priv->next_leg = THRIFT_HYBRID_LEG_RDMA;
   return TRUE;
 
@@ -959,7 +962,7 @@ thrift_hybrid_init (ThriftHybrid *self)
 }
 
 ThriftHybrid *
-hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma,
+hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma, gboolean framed,
                                ThriftConfiguration *configuration)
 {
   ThriftHybrid *self = g_object_new (THRIFT_TYPE_HYBRID, "configuration", configuration, NULL);
@@ -969,7 +972,7 @@ hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma,
   priv->accepted = TRUE;
   priv->socket = socket;
   priv->rdma = rdma;
-  priv->tcp = new_tcp_leg (socket, configuration);
+  priv->tcp = new_tcp_leg (socket, framed, configuration);
   return self;
 }
 

@@ -25,6 +25,10 @@
  *     accepted.  A TCP leg whose partner does not come within the connect-timeout is dropped.
  *   - An RDMA connection with no token (a plain rdma:// client) is served as it is.
  *   - A client that runs over TCP alone (its fallback) is served over TCP alone.
+ *   - A stock Thrift client of any language (no hello: its first byte is its first call's,
+ *     hybrid_wire_first_byte) is served over TCP alone, framed or buffered as its first
+ *     byte says, in the server's protocol.  A client that connects and says nothing holds no
+ *     thread and is dropped at the connect-timeout.
  *   - With "fallback" set, a server that cannot listen for RDMA (no device) warns and serves
  *     over TCP alone; without it, listen fails with the RDMA error.
  *

@@ -23,8 +23,10 @@
 G_BEGIN_DECLS
 
 /* The server's side of a pair: takes @socket (open, past the handshake) and @rdma (NULL
- * when the client runs over TCP alone). */
+ * when the client runs over TCP alone).  @framed: the TCP leg's messages are framed, as a
+ * hybrid client's are; FALSE for a stock buffered client (hybrid_wire_stock_client). */
 ThriftHybrid *hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma,
+                                             gboolean framed,
                                              ThriftConfiguration *configuration);
 
 G_END_DECLS

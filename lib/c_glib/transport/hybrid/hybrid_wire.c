@@ -33,6 +33,19 @@ put_head (guint8 *out)
   out[4] = HYBRID_WIRE_VERSION;
 }
 
+HybridPeer
+hybrid_wire_first_byte (guint8 first)
+{
+  /* TBinaryProtocol's strict version word begins 0x80, TCompactProtocol's protocol id is
+   * 0x82: both are the first byte of a message written without a frame.  A frame's length
+   * is positive, so its first byte is below 0x80 */
+  if (first == ((HYBRID_WIRE_MAGIC >> 24) & 0xff))
+    return HYBRID_PEER_HYBRID;
+  if (first == 0x80 || first == 0x82)
+    return HYBRID_PEER_BUFFERED;
+  return HYBRID_PEER_FRAMED;
+}
+
 void
 hybrid_wire_hello (guint8 out[HYBRID_HELLO_LEN], guint8 flags)
 {

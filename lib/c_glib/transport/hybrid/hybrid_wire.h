@@ -23,8 +23,9 @@
  *
  * The token is the server's, fresh and random for each TCP leg; the client presents it in the
  * connection request of its RDMA leg, and the server pairs the two by it, once.  The magic
- * read as a frame length is negative, which no framed Thrift peer sends, so a stock client
- * that reaches a hybrid server by mistake is told apart at its first bytes.
+ * read as a frame length is negative, which no framed Thrift peer sends, so a stock Thrift
+ * client on the hybrid port is told apart at its first byte (hybrid_wire_first_byte) and
+ * served over TCP, with no handshake.
  */
 #ifndef _HYBRID_WIRE_H
 #define _HYBRID_WIRE_H
@@ -85,6 +86,18 @@ gboolean hybrid_wire_parse_welcome (const guint8 *data, gsize len, HybridMessage
                                     GError **error);
 gboolean hybrid_wire_parse_commit (const guint8 *data, gsize len, HybridMessage *out,
                                    GError **error);
+
+/* Who a TCP connection's first byte says the client is. */
+typedef enum
+{
+  HYBRID_PEER_HYBRID,           /* the HELLO's magic: a hybrid:// client */
+  HYBRID_PEER_BUFFERED,         /* a strict binary (0x80) or compact (0x82) message's first
+                                   byte, unframed: a stock client with a buffered transport */
+  HYBRID_PEER_FRAMED            /* anything else is taken for the high byte of a frame's
+                                   length (0x00 below 16 MiB): a stock framed client */
+} HybridPeer;
+
+HybridPeer hybrid_wire_first_byte (guint8 first);
 
 /* A fresh token from the kernel's random source; FALSE with @error if there is none. */
 gboolean hybrid_wire_new_token (guint8 token[HYBRID_TOKEN_LEN], GError **error);
