@@ -19,7 +19,12 @@
  */
 #include "config.h"
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* memmem */
+#endif
+
 #include <errno.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -31,6 +36,7 @@
 #include <glib-object.h>
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/server/thrift_simple_server.h>
@@ -55,8 +61,10 @@ typedef struct
 } Fixture;
 
 /* Makes a server for tcp://:PORT (framing as in OPTIONS) without serving yet. */
+/* The server of a tcp:// URI; @framing (nullable) in place of the URI's transport factory. */
 static void
-fixture_make (Fixture *f, guint max_connections, const gchar *options)
+fixture_make_with (Fixture *f, guint max_connections, const gchar *options,
+                   ThriftTransportFactory *framing)
 {
   g_autofree gchar *uri = NULL;
   ThriftTransportFactory *in_f = NULL, *out_f = NULL;
@@ -76,7 +84,8 @@ fixture_make (Fixture *f, guint max_connections, const gchar *options)
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
   f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
                             "processor", processor, "server_transport", st,
-                            "input_transport_factory", in_f, "output_transport_factory", out_f,
+                            "input_transport_factory", framing != NULL ? framing : in_f,
+                            "output_transport_factory", framing != NULL ? framing : out_f,
                             "input_protocol_factory", pf, "output_protocol_factory", pf,
                             "max-connections", max_connections, NULL);
   g_object_unref (handler);
@@ -85,6 +94,12 @@ fixture_make (Fixture *f, guint max_connections, const gchar *options)
   g_object_unref (in_f);
   g_object_unref (out_f);
   g_object_unref (pf);
+}
+
+static void
+fixture_make (Fixture *f, guint max_connections, const gchar *options)
+{
+  fixture_make_with (f, max_connections, options, NULL);
 }
 
 static void
@@ -714,6 +729,74 @@ test_hostile (gconstpointer data)
   fixture_free (&f);
 }
 
+/* Gate.echo of 100 bytes sent in two frames, the first ending 16 bytes into the binary, to a
+ * server given Thrift's own ThriftFramedTransportFactory: the reply holds the 100 bytes.
+ * That factory's transports copy the first frame's tail from their GByteArray's header
+ * (THRIFT-6094); ThriftThreadedServer puts checked ones in their place
+ * (thrift_checked_framed_transport.h). */
+static void
+test_split_frame (void)
+{
+  static const guint8 head[] = {
+    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
+    0, 0, 0, 4, 'e', 'c', 'h', 'o',  /* method name */
+    0, 0, 0, 1,                      /* seqid */
+    11, 0, 1,                        /* field 1, T_STRING (binary) */
+    0, 0, 0, 100,                    /* its length */
+  };
+  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  struct timeval tv = { .tv_sec = 5 };
+  ThriftTransportFactory *plain = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY, NULL);
+  guint8 payload[100], frame[256], reply[512];
+  gsize got = 0;
+  guint32 be;
+  Fixture f;
+  int s;
+
+  for (guint i = 0; i < sizeof payload; i++)
+    payload[i] = (guint8) (i * 37 + 11);
+  fixture_make_with (&f, 4, NULL, plain);
+  g_object_unref (plain);
+  fixture_start (&f);
+
+  a.sin_port = htons (f.port);
+  /* the server listens once its thread runs */
+  for (guint tries = 0; ; tries++) {
+    s = socket (AF_INET, SOCK_STREAM, 0);
+    if (connect (s, (struct sockaddr *) &a, sizeof a) == 0)
+      break;
+    close (s);
+    g_assert_cmpuint (tries, <, 500);
+    g_usleep (10 * 1000);
+  }
+  g_assert_cmpint (setsockopt (s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), ==, 0);
+  be = htonl (sizeof head + 16);
+  memcpy (frame, &be, 4);
+  memcpy (frame + 4, head, sizeof head);
+  memcpy (frame + 4 + sizeof head, payload, 16);
+  g_assert_cmpint (send (s, frame, 4 + sizeof head + 16, 0), ==, (gssize) (4 + sizeof head + 16));
+  be = htonl (sizeof payload - 16 + 1);
+  memcpy (frame, &be, 4);
+  memcpy (frame + 4, payload + 16, sizeof payload - 16);
+  frame[4 + sizeof payload - 16] = 0;   /* T_STOP */
+  g_assert_cmpint (send (s, frame, 4 + sizeof payload - 16 + 1, 0), ==,
+                   (gssize) (4 + sizeof payload - 16 + 1));
+  while (got < sizeof reply) {
+    gssize r = recv (s, reply + got, sizeof reply - got, 0);
+
+    if (r <= 0)
+      break;
+    got += (gsize) r;
+    if (memmem (reply, got, payload, sizeof payload) != NULL)
+      break;
+  }
+  close (s);
+  g_assert_nonnull (memmem (reply, got, payload, sizeof payload));
+  thrift_server_stop (f.server);
+  g_assert_true (fixture_wait (&f));
+  fixture_free (&f);
+}
+
 /* ---- ThriftSimpleServer with the URI helpers' factories (issue 7, item 8) ---- */
 
 static gpointer
@@ -809,6 +892,7 @@ main (int argc, char **argv)
   g_test_add_func ("/threaded_server/signal/sigint", test_sigint);
   g_test_add_data_func ("/threaded_server/hostile/big-binary", "big-binary", test_hostile);
   g_test_add_data_func ("/threaded_server/hostile/zero-frame", "zero-frame", test_hostile);
+  g_test_add_func ("/threaded_server/hostile/split-frame", test_split_frame);
   g_test_add_func ("/simple_server/uri-factories", test_simple_server_factories);
   return g_test_run ();
 }

@@ -31,6 +31,7 @@
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_checked_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
@@ -273,7 +274,7 @@ static void
 test_tcp_server (void)
 {
   static const struct { const gchar *uri; GType (*factory) (void); guint backlog; } cases[] = {
-    { "tcp://:4243", thrift_framed_transport_factory_get_type, 1024 },
+    { "tcp://:4243", thrift_checked_framed_transport_factory_get_type, 1024 },
     { "tcp://0.0.0.0:4243?framing=buffered&backlog=7", thrift_buffered_transport_factory_get_type, 7 },
     { "tcp://:4243?framing=none", NULL, 1024 },
   };

@@ -67,6 +67,7 @@
 #include <thrift/c_glib/transport/thrift_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_idle_watch.h>
+#include <thrift/c_glib/transport/thrift_checked_framed_transport.h>
 
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include "thrift_server_dispatch.h"
@@ -218,6 +219,12 @@ wrap_transport (ThriftTransportFactory *factory, ThriftTransport *client)
 
   if (factory == NULL)
     return g_object_ref (client);
+  /* a plain framed factory's transports are replaced by checked ones (the same wire
+   * format): Thrift 0.17's reads across a frame's end copy the wrong bytes
+   * (thrift_checked_framed_transport.h) */
+  if (G_OBJECT_TYPE (factory) == THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY)
+    return THRIFT_TRANSPORT (g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT,
+                                           "transport", client, NULL));
   /* thrift_transport_factory_get_transport () is the base class's pass-through, not a
    * dispatcher: call the factory's own method */
   t = THRIFT_TRANSPORT_FACTORY_GET_CLASS (factory)->get_transport (factory, client);

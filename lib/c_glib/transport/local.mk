@@ -12,7 +12,8 @@ transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_rdma_explain.h \
 	lib/c_glib/transport/thrift_server_rdma.h \
 	lib/c_glib/transport/thrift_hybrid.h \
-	lib/c_glib/transport/thrift_server_hybrid.h
+	lib/c_glib/transport/thrift_server_hybrid.h \
+	lib/c_glib/transport/thrift_checked_framed_transport.h
 
 # The engine and transports, also compiled into the ASan test variant (test/rdma/local.mk).
 rdma_engine_sources = \
@@ -121,6 +122,7 @@ rdma_engine_sources = \
 	lib/c_glib/transport/hybrid/hybrid_wire.h \
 	lib/c_glib/transport/hybrid/hybrid_transport.h \
 	lib/c_glib/transport/thrift_hybrid.c \
+	lib/c_glib/transport/thrift_checked_framed_transport.c \
 	lib/c_glib/transport/thrift_server_hybrid.c
 # Everything is built once into a convenience library, which the tests link (they look at
 # the engine's insides); the installed library is the same objects exporting only the public

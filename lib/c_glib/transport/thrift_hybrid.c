@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
-#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_checked_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_hybrid.h>
@@ -148,7 +148,8 @@ leg_failed (ThriftHybridPrivate *priv, ThriftHybridLeg which, GError **error)
 static ThriftTransport *
 new_tcp_leg (ThriftSocket *socket, gboolean framed, ThriftConfiguration *configuration)
 {
-  return g_object_new (framed ? THRIFT_TYPE_FRAMED_TRANSPORT : THRIFT_TYPE_BUFFERED_TRANSPORT,
+  return g_object_new (framed ? THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT
+                              : THRIFT_TYPE_BUFFERED_TRANSPORT,
                        "transport", socket,
                        configuration != NULL ? "configuration" : NULL, configuration, NULL);
 }

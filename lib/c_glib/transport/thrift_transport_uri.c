@@ -25,6 +25,7 @@
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_checked_framed_transport.h>
 #include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_server_socket.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
@@ -585,7 +586,7 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
   switch (u->framing)
   {
     case THRIFT_TRANSPORT_URI_FRAMED:
-      outer = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", inner, NULL);
+      outer = g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, "transport", inner, NULL);
       break;
     case THRIFT_TRANSPORT_URI_BUFFERED:
       outer = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner, NULL);
@@ -633,7 +634,7 @@ thrift_server_transport_new_for_uri (const gchar *uri,
     st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", u->port,
                        "backlog", (guint) (u->backlog >= 0 ? u->backlog : 1024), NULL);
     if (u->framing == THRIFT_TRANSPORT_URI_FRAMED)
-      factory_type = THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY;
+      factory_type = THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY;
     else if (u->framing == THRIFT_TRANSPORT_URI_BUFFERED)
       factory_type = THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY;
   }
