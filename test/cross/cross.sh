@@ -10,11 +10,11 @@
 # framed or buffered, no --uri: a stock client) against a hybrid:// server; Python's client,
 # framed and buffered, against tcp:// and hybrid:// servers.  With CROSS_MODE=rdma (the guest,
 # cross-rdma.sh): the c_glib client over rdma:// and hybrid:// with both legs, and a stock
-# client at a hybrid:// server that listens for RDMA too.
+# client at a hybrid:// server that listens for RDMA too; rdma:// and hybrid:// over IPv6.
 #
 # Environment: top_builddir (default .), CROSS_MODE (host | rdma), CROSS_PYTHON (default
-# /usr/bin/python3: Debian's, which has python3-thrift), THRIFT_RDMA_TEST_SERVER_ADDR (rdma
-# mode, default 10.77.0.1).
+# /usr/bin/python3: Debian's, which has python3-thrift), THRIFT_RDMA_TEST_SERVER_ADDR and
+# THRIFT_RDMA_TEST_SERVER_ADDR6 (rdma mode, default 10.77.0.1 and fd77::1).
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
 set -u
@@ -28,6 +28,7 @@ pyclient=$top/thrift-compiler-patch/src/thrift-0.17.0/test/py/TestClient.py
 genpy=$(cd "$top/test/cross/gen-py" 2>/dev/null && pwd)
 addr=127.0.0.1
 [ "$mode" = rdma ] && addr=${THRIFT_RDMA_TEST_SERVER_ADDR:-10.77.0.1}
+addr6=${THRIFT_RDMA_TEST_SERVER_ADDR6:-fd77::1}
 n=0 fail=0 spid=
 work=$(mktemp -d "${TMPDIR:-/tmp}/cross.XXXXXX") || exit 1
 cleanup () { [ -n "$spid" ] && kill -KILL "$spid" 2> /dev/null; rm -rf "$work"; }
@@ -148,6 +149,11 @@ else
   for proto in $protocols; do
     case_uri "rdma://$addr:$(port)" $proto
     case_uri "hybrid://$addr:$(port)" $proto
+  done
+  # IPv6: the guest's veth pair has fd77::1 and fd77::2 too (RoCE v2 GIDs of both families)
+  for proto in binary compact; do
+    case_uri "rdma://[$addr6]:$(port)" $proto
+    case_uri "hybrid://[$addr6]:$(port)" $proto
   done
   for proto in binary compact; do
     p=$(port)

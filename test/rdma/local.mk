@@ -204,6 +204,19 @@ test_rdma_test_pairing_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 test_rdma_test_pairing_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
 test_rdma_test_pairing_LDFLAGS = $(test_link)
 
+# fork () with open connections: calls go on while the process forks and its children write
+# over their copy of the heap; a server that forks after listening serves (issue 24).
+rdma_tests += test/rdma/test_fork
+check_PROGRAMS += test/rdma/test_fork
+test_rdma_test_fork_SOURCES = test/rdma/test_fork.c $(rdma_test_util) $(gate_test_support)
+nodist_test_rdma_test_fork_SOURCES = $(gate_gen)
+test_rdma_test_fork_CPPFLAGS = $(test_rdma_test_threaded_server_rdma_CPPFLAGS)
+test_rdma_test_fork_CFLAGS = $(gen_cflags)
+test_rdma_test_fork_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_fork_LDFLAGS = $(test_link)
+test/rdma/test_fork-test_fork.$(OBJEXT) \
+test/server/rdma_test_fork-gate_handler.$(OBJEXT): test/server/gen/stamp
+
 # 4,096 connections to one default server: pinned memory within the budget (issue 22).
 rdma_tests += $(abs_top_srcdir)/test/rdma/test-scale.sh
 EXTRA_DIST += test/rdma/test-scale.sh

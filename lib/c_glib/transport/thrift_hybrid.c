@@ -16,9 +16,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_checked_framed_transport.h>
@@ -203,6 +206,55 @@ exchange (int fd, gboolean send_it, guint8 *buf, gsize len, gint64 deadline_us,
   return TRUE;
 }
 
+/* The TCP leg's socket, connected to any address of @host (IPv4 or IPv6: Thrift 0.17's
+ * ThriftSocket resolves IPv4 names only) by @deadline_us, blocking; -1 with @error. */
+static int
+connect_tcp (const gchar *host, guint port, gint64 deadline_us, GError **error)
+{
+  struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+  struct addrinfo *list = NULL;
+  gchar service[8];
+  int rc, err = 0;
+
+  g_snprintf (service, sizeof service, "%u", port);
+  rc = getaddrinfo (host, service, &hints, &list);
+  if (rc != 0) {
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_HOST,
+                 "hybrid, tcp leg: cannot resolve %s: %s", host, gai_strerror (rc));
+    return -1;
+  }
+  for (struct addrinfo *a = list; a != NULL; a = a->ai_next) {
+    int fd = socket (a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                     a->ai_protocol);
+    struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+    socklen_t len = sizeof err;
+    gint64 left;
+
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    if (connect (fd, a->ai_addr, a->ai_addrlen) == 0)
+      err = 0;
+    else if (errno != EINPROGRESS)
+      err = errno;
+    else if ((left = deadline_us - g_get_monotonic_time ()) <= 0
+             || poll (&pfd, 1, (int) MIN ((left + 999) / 1000, G_MAXINT)) <= 0)
+      err = ETIMEDOUT;
+    else if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+      err = errno;
+    if (err == 0 && fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK) == 0) {
+      freeaddrinfo (list);
+      return fd;
+    }
+    close (fd);
+  }
+  freeaddrinfo (list);
+  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT,
+               "hybrid, tcp leg: cannot connect to %s:%u: %s", host, port, g_strerror (err));
+  return -1;
+}
+
 /* The RDMA leg, presenting @token; NULL with @error if it cannot be made. */
 static ThriftRdma *
 open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration,
@@ -237,14 +289,12 @@ client_open (ThriftTransport *transport, GError **error)
   gboolean rdma_here;
   int fd;
 
+  fd = connect_tcp (priv->hostname, priv->port, deadline, error);
+  if (fd < 0)
+    return FALSE;
   priv->socket = g_object_new (THRIFT_TYPE_SOCKET, "hostname", priv->hostname,
                                "port", priv->port, NULL);
-  if (!thrift_transport_open (THRIFT_TRANSPORT (priv->socket), error)) {
-    g_prefix_error (error, "hybrid, tcp leg: ");
-    g_clear_object (&priv->socket);
-    return FALSE;
-  }
-  fd = priv->socket->sd;
+  priv->socket->sd = fd;
   rdma_here = thrift_rdma_device_available (NULL);
   hybrid_wire_hello (out, rdma_here ? HYBRID_WANT_RDMA : 0);
   if (!exchange (fd, TRUE, out, HYBRID_HELLO_LEN, deadline, "hello", error)

@@ -77,12 +77,37 @@ has_windows (struct ibv_pd *pd)
   return TRUE;
 }
 
+/* Registered memory and fork (): since Linux 5.12 a pinned page is copied for the child at
+ * fork, so the parent keeps the pages the NIC uses (rdma-core: IBV_FORK_UNNEEDED).  Before,
+ * the parent's first write after a fork moves its page from under the NIC, unless rdma-core
+ * marked registered memory MADV_DONTFORK (ibv_fork_init, which must come before any other
+ * verbs call: RDMAV_FORK_SAFE=1 in the environment does it).  Said once, at the first
+ * device. */
+static void
+check_fork (void)
+{
+  static gsize once;
+
+  /* (a test's provider registers nothing) */
+  if (rdma_verbs != &rdma_verbs_real)
+    return;
+  if (g_once_init_enter (&once)) {
+    if (ibv_is_fork_initialized () == IBV_FORK_DISABLED)
+      g_warning ("ThriftRdma: this kernel shares registered memory with a child copy-on-write "
+                 "(before Linux 5.12): a fork () while connections are open can move it from "
+                 "under the NIC; if the program forks (system (), popen (), pre-forked workers), "
+                 "start it with RDMAV_FORK_SAFE=1 in the environment");
+    g_once_init_leave (&once, 1);
+  }
+}
+
 struct ibv_pd *
 rdma_domain_acquire (struct ibv_context *verbs, GError **error)
 {
   struct ibv_pd *pd;
   Domain *d;
 
+  check_fork ();
   g_mutex_lock (&lock);
   d = find (verbs, NULL);
   if (d != NULL) {
