@@ -63,7 +63,7 @@ client_open (Client *c, guint port, guint call_timeout_ms, GError **error)
 }
 
 /* A server (ThriftThreadedServer or ThriftSimpleServer) of Gate on rdma://SERVER_ADDR:PORT
- * built the way the README shows: the URI helper's transport and factories. */
+ * built the way docs/porting.md shows: the URI helper's transport and factories. */
 static ThriftServer *
 server_new_query (GType type, guint port, GType protocol_factory, const gchar *query)
 {

@@ -117,7 +117,7 @@ test_stats (void)
   g_assert_cmpuint (st.round_trips, ==, calls);
   g_assert_cmpuint (st.messages_sent, ==, calls);
   g_assert_cmpuint (st.messages_received, ==, calls);
-  /* code without hints sends a small message by Eager-SendRecv (README): one SEND and one
+  /* code without hints sends a small message by Eager-SendRecv (docs/protocols.md): one SEND and one
    * reposted receive per call, no ring, no credit message in a request/response */
   g_assert_cmpuint (st.sends, ==, calls);
   g_assert_cmpuint (st.write_imms + st.writes + st.reads, ==, 0);

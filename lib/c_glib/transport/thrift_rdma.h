@@ -63,7 +63,7 @@
  *                                function's when its call is written (threads only: the
  *                                buffers are already placed).  On a connection that
  *                                ThriftServerRdma accepted it reads as the node the server
- *                                chose for it.  See README, NUMA binding.
+ *                                chose for it.  See docs/numa.md.
  *
  * A signal that interrupts a blocking wait ends it (THRIFT_RDMA_STATUS_INTERRUPTED, and a
  * failed connection if a call was in progress) when a caught signal's handler was installed
@@ -212,7 +212,7 @@ typedef struct _ThriftRdmaStats
   guint64 recvs;              /* receive work requests posted */
   guint64 control_messages;   /* control channel messages sent (ring requests and adverts,
                                  rendezvous) */
-  /* bulk transfer of large fields (README, Bulk transfer) */
+  /* bulk transfer of large fields (docs/bulk.md) */
   guint64 bulk_sent;          /* field bytes the peer pulled from this side's own buffers */
   guint64 bulk_received;      /* field bytes pulled by RDMA READ straight into the reader's
                                  buffers */

@@ -58,7 +58,7 @@
  *   rcache_entries=N               rdma only; "rcache-entries", registrations the device's
  *                                  registration cache (the process's) keeps at most
  *   rcache_bytes=BYTES             rdma only; "rcache-bytes", bytes it keeps pinned at most
- *                                  (README, Bulk transfer of large fields; each option's
+ *                                  (docs/bulk.md; each option's
  *                                  range is its property's)
  *
  * The server factories work with every c_glib server: each connection they hand out is a

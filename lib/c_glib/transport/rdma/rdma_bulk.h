@@ -54,7 +54,7 @@ enum
 /* The largest registration window of a pipelined pull (rdma_bulk_pull). */
 #define RDMA_BULK_WINDOW_MAX (4u << 20)
 /* Their ranges (the rcache-entries and rcache-bytes properties): a bound under what one
- * call holds at once fails that call (README, Bulk transfer, sizing the cache). */
+ * call holds at once fails that call (docs/bulk.md, sizing the cache). */
 #define RDMA_BULK_RCACHE_ENTRIES_MIN 1u
 #define RDMA_BULK_RCACHE_ENTRIES_MAX 65536u
 #define RDMA_BULK_RCACHE_BYTES_MIN G_GUINT64_CONSTANT (4096)
