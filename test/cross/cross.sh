@@ -37,7 +37,12 @@ trap 'exit 1' INT TERM
 
 tap () {  # tap WHY(empty: ok) DESCRIPTION
   n=$((n + 1))
-  if [ -z "$1" ]; then echo "ok $n $2"; else echo "not ok $n $2: $1"; fail=$((fail + 1)); fi
+  if [ -z "$1" ]; then echo "ok $n $2"; return; fi
+  echo "not ok $n $2: $1"
+  fail=$((fail + 1))
+  # what the client and the server said, for the log
+  grep -m 8 -i 'error\|fail\|refused\|exception' "$work/client.log" 2> /dev/null | sed 's/^/# client: /'
+  tail -n 5 "$work/server.log" 2> /dev/null | sed 's/^/# server: /'
 }
 
 for f in "$client" "$server"; do

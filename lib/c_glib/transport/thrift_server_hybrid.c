@@ -494,7 +494,9 @@ thrift_server_hybrid_accept (ThriftServerTransport *transport, GError **error)
     }
     if (pfd[1].revents & POLLIN) {
       guint64 v;
-      (void) read (priv->wake_fd, &v, sizeof v);
+      /* a nonblocking eventfd: EAGAIN means another reader took it, as good */
+      if (read (priv->wake_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+        g_debug ("hybrid: reading the wake-up: %s", g_strerror (errno));
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                    "hybrid: accept interrupted (thrift_server_hybrid_interrupt)");
       return NULL;
@@ -521,8 +523,9 @@ thrift_server_hybrid_interrupt (ThriftServerHybrid *server)
   guint64 one = 1;
 
   g_return_if_fail (THRIFT_IS_SERVER_HYBRID (server));
-  if (PRIV (server)->wake_fd >= 0)
-    (void) write (PRIV (server)->wake_fd, &one, sizeof one);
+  if (PRIV (server)->wake_fd >= 0 && write (PRIV (server)->wake_fd, &one, sizeof one) < 0) {
+    /* an eventfd's write fails only when its counter would overflow: it is set already */
+  }
 }
 
 gboolean
