@@ -152,7 +152,8 @@ rdma_tests =
 # The registration cache on the guest's kernel (Debian's 6.1) too: its userfaultfd.
 rdma_tests += test/unit/test_rcache
 TESTS += test/rdma/rdma.sh
-AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS;
+AM_TESTS_ENVIRONMENT += RDMA_TESTS='$(rdma_tests)'; export RDMA_TESTS; \
+	GUEST_TESTS='$(GUEST_TESTS)'; export GUEST_TESTS;
 
 # --- valgrind over the host-side engine tests ---
 if HAVE_VALGRIND

@@ -49,10 +49,11 @@ nodist_test_cross_test_server_SOURCES = test/cross/src/test_server.c \
 	test/cross/src/thrift_second_service_handler.h $(cross_gen)
 test_cross_test_server_CFLAGS = $(cross_cflags)
 test_cross_test_server_LDADD = lib/c_glib/libthrift_c_glib_rdma.la $(THRIFT_LIBS) $(GLIB_LIBS)
-test/cross/src/test_cross_test_client-test_client.$(OBJEXT): test/cross/src/stamp test/cross/gen-c_glib/stamp
-test/cross/src/test_cross_test_server-test_server.$(OBJEXT) \
-test/cross/src/test_cross_test_server-thrift_test_handler.$(OBJEXT) \
-test/cross/src/test_cross_test_server-thrift_second_service_handler.$(OBJEXT): \
+# (the objects' names are automake's: the program's base name, a dash, the source's)
+test/cross/src/test_client-test_client.$(OBJEXT): test/cross/src/stamp test/cross/gen-c_glib/stamp
+test/cross/src/test_server-test_server.$(OBJEXT) \
+test/cross/src/test_server-thrift_test_handler.$(OBJEXT) \
+test/cross/src/test_server-thrift_second_service_handler.$(OBJEXT): \
 	test/cross/src/stamp test/cross/gen-c_glib/stamp
 check_DATA = test/cross/gen-py/stamp
 

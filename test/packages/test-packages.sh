@@ -4,7 +4,7 @@
 # runs the tutorial against that root alone: thrift-hatrpc from it generates the code, the
 # headers and the library come from it by its pkg-config file, and tutorial/test-tutorial.sh
 # runs the programs over tcp:// on 127.0.0.1 with the library loaded from it.  Prints TAP.
-# Takes a few minutes (a whole build); not a git checkout (a dist tarball): one SKIP.
+# Takes a few minutes (a whole build); not the top of a git checkout (a dist tarball): SKIP.
 #
 # Environment: top_srcdir (default .), PACKAGES_KEEP=DIR (keep the .debs there).
 # SPDX-License-Identifier: Apache-2.0
@@ -12,7 +12,9 @@
 set -u
 if [ "${1:-}" = "--help" ]; then sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0; fi
 src=$(cd "${top_srcdir:-.}" && pwd)
-if ! git -C "$src" rev-parse --verify -q HEAD > /dev/null 2>&1; then
+# (the top of a work tree: make distcheck unpacks the tarball inside the checkout)
+if ! git -C "$src" rev-parse --verify -q HEAD > /dev/null 2>&1 ||
+   [ "$(cd "$(git -C "$src" rev-parse --show-toplevel)" && pwd -P)" != "$(cd "$src" && pwd -P)" ]; then
   echo "1..0 # SKIP not a git checkout: the packages are built from the committed tree"
   exit 0
 fi
