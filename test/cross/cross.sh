@@ -118,6 +118,24 @@ case_uri () {
   tap "$why" "c_glib client and server, $2, $uri"
 }
 
+# stock_at_hybrid OPTIONS PROTOCOL LABEL [python]: a hybrid:// server (OPTIONS its URI's
+# query), upstream's c_glib client with its own options, framed and buffered, and with
+# "python" Python's client too
+stock_at_hybrid () {
+  local p tr
+  p=$(port)
+  if ! start_server "hybrid://$addr:$p$1" $2; then
+    tap "the server did not start" "stock clients at hybrid://:$p$3, $2"; stop_server; return
+  fi
+  for tr in framed buffered; do
+    tap "$(run_client "$client" --host "$addr" --port "$p" --transport=$tr --protocol=$2)" \
+      "upstream's c_glib client ($tr, $2) at a hybrid:// server$3"
+    [ "${4:-}" = python ] &&
+      tap "$(run_python "$p" $2 $tr)" "Python's client ($tr, $2) at a hybrid:// server$3"
+  done
+  stop_server
+}
+
 protocols="binary compact multi multic"
 if [ "$mode" = host ]; then
   for proto in $protocols; do
@@ -127,16 +145,7 @@ if [ "$mode" = host ]; then
   done
   # stock clients at a hybrid server: upstream's client with its own options, and Python's
   for proto in $protocols; do
-    p=$(port)
-    if ! start_server "hybrid://$addr:$p?fallback=tcp" $proto; then
-      tap "the server did not start" "stock clients at hybrid://:$p, $proto"; stop_server; continue
-    fi
-    for tr in framed buffered; do
-      tap "$(run_client "$client" --host "$addr" --port "$p" --transport=$tr --protocol=$proto)" \
-        "upstream's c_glib client ($tr, $proto) at a hybrid:// server"
-      tap "$(run_python "$p" $proto $tr)" "Python's client ($tr, $proto) at a hybrid:// server"
-    done
-    stop_server
+    stock_at_hybrid "?fallback=tcp" $proto "" python
   done
   # Python at tcp:// servers of each framing
   for proto in $protocols; do
@@ -161,15 +170,7 @@ else
     case_uri "hybrid://[$addr6]:$(port)" $proto
   done
   for proto in binary compact; do
-    p=$(port)
-    if ! start_server "hybrid://$addr:$p" $proto; then
-      tap "the server did not start" "a stock client at hybrid://:$p, $proto"; stop_server; continue
-    fi
-    for tr in framed buffered; do
-      tap "$(run_client "$client" --host "$addr" --port "$p" --transport=$tr --protocol=$proto)" \
-        "upstream's c_glib client ($tr, $proto) at a hybrid:// server with RDMA"
-    done
-    stop_server
+    stock_at_hybrid "" $proto " with RDMA"
   done
 fi
 echo "1..$n"

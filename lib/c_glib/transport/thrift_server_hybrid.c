@@ -74,8 +74,8 @@ typedef struct
   guint8 buf[HYBRID_HELLO_LEN];   /* hello and commit are this long */
   gsize got;
   guint8 token[HYBRID_TOKEN_LEN];
-  gboolean stock;                 /* a stock Thrift client: no handshake, TCP alone */
-  gboolean framed;                /* ...whose messages are framed (else buffered) */
+  gboolean framed;                /* its TCP messages are framed: a hybrid client's, or a
+                                     stock framed one's (else a stock buffered client) */
   gboolean admitted;              /* an RDMA request presented the token: it is used */
   HybridCommit commit;
   ThriftRdma *rdma;               /* the RDMA leg, once established */
@@ -266,7 +266,7 @@ hand_out (ThriftServerHybrid *self, Pending *p)
   p->fd = -1;
   g_queue_push_tail (&priv->ready,
                      hybrid_transport_new_accepted (socket, g_steal_pointer (&p->rdma),
-                                                    !p->stock || p->framed,
+                                                    p->framed,
                                                     THRIFT_SERVER_TRANSPORT (self)->configuration));
   priv->pending = g_list_remove (priv->pending, p);
   pending_free (p);
@@ -305,11 +305,12 @@ leg_readable (ThriftServerHybrid *self, Pending *p)
   if (p->state == LEG_READ_HELLO && p->got == 0) {
     /* a stock client's first bytes are its first call: looked at, left in the socket */
     guint8 first;
+    HybridPeer peer;
 
     n = recv (p->fd, &first, 1, MSG_PEEK);
-    if (n == 1 && hybrid_wire_first_byte (first) != HYBRID_PEER_HYBRID) {
-      p->stock = TRUE;
-      p->framed = hybrid_wire_first_byte (first) == HYBRID_PEER_FRAMED;
+    peer = n == 1 ? hybrid_wire_first_byte (first) : HYBRID_PEER_HYBRID;
+    if (peer != HYBRID_PEER_HYBRID) {
+      p->framed = peer == HYBRID_PEER_FRAMED;
       p->commit = HYBRID_COMMIT_TCP_ONLY;
       p->state = LEG_COMMITTED;
       maybe_complete (self, p);
@@ -423,6 +424,7 @@ accept_tcp (ThriftServerHybridPrivate *priv)
     p = g_new0 (Pending, 1);
     p->fd = fd;
     p->state = LEG_READ_HELLO;
+    p->framed = TRUE;
     p->deadline_us = g_get_monotonic_time () + (gint64) priv->connect_timeout_ms * 1000;
     priv->pending = g_list_append (priv->pending, p);
   }
