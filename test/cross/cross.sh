@@ -53,14 +53,34 @@ done
 
 port () { echo $((20000 + (RANDOM * 7 + $$) % 30000)); }
 
-# start_server URI PROTOCOL: upstream's server in the background; 0 once it runs
+# listening PORT: a TCP socket listens on PORT (/proc/net/tcp and tcp6, hexadecimal, state 0A)
+listening () {
+  local hex
+  hex=$(printf ':%04X' "$1")
+  cat /proc/net/tcp /proc/net/tcp6 2> /dev/null | awk -v p="$hex" '$2 ~ p"$" && $4 == "0A" { f = 1 } END { exit !f }'
+}
+
+# start_server URI PROTOCOL: upstream's server in the background, URI's @PORT@ a free port
+# (sport, suri); 0 once it runs.  Upstream's server says "Starting" before it binds, and other
+# tests running beside this one take ports too: a server whose port was taken is started again
+# on another, and one with a TCP listener counts as running once it listens.
 start_server () {
-  "$server" --uri "$1" --protocol="$2" > "$work/server.log" 2>&1 &
-  spid=$!
-  for _ in $(seq 1 100); do
-    grep -q '^Starting' "$work/server.log" && return 0
-    kill -0 "$spid" 2> /dev/null || return 1
-    sleep 0.05
+  for _ in 1 2 3 4 5; do
+    sport=$(port)
+    suri=${1//@PORT@/$sport}
+    "$server" --uri "$suri" --protocol="$2" > "$work/server.log" 2>&1 &
+    spid=$!
+    for _ in $(seq 1 200); do
+      if ! kill -0 "$spid" 2> /dev/null; then
+        break
+      elif grep -q '^Starting' "$work/server.log"; then
+        case $suri in rdma://*) return 0 ;; esac
+        listening "$sport" && return 0
+      fi
+      sleep 0.05
+    done
+    grep -q 'failed to bind\|in use' "$work/server.log" || return 1
+    stop_server
   done
   return 1
 }
@@ -106,32 +126,31 @@ run_python () {
   fi
 }
 
-# case_uri SCHEME_URI_SUFFIX PROTOCOL: c_glib client and server, both given the URI
+# case_uri URI PROTOCOL: c_glib client and server, both given the URI (its @PORT@ a free port)
 case_uri () {
-  local uri="$1" why
-  if ! start_server "$uri" "$2"; then
-    tap "the server did not start: $(head -n 2 "$work/server.log" | tr '\n' ' ')" "c_glib $2 $uri"
+  local why
+  if ! start_server "$1" "$2"; then
+    tap "the server did not start: $(head -n 2 "$work/server.log" | tr '\n' ' ')" "c_glib $2 $1"
     stop_server; return
   fi
-  why=$(run_client "$client" --uri "$uri" --protocol="$2")
+  why=$(run_client "$client" --uri "$suri" --protocol="$2")
   stop_server
-  tap "$why" "c_glib client and server, $2, $uri"
+  tap "$why" "c_glib client and server, $2, $suri"
 }
 
 # stock_at_hybrid OPTIONS PROTOCOL LABEL [python]: a hybrid:// server (OPTIONS its URI's
 # query), upstream's c_glib client with its own options, framed and buffered, and with
 # "python" Python's client too
 stock_at_hybrid () {
-  local p tr
-  p=$(port)
-  if ! start_server "hybrid://$addr:$p$1" $2; then
-    tap "the server did not start" "stock clients at hybrid://:$p$3, $2"; stop_server; return
+  local tr
+  if ! start_server "hybrid://$addr:@PORT@$1" $2; then
+    tap "the server did not start" "stock clients at hybrid://$3, $2"; stop_server; return
   fi
   for tr in framed buffered; do
-    tap "$(run_client "$client" --host "$addr" --port "$p" --transport=$tr --protocol=$2)" \
+    tap "$(run_client "$client" --host "$addr" --port "$sport" --transport=$tr --protocol=$2)" \
       "upstream's c_glib client ($tr, $2) at a hybrid:// server$3"
     [ "${4:-}" = python ] &&
-      tap "$(run_python "$p" $2 $tr)" "Python's client ($tr, $2) at a hybrid:// server$3"
+      tap "$(run_python "$sport" $2 $tr)" "Python's client ($tr, $2) at a hybrid:// server$3"
   done
   stop_server
 }
@@ -139,9 +158,9 @@ stock_at_hybrid () {
 protocols="binary compact multi multic"
 if [ "$mode" = host ]; then
   for proto in $protocols; do
-    case_uri "tcp://$addr:$(port)" $proto
-    case_uri "tcp://$addr:$(port)?framing=buffered" $proto
-    case_uri "hybrid://$addr:$(port)?fallback=tcp" $proto
+    case_uri "tcp://$addr:@PORT@" $proto
+    case_uri "tcp://$addr:@PORT@?framing=buffered" $proto
+    case_uri "hybrid://$addr:@PORT@?fallback=tcp" $proto
   done
   # stock clients at a hybrid server: upstream's client with its own options, and Python's
   for proto in $protocols; do
@@ -150,24 +169,24 @@ if [ "$mode" = host ]; then
   # Python at tcp:// servers of each framing
   for proto in $protocols; do
     for tr in framed buffered; do
-      p=$(port) suffix=
+      suffix=
       [ $tr = buffered ] && suffix="?framing=buffered"
-      if ! start_server "tcp://$addr:$p$suffix" $proto; then
+      if ! start_server "tcp://$addr:@PORT@$suffix" $proto; then
         tap "the server did not start" "Python's client ($tr, $proto) at tcp://"; stop_server; continue
       fi
-      tap "$(run_python "$p" $proto $tr)" "Python's client ($tr, $proto) at a tcp://$suffix server"
+      tap "$(run_python "$sport" $proto $tr)" "Python's client ($tr, $proto) at a tcp://$suffix server"
       stop_server
     done
   done
 else
   for proto in $protocols; do
-    case_uri "rdma://$addr:$(port)" $proto
-    case_uri "hybrid://$addr:$(port)" $proto
+    case_uri "rdma://$addr:@PORT@" $proto
+    case_uri "hybrid://$addr:@PORT@" $proto
   done
   # IPv6: the guest's veth pair has fd77::1 and fd77::2 too (RoCE v2 GIDs of both families)
   for proto in binary compact; do
-    case_uri "rdma://[$addr6]:$(port)" $proto
-    case_uri "hybrid://[$addr6]:$(port)" $proto
+    case_uri "rdma://[$addr6]:@PORT@" $proto
+    case_uri "hybrid://[$addr6]:@PORT@" $proto
   done
   for proto in binary compact; do
     stock_at_hybrid "" $proto " with RDMA"

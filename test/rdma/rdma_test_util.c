@@ -99,6 +99,7 @@ struct _RtEchoServer
   ThriftServerTransport *server;
   GThread *thread;
   volatile gint stop;
+  volatile guint accepted;
   volatile guint served;
   volatile guint failed;
   GMutex lock;
@@ -136,6 +137,7 @@ echo_thread (gpointer data)
       g_clear_error (&error);
       continue;
     }
+    g_atomic_int_inc ((gint *) &srv->accepted);
     if (!serve_one (t, &error)) {
       g_test_message ("echo server: connection ended: %s", error ? error->message : "?");
       g_atomic_int_inc ((gint *) &srv->failed);
@@ -215,6 +217,18 @@ guint
 rt_echo_server_failed (RtEchoServer *srv)
 {
   return g_atomic_int_get ((gint *) &srv->failed);
+}
+
+void
+rt_echo_server_settle (RtEchoServer *srv)
+{
+  gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+
+  while (g_atomic_int_get ((gint *) &srv->served) != g_atomic_int_get ((gint *) &srv->accepted)
+         && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  g_assert_cmpuint (g_atomic_int_get ((gint *) &srv->served), ==,
+                    g_atomic_int_get ((gint *) &srv->accepted));
 }
 
 void

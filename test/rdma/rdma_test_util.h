@@ -56,6 +56,10 @@ void rt_echo_server_last_stats (RtEchoServer *srv, ThriftRdmaStats *out);
 /* Connections served so far, and how many ended with an error. */
 guint rt_echo_server_served (RtEchoServer *srv);
 guint rt_echo_server_failed (RtEchoServer *srv);
+/* Waits (up to 10 s) until every connection it accepted is counted in served: a connection
+ * whose client closed releases its resources before the server counts it, so a count read
+ * right after rt_resources_at_baseline may still be about to change. */
+void rt_echo_server_settle (RtEchoServer *srv);
 void rt_echo_server_stop (RtEchoServer *srv);
 
 /* From now on the echo servers started and the clients made here lend no field (their

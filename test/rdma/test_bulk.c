@@ -58,13 +58,10 @@ bulk_server (guint depth)
 static void
 finish (ThriftTransport *t, ThriftRdmaStats *client, ThriftRdmaStats *srv)
 {
-  guint served = rt_echo_server_served (server);
-
   thrift_rdma_get_stats (THRIFT_RDMA (t), client);
   thrift_transport_close (t, NULL);
   g_object_unref (t);
-  while (rt_echo_server_served (server) == served)
-    g_usleep (1000);
+  rt_echo_server_settle (server);
   rt_echo_server_last_stats (server, srv);
   g_assert_cmpuint (rt_echo_server_failed (server), ==, 0);
 }

@@ -578,7 +578,9 @@ want_carrier (const Expect *e, gboolean large, const gchar *explained_large)
 
 /* The calls of a steady workload (STEADY_CALLS of 100 bytes on one connection) whose waits
  * measure spinning against blocking: the way in use changes at most once, and not back
- * (rdma_poll_cost.h: hysteresis, and samples that one stall does not move far). */
+ * (rdma_poll_cost.h: hysteresis, samples that one stall does not move far, and a change only
+ * on a figure of the other way measured since the way in use began to look dearer, which a
+ * load on the guest's host once made it do twice, rdma_choice.h). */
 #define STEADY_CALLS 10000
 
 static void

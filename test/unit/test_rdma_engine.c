@@ -839,6 +839,23 @@ test_poll_cost_steady (void)
     g_assert_cmpuint (s.choice.switches, ==, before);
   }
 
+  /* a load that makes both ways dearer (the guest's host busy: a spun call 600 -> 1,500 us, a
+   * blocked one 900 -> 2,200) shows first as the way in use dearer than the other's figure
+   * from before it; the other is measured again before anything changes, and nothing does */
+  {
+    const Fabric usual = { 600, 900, 60 }, loaded = { 1500, 2200, 60 };
+    RdmaPollCost s = { 0 };
+
+    /* (the load begins a little after a run tried blocking) */
+    simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 2 * RDMA_POLL_COST_TRY_EVERY + 20);
+    g_assert_true (rdma_poll_cost_spins (&s));
+    g_assert_cmpuint (s.choice.switches, ==, 1);
+    simulate_cost (&s, RDMA_MEASURE_WALL, &loaded, 600);
+    simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 2000);
+    g_assert_true (rdma_poll_cost_spins (&s));
+    g_assert_cmpuint (s.choice.switches, ==, 1);
+  }
+
   /* a way that stays the cheaper is checked less and less often: over 20,000 calls, fewer
    * than a quarter of the calls that runs every RDMA_POLL_COST_TRY_EVERY calls would take
    * the other way */

@@ -56,6 +56,9 @@ rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
   /* a run's length is fixed at its start */
   if (phase == 0)
     c->run = c->run_next > 0 ? c->run_next : RDMA_CHOICE_RUN;
+  /* a run just ended: the other way's figure is as of now */
+  if (phase == c->run)
+    c->other_at = c->calls;
 
   if (prior_cost > 0 && alt_cost > 0) {
     guint64 cur = c->alt ? alt_cost : prior_cost, other = c->alt ? prior_cost : alt_cost;
@@ -71,10 +74,18 @@ rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
 
     c->leaning = cheaper ? c->leaning + 1 : 0;
     if (c->leaning >= (guint) RDMA_CHOICE_PERSIST << MIN (c->switches, 10)) {
-      c->alt = !c->alt;
-      c->switches++;
-      c->leaning = 0;
-      c->every = every_first (c);
+      if (c->other_at > c->calls - c->leaning) {
+        /* the way in use becomes the other, measured as of now */
+        c->alt = !c->alt;
+        c->switches++;
+        c->leaning = 0;
+        c->every = every_first (c);
+        c->other_at = c->calls;
+      } else if (phase >= c->run) {
+        /* the other's figure is older than the leaning: measure it again first */
+        phase = 0;
+        c->run = c->run_next > 0 ? c->run_next : RDMA_CHOICE_RUN;
+      }
     }
   }
   /* a run just ended: the next comes twice as late if the way in use is still the cheaper,
