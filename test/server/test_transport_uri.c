@@ -112,6 +112,8 @@ static const Bad bad[] = {
   { "tcp://h:1?framing=zlib", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: framed | buffered | none" },
   { "rdma://h:1?call-timeout=-5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-5' for option 'call-timeout'" },
   { "rdma://h:1?connect-timeout", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "has no value" },
+  /* the transports' connect-timeout is 1 ms at least (test/fuzz/regress/uri) */
+  { "rdma://h:1?connect-timeout=0", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: milliseconds, 1 to" },
   { "rdma://h:1?colour=blue", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "unknown option 'colour'" },
   { "rdma://h:1?connect-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a server" },
   { "rdma://h:1?idle-timeout=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to a client" },

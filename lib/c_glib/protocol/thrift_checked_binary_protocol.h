@@ -22,11 +22,16 @@
  * ThriftFramedTransport that reads a frame of length 0), its read_message_begin returns -1
  * with *error unset and ThriftDispatchProcessor dereferences it.
  *
+ * It also takes a first word that is not negative for an old unversioned message header, reads
+ * no more of it and succeeds with the name, type and seqid unset; and a container of an
+ * element type it does not know sets an error and succeeds.
+ *
  * ThriftCheckedBinaryProtocol is the same wire format.  Before it allocates a string or
  * binary field it asks the transport whether that many bytes can follow
  * (checkReadBytesAvailable: ThriftRdma knows the bytes left in the message; other transports
- * compare with the max message size) and allocates with g_try_malloc; every read that fails
- * reports an error.  ThriftThreadedServer uses it by default and in place of a plain
+ * compare with the max message size) and allocates with g_try_malloc; it refuses unversioned
+ * headers and element types the protocol does not have; every read that fails reports an
+ * error, and a header it could not read leaves no name.  ThriftThreadedServer uses it by default and in place of a plain
  * ThriftBinaryProtocolFactory; with ThriftSimpleServer pass a
  * ThriftCheckedBinaryProtocolFactory.
  */

@@ -41,17 +41,25 @@ thrift_checked_framed_transport_read (ThriftTransport *transport, gpointer buf, 
   guint32 have = t->r_buf->len;
   gint32 got;
 
-  if (have == 0 || len <= have)
-    return parent->read (transport, buf, len, error);
-  if (!THRIFT_TRANSPORT_GET_CLASS (transport)->checkReadBytesAvailable (transport, len, error))
-    return -1;
-  /* the rest of this frame, then the parent's read from an empty buffer: the next frame */
-  memcpy (buf, t->r_buf->data, have);
-  g_byte_array_set_size (t->r_buf, 0);
-  got = parent->read (transport, (guint8 *) buf + have, len - have, error);
-  if (got < 0)
-    return got;
-  return (gint32) have + got;
+  if (have == 0 || len <= have) {
+    got = parent->read (transport, buf, len, error);
+  } else {
+    if (!THRIFT_TRANSPORT_GET_CLASS (transport)->checkReadBytesAvailable (transport, len, error))
+      return -1;
+    /* the rest of this frame, then the parent's read from an empty buffer: the next frame */
+    memcpy (buf, t->r_buf->data, have);
+    g_byte_array_set_size (t->r_buf, 0);
+    got = parent->read (transport, (guint8 *) buf + have, len - have, error);
+    if (got >= 0)
+      got += (gint32) have;
+  }
+  /* the parent fails a frame of length 0 without a reason: every read that fails says why
+   * (a request's field after such a frame: test/fuzz/regress/checked_binary) */
+  if (got < 0 && error != NULL && *error == NULL)
+    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
+                 "reading a frame failed and the transport gave no reason (a frame of "
+                 "length 0)");
+  return got;
 }
 
 static void

@@ -26,6 +26,7 @@
  *
  * ThriftCheckedFramedTransport is the same wire format; a read that needs more than the
  * frame holds takes the rest of the frame from its data, then reads on from the next frame.
+ * A read that fails says why (the parent fails a frame of length 0 without an error).
  * tcp:// URIs, the TCP leg of hybrid:// and ThriftThreadedServer (in place of a plain
  * ThriftFramedTransportFactory) use it.  Debian's ThriftBufferedTransport has the same line
  * but never reaches it: its read buffer never holds more than the read asked for.

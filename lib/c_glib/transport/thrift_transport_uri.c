@@ -182,7 +182,7 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
   const gchar *scheme = scheme_names[u->scheme];
   gboolean tcp = u->scheme == THRIFT_TRANSPORT_URI_TCP;
   const BulkOption *b;
-  gint64 n;
+  gint64 n, least;
   gint i;
 
   if (value == NULL)
@@ -235,10 +235,13 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     if ((for_server && name[1] == 'o' && u->scheme != THRIFT_TRANSPORT_URI_HYBRID)
         || (!for_server && name[0] == 'i'))
       goto wrong_side;
-    if (!parse_number (value, 0, G_MAXINT, &n))
+    /* a connect timeout of 0 is none of the properties' (1 to G_MAXUINT): the client's
+     * transport warned and kept its default (test/fuzz/regress/uri) */
+    least = name[1] == 'o' ? 1 : 0;
+    if (!parse_number (value, least, G_MAXINT, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: milliseconds, 0 to %d",
-                 uri, value, name, G_MAXINT);
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: milliseconds, %d to %d",
+                 uri, value, name, (gint) least, G_MAXINT);
       return FALSE;
     }
     if (name[1] == 'o')
