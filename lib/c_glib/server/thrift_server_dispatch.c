@@ -33,6 +33,11 @@
  *
  * Stopping: an eventfd in the shared set, written once and never read; level-triggered, so
  * each dispatcher woken by it leaves and the next is woken.
+ *
+ * No lock on a request's path: the connection a dispatcher holds is its own (one entry,
+ * one-shot), the counts are atomic, and whether a busy dispatcher was replaced is decided by
+ * one compare-and-swap on its phase, which the watchdog and the dispatcher both try.  The
+ * lock guards the list of connections (added and closed), the turns' queue and the threads.
  */
 #include "config.h"
 
@@ -46,15 +51,22 @@
 
 #include "thrift_server_dispatch.h"
 
+/* A dispatcher's phase: the watchdog replaces a SERVING one (SERVING -> REPLACED, under the
+ * lock), the dispatcher ends its call (SERVING -> FREE): whichever swaps first decides. */
+enum
+{
+  PHASE_FREE,
+  PHASE_SERVING,
+  PHASE_REPLACED      /* another dispatcher has its place: it ends after the call it is in */
+};
+
 typedef struct
 {
   ThriftServerDispatch *d;
   GThread *thread;
-  gint64 busy_since;    /* serving a request since (monotonic), 0: not; written with
-                           __atomic (a request's start, thrift_server_dispatch_progress),
-                           otherwise under the lock */
-  gint replaced;        /* atomic, set under the lock: another dispatcher has its place; it
-                           ends after the call it is in */
+  gint64 busy_since;    /* serving a request since (monotonic), 0: not; __atomic (a
+                           request's start, thrift_server_dispatch_progress) */
+  gint phase;           /* atomic: PHASE_* */
 } Dispatcher;
 
 /* the dispatcher the calling thread is (NULL: not one) */
@@ -70,18 +82,18 @@ struct _ThriftServerDispatch
 
   GMutex lock;
   GCond watchdog_cond;
-  gboolean stopping;      /* under lock */
+  gint stopping;          /* atomic, set under lock */
   gboolean watchdog_asleep;   /* under lock: waits without a deadline */
-  gint free;              /* under lock: dispatchers neither serving nor replaced */
+  gint free;              /* atomic: dispatchers neither serving nor replaced */
   gint waiting;           /* atomic: dispatchers in epoll_wait */
   GPtrArray *threads;     /* (owned) Dispatcher *, under lock */
   GPtrArray *retired;     /* (owned) Dispatcher * that ended, to join; under lock */
-  GList *idle;            /* ThriftServerWatch *, armed or in turns; under lock */
+  GList *all;             /* ThriftServerWatch * added and not closed; under lock */
   GQueue turns;           /* ThriftServerWatch * that gave their dispatcher up with a
                              request there, oldest first; under lock */
   gint n_turns;           /* atomic: turns.length, read without the lock */
   GThread *watchdog;
-  ThriftServerDispatchStats stats;   /* under lock */
+  ThriftServerDispatchStats stats;   /* handovers under lock, the rest __atomic */
   gboolean start_failed;  /* under lock: the last dispatcher could not be started (said once) */
 };
 
@@ -138,22 +150,29 @@ set_timer (ThriftServerWatch *w, gint64 at_us)
   return TRUE;
 }
 
-/* epoll_ctl, counted (under the lock) */
+static void
+count (guint64 *counter)
+{
+  __atomic_fetch_add (counter, 1, __ATOMIC_RELAXED);
+}
+
+/* epoll_ctl, counted */
 static int
 ctl (ThriftServerDispatch *d, int set_fd, int op, int fd, struct epoll_event *ev)
 {
-  d->stats.set_updates++;
+  count (&d->stats.set_updates);
   return epoll_ctl (set_fd, op, fd, ev);
 }
 
 /* Brings the connection's own set up to date with what it watches now, sets its timer (at
- * once if @ready) and arms it in the shared set for one event.  Under the lock.  FALSE
+ * once if @ready) and arms it in the shared set for one event.  By its holder.  FALSE
  * (errno set) if the kernel refuses. */
 static gboolean
 arm (ThriftServerDispatch *d, ThriftServerWatch *w, gboolean ready)
 {
   struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = w };
   gint64 due = ready ? 1 : w->deadline_us;
+  gboolean was_in;
 
   if (w->set_fd < 0 && (w->set_fd = epoll_create1 (EPOLL_CLOEXEC)) < 0)
     return FALSE;
@@ -200,44 +219,47 @@ arm (ThriftServerDispatch *d, ThriftServerWatch *w, gboolean ready)
   if (due != 0 && (w->timer_at == 0 || due < w->timer_at) && !set_timer (w, due))
     return FALSE;
 
-  if (ctl (d, d->epoll_fd, w->in_dispatch ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->set_fd, &ev) != 0)
-    return FALSE;
+  /* armed, another dispatcher may take it at once: nothing of @w is written after the ctl */
+  was_in = w->in_dispatch;
   w->in_dispatch = TRUE;
+  if (ctl (d, d->epoll_fd, was_in ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->set_fd, &ev) != 0)
+  {
+    w->in_dispatch = was_in;
+    return FALSE;
+  }
   return TRUE;
 }
 
-/* The dispatcher is done with @w (@st: what the transport said): armed again, or closed. */
+/* The dispatcher is done with @w (@st: what the transport said): armed again, or closed.
+ * Once armed, another dispatcher may hold it: it is not touched again here. */
 static void
 put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gboolean ready)
 {
+  gboolean stopping = g_atomic_int_get (&d->stopping);
   int err = 0;
 
-  g_mutex_lock (&d->lock);
-  if (!d->stopping && st == THRIFT_IDLE_READY && w->in_dispatch)
+  if (!stopping && st == THRIFT_IDLE_READY && w->in_dispatch)
   {
     /* its request is there: it waits its turn here, not in the set (see the top) */
+    g_mutex_lock (&d->lock);
     g_queue_push_tail (&d->turns, w);
     g_atomic_int_set (&d->n_turns, (gint) d->turns.length);
-    d->idle = g_list_prepend (d->idle, w);
-    w->idle_link = d->idle;
     g_mutex_unlock (&d->lock);
     return;
   }
-  if (!d->stopping && (st == THRIFT_IDLE_WAIT || st == THRIFT_IDLE_READY))
+  if (!stopping && (st == THRIFT_IDLE_WAIT || st == THRIFT_IDLE_READY))
   {
     if (arm (d, w, ready))
-    {
-      d->idle = g_list_prepend (d->idle, w);
-      w->idle_link = d->idle;
-      g_mutex_unlock (&d->lock);
       return;
-    }
     err = errno;
   }
-  g_mutex_unlock (&d->lock);
   if (err != 0)
     g_message ("thrift_threaded_server: cannot watch a connection (%s): closed",
                g_strerror (err));
+  g_mutex_lock (&d->lock);
+  d->all = g_list_delete_link (d->all, w->link);
+  w->link = NULL;
+  g_mutex_unlock (&d->lock);
   leave (d, w);
   d->ops->close (w->owner, w);
 }
@@ -245,6 +267,10 @@ put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gbo
 void
 thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st)
 {
+  g_mutex_lock (&d->lock);
+  d->all = g_list_prepend (d->all, w);
+  w->link = d->all;
+  g_mutex_unlock (&d->lock);
   put_back (d, w, st, st == THRIFT_IDLE_READY);
 }
 
@@ -321,35 +347,31 @@ dispatcher_main (gpointer data)
     }
     queue_turn = w != NULL;
 
-    g_mutex_lock (&d->lock);
     if (w == NULL)
     {
-      if (d->stopping)
-      {
-        g_mutex_unlock (&d->lock);
+      if (g_atomic_int_get (&d->stopping))
         break;
-      }
+      g_mutex_lock (&d->lock);
       w = g_queue_pop_head (&d->turns);
       g_atomic_int_set (&d->n_turns, (gint) d->turns.length);
+      g_mutex_unlock (&d->lock);
       if (w == NULL)
-      {
-        /* another dispatcher took it */
-        g_mutex_unlock (&d->lock);
-        continue;
-      }
+        continue;   /* another dispatcher took it */
       queued = TRUE;
     }
     else
     {
       queued = FALSE;
-      d->stats.wakeups++;
+      count (&d->stats.wakeups);
     }
-    d->idle = g_list_delete_link (d->idle, w->idle_link);
-    w->idle_link = NULL;
     __atomic_store_n (&me->busy_since, g_get_monotonic_time (), __ATOMIC_RELAXED);
-    if (--d->free == 0)
+    g_atomic_int_set (&me->phase, PHASE_SERVING);
+    if (g_atomic_int_dec_and_test (&d->free))
+    {
+      g_mutex_lock (&d->lock);
       poke_watchdog (d);
-    g_mutex_unlock (&d->lock);
+      g_mutex_unlock (&d->lock);
+    }
 
     /* (one from the queue is known to be ready: no need to look) */
     st = queued ? THRIFT_IDLE_READY : look (w);
@@ -358,19 +380,26 @@ dispatcher_main (gpointer data)
     /* READY: it gave the dispatcher up to others with its next request there */
     put_back (d, w, st, st == THRIFT_IDLE_READY);
 
-    g_mutex_lock (&d->lock);
     __atomic_store_n (&me->busy_since, 0, __ATOMIC_RELAXED);
-    if (g_atomic_int_get (&me->replaced) && !d->stopping)
+    if (g_atomic_int_compare_and_exchange (&me->phase, PHASE_SERVING, PHASE_FREE))
     {
-      /* its place was given to another: end, for the watchdog to join */
+      g_atomic_int_inc (&d->free);
+      continue;
+    }
+    /* replaced: its place was given to another, unless the watchdog could not start the
+     * other after all (it sets the phase back under the lock) */
+    g_mutex_lock (&d->lock);
+    if (g_atomic_int_compare_and_exchange (&me->phase, PHASE_SERVING, PHASE_FREE))
+      g_atomic_int_inc (&d->free);
+    else if (!g_atomic_int_get (&d->stopping))
+    {
+      /* end, for the watchdog to join */
       g_ptr_array_remove_fast (d->threads, me);
       g_ptr_array_add (d->retired, me);
       poke_watchdog (d);
       g_mutex_unlock (&d->lock);
       break;
     }
-    if (!g_atomic_int_get (&me->replaced))
-      d->free++;
     g_mutex_unlock (&d->lock);
   }
   current = NULL;
@@ -400,7 +429,7 @@ add_dispatcher (ThriftServerDispatch *d, GError **error)
     return FALSE;
   }
   g_ptr_array_add (d->threads, t);
-  d->free++;
+  g_atomic_int_inc (&d->free);
   return TRUE;
 }
 
@@ -427,14 +456,14 @@ watchdog_main (gpointer data)
   ThriftServerDispatch *d = data;
 
   g_mutex_lock (&d->lock);
-  while (!d->stopping)
+  while (!g_atomic_int_get (&d->stopping))
   {
     gint64 now = g_get_monotonic_time (), due = 0;
 
     join_retired (d);
-    if (d->stopping)
+    if (g_atomic_int_get (&d->stopping))
       break;
-    if (d->free <= 0)
+    if (g_atomic_int_get (&d->free) <= 0)
     {
       Dispatcher *oldest = NULL;
 
@@ -445,24 +474,27 @@ watchdog_main (gpointer data)
         Dispatcher *t = g_ptr_array_index (d->threads, i);
         gint64 b = __atomic_load_n (&t->busy_since, __ATOMIC_RELAXED);
 
-        if (b != 0 && !g_atomic_int_get (&t->replaced) && (oldest == NULL || b < since))
+        if (b != 0 && g_atomic_int_get (&t->phase) == PHASE_SERVING
+            && (oldest == NULL || b < since))
         {
           oldest = t;
           since = b;
         }
       }
       if (oldest != NULL && now - since >= THRIFT_SERVER_DISPATCH_HANDOVER_US
-          && d->threads->len < d->max_threads)
+          && d->threads->len < d->max_threads
+          && g_atomic_int_compare_and_exchange (&oldest->phase, PHASE_SERVING, PHASE_REPLACED))
       {
         GError *error = NULL;
 
+        /* (the replaced one, should its call end meanwhile, waits for the lock) */
         if (add_dispatcher (d, &error))
         {
-          g_atomic_int_set (&oldest->replaced, 1);
           d->stats.handovers++;
           d->start_failed = FALSE;
           continue;
         }
+        g_atomic_int_set (&oldest->phase, PHASE_SERVING);
         if (!d->start_failed)
           g_message ("thrift_threaded_server: no dispatcher to take over from a long call "
                      "(tried again while it lasts): %s", error->message);
@@ -548,8 +580,10 @@ void
 thrift_server_dispatch_stats (ThriftServerDispatch *d, ThriftServerDispatchStats *out)
 {
   g_mutex_lock (&d->lock);
-  *out = d->stats;
+  out->handovers = d->stats.handovers;
   g_mutex_unlock (&d->lock);
+  out->wakeups = __atomic_load_n (&d->stats.wakeups, __ATOMIC_RELAXED);
+  out->set_updates = __atomic_load_n (&d->stats.set_updates, __ATOMIC_RELAXED);
 }
 
 void
@@ -559,7 +593,7 @@ thrift_server_dispatch_stop (ThriftServerDispatch *d)
   GList *idle;
 
   g_mutex_lock (&d->lock);
-  d->stopping = TRUE;
+  g_atomic_int_set (&d->stopping, 1);
   g_cond_signal (&d->watchdog_cond);
   g_mutex_unlock (&d->lock);
   if (d->stop_fd >= 0 && write (d->stop_fd, &one, sizeof one) < 0)
@@ -579,15 +613,15 @@ thrift_server_dispatch_stop (ThriftServerDispatch *d)
     g_free (t);
   }
   g_mutex_lock (&d->lock);
-  idle = d->idle;   /* (those in turns too) */
-  d->idle = NULL;
+  idle = d->all;   /* (those in turns too) */
+  d->all = NULL;
   g_queue_clear (&d->turns);
   g_atomic_int_set (&d->n_turns, 0);
   g_mutex_unlock (&d->lock);
   for (GList *l = idle; l != NULL; l = l->next)
   {
     ThriftServerWatch *w = l->data;
-    w->idle_link = NULL;
+    w->link = NULL;
     leave (d, w);
     d->ops->close (w->owner, w);
   }

@@ -62,7 +62,7 @@ typedef struct
   gushort in_events[THRIFT_IDLE_WATCH_MAX_FDS];   /* and the events each is watched for */
   guint n_in_set;
   gboolean in_dispatch;         /* set_fd is in the dispatch's set */
-  GList *idle_link;             /* under the dispatch's lock: armed, in its idle list */
+  GList *link;                  /* in the dispatch's list of connections (its lock) */
 } ThriftServerWatch;
 
 typedef struct

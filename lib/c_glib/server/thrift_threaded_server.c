@@ -138,7 +138,8 @@ struct _Connection
   ThriftProtocol *in_p;       /* (owned) */
   ThriftProtocol *out_p;      /* (owned) */
   GThread *thread;            /* PER_CONNECTION (or an unwatchable transport): its worker */
-  gboolean busy;              /* under lock: a worker (or its own thread) serves it */
+  gint busy;                  /* atomic: a worker (or its own thread) serves it (read under
+                                 lock, with conn->client) */
   gboolean closing;           /* under lock: the worker closes the transport; hands off */
   gboolean finished;          /* under lock: the worker is about to return */
   ThriftServerWatch watch;    /* POOL: how it waits for its next request */
@@ -403,13 +404,11 @@ pool_serve (gpointer owner, G_GNUC_UNUSED ThriftServerWatch *w)
   ThriftThreadedServerPrivate *priv = PRIV (conn->server);
   ThriftIdleState st;
 
-  g_mutex_lock (&priv->lock);
-  conn->busy = TRUE;
-  g_mutex_unlock (&priv->lock);
+  /* (busy before stopping is read, teardown sets stopping before it reads busy: one of the
+   * two sees the other, without the server's lock on each request) */
+  g_atomic_int_set (&conn->busy, 1);
   st = g_atomic_int_get (&priv->stopping) ? THRIFT_IDLE_GONE : serve_requests (conn, FALSE);
-  g_mutex_lock (&priv->lock);
-  conn->busy = FALSE;
-  g_mutex_unlock (&priv->lock);
+  g_atomic_int_set (&conn->busy, 0);
   return st;
 }
 
@@ -567,7 +566,7 @@ start_connection (ThriftThreadedServer *self, ThriftTransport *client)
   }
 
   g_mutex_lock (&priv->lock);
-  conn->busy = TRUE;
+  g_atomic_int_set (&conn->busy, 1);
   conn->thread = g_thread_try_new ("thrift-conn", worker_main, conn, &error);
   g_mutex_unlock (&priv->lock);
   if (conn->thread == NULL)
@@ -671,7 +670,7 @@ teardown (ThriftThreadedServer *self)
   for (l = priv->connections; l != NULL; l = l->next)
   {
     Connection *conn = l->data;
-    if (conn->busy && !conn->closing)
+    if (g_atomic_int_get (&conn->busy) && !conn->closing)
       thrift_server_interrupt_connection (conn->client);
   }
   g_mutex_unlock (&priv->lock);
