@@ -19,19 +19,6 @@
 
 #include "rdma_plan.h"
 
-static const gchar *const proto_hint_names[] = {
-  [THRIFT_HINT_PROTO_UNSET] = "unset",
-  [THRIFT_HINT_PROTO_EAGER] = "eager",
-  [THRIFT_HINT_PROTO_WRITE_RNDV] = "write_rndv",
-  [THRIFT_HINT_PROTO_READ_RNDV] = "read_rndv",
-  [THRIFT_HINT_PROTO_DIRECT_WRITE_SEND] = "direct_write_send",
-  [THRIFT_HINT_PROTO_CHAINED_WRITE_SEND] = "chained_write_send",
-  [THRIFT_HINT_PROTO_DIRECT_WRITE_IMM] = "direct_write_imm",
-  [THRIFT_HINT_PROTO_RFP] = "rfp",
-  [THRIFT_HINT_PROTO_BATCHED_WRITE] = "batched_write",
-  [THRIFT_HINT_PROTO_EAGER_RNDV] = "eager_rndv",
-};
-
 guint
 rdma_select_cores (void)
 {
@@ -69,17 +56,6 @@ rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback, RdmaMea
   return rdma_plan_polling (&plan, 0);
 }
 
-const RdmaProtoOps *
-rdma_select_protocol (const ThriftHintSet *h)
-{
-  const RdmaProtoOps *ops;
-
-  if (h == NULL || !(h->set & THRIFT_HINT_HAS_PROTO))
-    return &rdma_proto_eager_ops;
-  ops = rdma_proto_for_hint (h->proto);
-  return ops != NULL ? ops : &rdma_proto_eager_ops;
-}
-
 static gchar *
 set_name (const ThriftHintSet *h)
 {
@@ -108,15 +84,8 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
     return 0;
 
   name = set_name (h);
-  /* eager_rndv is no protocol of the registry but a pair of two that are (the plan splits it) */
-  if ((h->set & THRIFT_HINT_HAS_PROTO) && h->proto != THRIFT_HINT_PROTO_EAGER
-      && h->proto != THRIFT_HINT_PROTO_EAGER_RNDV && rdma_proto_for_hint (h->proto) == NULL) {
-    g_warning ("ThriftRdma: %s: hint proto = %s is not implemented yet; its messages go by "
-               "Eager-SendRecv", name,
-               (guint) h->proto < G_N_ELEMENTS (proto_hint_names) ? proto_hint_names[h->proto]
-                                                                 : "?");
-    n++;
-  }
+  /* (every proto hint has its protocol in the registry, eager_rndv a pair of two that are:
+   * /rdma_engine/proto/registry_complete) */
   if ((h->set & THRIFT_HINT_HAS_TRANSPORT) && h->transport == THRIFT_HINT_TRANSPORT_TCP) {
     /* hybrid:// sends such calls by its TCP leg: only an RDMA-only connection sees them */
     g_warning ("ThriftRdma: %s: hint transport = tcp cannot be followed on an rdma:// "

@@ -38,15 +38,8 @@ G_BEGIN_DECLS
 ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback,
                                        RdmaMeasure *measure);
 
-/* The protocol of a message written with @h: its proto hint, else eager (NULL: eager).  A
- * proto that is not implemented yet falls back to Eager-SendRecv, and so does the pair
- * eager_rndv (its small half: no length is known here).  The choice by the table
- * and the peer's protocols is rdma_plan_make's; the flush moves to it once the engine
- * has the protocols. */
-const RdmaProtoOps *rdma_select_protocol (const ThriftHintSet *h);
-
 /* Logs, once per hint set for the life of the process, a warning for each hint of @h that
- * is accepted but not acted on yet (a proto other than eager, transport), and one
+ * is accepted but cannot be acted on (transport = tcp on an rdma:// connection), and one
  * when @h asks for busy polling with concurrency above the cores.
  * Returns the number of warnings this call logged (0 once the set was seen).  Thread-safe. */
 guint rdma_select_warn_unimplemented (const ThriftHintSet *h);
