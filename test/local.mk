@@ -33,7 +33,7 @@ test_unit_test_device_LDADD = $(test_libs)
 test_unit_test_device_LDFLAGS = $(test_link)
 TESTS += test/unit/test_device
 
-# The protocol and polling plan (the brief's table) and the explain API.
+# The protocol and polling plan (HatRPC Fig. 6) and the explain API.
 check_PROGRAMS += test/unit/test_rdma_plan
 TESTS += test/unit/test_rdma_plan
 test_unit_test_rdma_plan_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)

@@ -150,7 +150,7 @@ test/rdma/test_porting_traps-test_porting_traps.$(OBJEXT) \
 test/server/rdma_test_porting_traps-gate_handler.$(OBJEXT): test/server/gen/stamp
 
 
-# The brief's design-space table end to end: table.thrift has a function per cell; explain
+# HatRPC's design-space table (Fig. 6) end to end: table.thrift has a function per cell; explain
 # on a connection and the carriers of real calls on both sides give what the table says.
 table_gen = test/rdma/gen-table/table.c test/rdma/gen-table/table.h \
 	test/rdma/gen-table/table_types.c test/rdma/gen-table/table_types.h

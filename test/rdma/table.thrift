@@ -13,7 +13,7 @@
  */
 
 
-// The brief's design-space table (section 3) as IDL, for test/rdma/test_table.c: one
+// HatRPC's design-space table (Sec. 3.3, Fig. 6) as IDL, for test/rdma/test_table.c: one
 // function per cell, named GOAL_SUBSCRIPTION_SIZE.  Every function echoes its argument.
 //   GOAL          perf_goal = latency | throughput | res_util
 //   SUBSCRIPTION  concurrency against the cores: under = 1 (at most one NUMA node's cores on

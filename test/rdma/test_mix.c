@@ -76,7 +76,7 @@ static const MixFunction mix[N_FUNCTIONS] = {
   { "fetch", THRIFT_HINT_PROTO_READ_RNDV, THRIFT_HINT_PROTO_RFP },
   { "log", THRIFT_HINT_PROTO_BATCHED_WRITE, THRIFT_HINT_PROTO_UNSET },
   { "twice", THRIFT_HINT_PROTO_CHAINED_WRITE_SEND, THRIFT_HINT_PROTO_CHAINED_WRITE_SEND },
-  /* perf_goal = latency, concurrency = 1: the brief's table gives Direct-WriteIMM */
+  /* perf_goal = latency, concurrency = 1: HatRPC Fig. 6 gives Direct-WriteIMM */
   { "quick", THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, THRIFT_HINT_PROTO_DIRECT_WRITE_IMM },
   { "big", THRIFT_HINT_PROTO_DIRECT_WRITE_SEND, THRIFT_HINT_PROTO_WRITE_RNDV },
 };

@@ -13,7 +13,7 @@
  */
 
 /*
- * test_table.c: the brief's design-space table (section 3) end to end.  test/rdma/table.thrift
+ * test_table.c: HatRPC's design-space table (Sec. 3.3, Fig. 6) end to end.  test/rdma/table.thrift
  * has one function per cell of the table (perf_goal x subscription x size, and the proto and
  * polling overrides), compiled with thrift-hatrpc.  For each function, over a real connection
  * in the soft-RoCE guest:
@@ -27,7 +27,7 @@
  *     it; the client waited for the reply by the table's polling; the data comes back
  *     byte-exact.
  *
- * The expected values are the table as the brief writes it, copied into `brief` below; they
+ * The expected values are the table as Fig. 6 gives it, copied into `brief` below; they
  * are not asked of rdma_plan.  The "full" column (concurrency above one NUMA node's cores and
  * at most all cores) cannot be named by a static concurrency value on every machine (a guest
  * with one node has no such value): test/unit/test_rdma_plan covers it on a modelled machine
@@ -50,10 +50,10 @@
 
 #define REPORT_WAIT_US (20 * G_USEC_PER_SEC)
 
-/* ---- the brief's table ---- */
+/* ---- HatRPC's table (Fig. 6) ---- */
 
 /* One cell: what a message of the goal gets at a subscription level.  large_alt: a second
- * protocol the brief allows for large messages ("Write- or Read-RNDV"). */
+ * protocol Fig. 6 allows for large messages ("Write/Read-RNDV", Sec. 3.3). */
 typedef struct
 {
   const gchar *small_proto, *large_proto, *large_alt;
@@ -66,7 +66,7 @@ typedef struct
   BriefCell under, full_over;
 } BriefRow;
 
-/* Brief section 3, "Design space (paper Sec. 3.3, Fig. 6)", 4 KB the small/large threshold:
+/* HatRPC Sec. 3.3, Fig. 6 (latency full/over: rdma_plan.c), 4 KB the small/large threshold:
  *
  * | goal | under-subscription | full / over-subscription |
  * | latency | busy polling; Direct-WriteIMM for all sizes | Direct-WriteIMM with hybrid polling |
@@ -75,7 +75,7 @@ typedef struct
  * | resource utilisation | Direct-WriteIMM small, Write-RNDV large | Eager-SendRecv small,
  *   Write- or Read-RNDV large |
  *
- * The brief gives no polling for resource utilisation: event (RES_POLLING), the mode in which
+ * Fig. 6 gives no polling for resource utilisation: event (RES_POLLING), the mode in which
  * a waiting thread spends no core, as rdma_plan.c documents its choice. */
 #define RES_POLLING "event"
 static const BriefRow brief[] = {
@@ -144,8 +144,8 @@ expect_cell (const gchar *goal, const gchar *sub, const gchar *size, ThriftHintS
 
   *e = (Expect) { c->small_proto, c->large_proto, c->large_alt, c->small_polling,
                   c->large_polling, g_intern_string (sub), "by message length", NULL, NULL };
-  /* RFP is a reply protocol by its definition (brief section 3: "server writes the response
-   * into its own memory; the client fetches it with RDMA READ"): a client's large call keeps
+  /* RFP is a reply protocol by its definition (HatRPC Sec. 3.1, Fig. 3i: the server leaves the
+   * response in its own memory; the client fetches it with RDMA READ): a client's large call keeps
    * the cell's other protocol */
   if (side == THRIFT_HINT_SIDE_CLIENT && strcmp (e->large_proto, "rfp") == 0)
     e->large_proto = e->small_proto;

@@ -553,7 +553,7 @@ test_select_oversubscribed (void)
                    THRIFT_RDMA_POLLING_BUSY);
 }
 
-/* rdma_select_polling follows the brief's table (rdma_plan_make): under-subscribed
+/* rdma_select_polling follows HatRPC Fig. 6 (rdma_plan_make): under-subscribed
  * throughput polls by event for small messages and busy for large ones, so payload_size
  * decides; res_util waits by event; without perf_goal the transport's polling applies. */
 static void

@@ -14,7 +14,7 @@
 
 /*
  * Host-side tests of the protocol and polling plan (rdma_plan.c) and of the explain API
- * (thrift_rdma_explain.c).  The expected values are the brief's table (section 3), copied
+ * (thrift_rdma_explain.c).  The expected values are HatRPC's table (Sec. 3.3, Fig. 6), copied
  * row by row into `brief` below, not what the implementation happens to return.
  */
 #include "config.h"
@@ -42,7 +42,7 @@ static const guint32 concurrency_of[] = { [RDMA_PLAN_UNDER] = 4, [RDMA_PLAN_FULL
                                           [RDMA_PLAN_OVER] = 64 };
 static const gchar *const sub_names[] = { "under", "full", "over" };
 
-/* The brief's table, section 3 ("Design space"), one row per goal and subscription level. */
+/* HatRPC's table, Sec. 3.3, Fig. 6 ("Design Space"), one row per goal and subscription level. */
 typedef struct {
   ThriftHintPerfGoal goal;
   const gchar *goal_name;
@@ -63,7 +63,7 @@ static const BriefRow brief[] = {
   { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_UNDER, DWI, DWI, DWI,
     EVENT, BUSY },
   /* throughput, full / over: "event polling; Direct-WriteIMM small, RFP large"; RFP carries
-   * a server's reply only, so a client's large call stays Direct-WriteIMM (task brief) */
+   * a server's reply only, so a client's large call stays Direct-WriteIMM (Fig. 3i) */
   { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_FULL, DWI, RFP, DWI,
     EVENT, EVENT },
   { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_OVER, DWI, RFP, DWI,
@@ -73,7 +73,7 @@ static const BriefRow brief[] = {
   { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_UNDER, DWI, WRNDV, WRNDV,
     EVENT, EVENT },
   /* resource utilisation, full / over: "Eager-SendRecv small, Write- or Read-RNDV large"
-   * (Write-RNDV chosen, task brief) */
+   * (Write-RNDV chosen, rdma_plan.c) */
   { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_FULL, EAGER, WRNDV, WRNDV,
     EVENT, EVENT },
   { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_OVER, EAGER, WRNDV, WRNDV,
@@ -453,7 +453,7 @@ test_numa_boundary (void)
     const RdmaPlanMachine *m;
     guint32 concurrency;
     RdmaPlanSubscription sub;
-    ThriftRdmaPolling latency_polling;   /* the latency row of the brief */
+    ThriftRdmaPolling latency_polling;   /* the latency row of `brief` */
   } cases[] = {
     { &two_nodes, 1, RDMA_PLAN_UNDER, BUSY },
     { &two_nodes, 8, RDMA_PLAN_UNDER, BUSY },

@@ -15,7 +15,7 @@
 /*
  * thrift_rdma_explain.h: what ThriftRdma will do with the messages of a hint set, and why,
  * as one line of text: the protocol and polling mode of a small and of a large message, and
- * the hints, machine and peer that decided them (the brief's table, paper Fig. 6).
+ * the hints, machine and peer that decided them (the HatRPC paper's Fig. 6).
  *
  * The line, fields in this order (a stable format, meant for grep):
  *

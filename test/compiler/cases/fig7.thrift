@@ -1,4 +1,4 @@
-// The example of the design brief (HatRPC paper, Fig. 7 syntax).
+// The example of thrift-compiler-patch/README.md (HatRPC paper, Fig. 7 syntax).
 service Kv {
   hint: perf_goal = throughput, concurrency = 64;
   s_hint: polling = event;

@@ -12,7 +12,7 @@
  * and limitations under the License.
  */
 
-/* rdma_plan.c: the brief's design-space table, hints to protocols and polling (see
+/* rdma_plan.c: HatRPC's design-space table (Fig. 6), hints to protocols and polling (see
  * rdma_plan.h). */
 #include "config.h"
 
@@ -21,7 +21,7 @@
 #include "rdma_plan.h"
 #include "rdma_select.h"
 
-/* One cell of the brief's table (section 3): what a perf_goal does at a subscription level. */
+/* One cell of HatRPC's table (Sec. 3.3, Fig. 6): what a perf_goal does at a subscription level. */
 typedef struct {
   ThriftHintProto small_proto, large_proto;
   ThriftRdmaPolling small_polling, large_polling;
@@ -32,7 +32,7 @@ typedef struct {
 #define EVENT THRIFT_RDMA_POLLING_EVENT
 #define HYBRID THRIFT_RDMA_POLLING_HYBRID
 
-/* [perf_goal][0: under, 1: full or over], rows as the brief writes them. */
+/* [perf_goal][0: under, 1: full or over], rows as Fig. 6 gives them. */
 static const PlanCell table[][2] = {
   [THRIFT_HINT_PERF_GOAL_LATENCY] = {
     /* busy polling; Direct-WriteIMM for all sizes */

@@ -14,8 +14,8 @@
 
 /*
  * rdma_plan.h: what the engine does with the messages of one hint set, decided once when the
- * set changes (brief section 3, paper Fig. 6): the protocol and the polling mode of a small
- * (<= 4 KiB) and of a large message, and why.  The brief's design-space table lives in one
+ * set changes (paper Sec. 3.3, Fig. 6): the protocol and the polling mode of a small
+ * (<= 4 KiB) and of a large message, and why.  The paper's design-space table lives in one
  * function, rdma_plan_make (); the flush only compares a length with the threshold
  * (rdma_plan_proto, rdma_plan_polling).
  *

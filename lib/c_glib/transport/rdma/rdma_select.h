@@ -13,10 +13,9 @@
  */
 
 /*
- * rdma_select.h: from a message's resolved hints to what the engine does with it (brief
- * section 3, paper Fig. 6): the polling mode of its wait and the protocol that carries it.
- * Hints the engine does not act on yet are reported once per hint set, never ignored in
- * silence.
+ * rdma_select.h: from a message's resolved hints to what the engine does with it (paper
+ * Sec. 3.3, Fig. 6): the polling mode of its wait (the protocol is rdma_plan_make's).
+ * Hints the engine cannot act on are reported once per hint set, never ignored in silence.
  */
 #ifndef _RDMA_SELECT_H
 #define _RDMA_SELECT_H
@@ -31,7 +30,7 @@
 
 G_BEGIN_DECLS
 
-/* The polling mode for a wait, as rdma_plan_make decides it (the brief's table): @h's
+/* The polling mode for a wait, as rdma_plan_make decides it (HatRPC Fig. 6): @h's
  * polling, else what its perf_goal and concurrency give for a small message (for every
  * message when @h has payload_size), else @fallback.  @h may be NULL.  *@measure (nullable)
  * gets the measure by which an EVENT wait may spin instead (RdmaMeasure, rdma_plan.h). */
