@@ -13,6 +13,8 @@ missing=()
 while IFS= read -r f; do
   case "$f" in
     test/compiler/cases/*|test/compiler/hinted.thrift|thrift-compiler-patch/src/*) continue ;;
+    # fuzzing inputs are data (the compiler's seeds are copies of test/compiler's IDL)
+    test/fuzz/corpus/*|test/fuzz/regress/*) continue ;;
     *.c|*.h|*.thrift) grep -q 'Licensed under the Apache License, Version 2.0' "$f" || missing+=("$f") ;;
     *.am|*.mk|*.ac|*.sh) grep -q 'SPDX-License-Identifier: Apache-2.0' "$f" || missing+=("$f") ;;
     *) if head -c 2 "$f" | grep -q '#!'; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The libFuzzer harnesses of test/fuzz (issue 25), as a test: builds them with clang
+# The libFuzzer harnesses of test/fuzz (issue 25: the decoders, and thrift-hatrpc on an IDL
+# text, which needs make to have built thrift-compiler-patch/), as a test: builds them with clang
 # (scripts/fuzz), runs every committed input once (the corpus and the regressions: each was
 # a crash once), then fuzzes each harness for FUZZ_SECONDS (default 30).  One TAP line per
 # step; a crash is `not ok` with the sanitizer's summary and the input it kept.  Without clang
