@@ -16,7 +16,7 @@ hatrpc_patches = \
 	thrift-compiler-patch/0007-c_glib-generator-hint-set-table.patch \
 	thrift-compiler-patch/0008-c_glib-generator-zero-copy-binary.patch \
 	thrift-compiler-patch/0009-hint-annotations.patch \
-	thrift-compiler-patch/0010-lexer-end-of-input-in-comments-and-literals.patch \
+	thrift-compiler-patch/0010-lexer-end-of-input.patch \
 	thrift-compiler-patch/0011-oneway-function-of-a-named-type.patch \
 	thrift-compiler-patch/0012-include-cycles-and-non-files.patch
 hatrpc_scripts = \
