@@ -23,7 +23,8 @@ EXTRA_DIST += test/unit/exports.sh
 AM_TESTS_ENVIRONMENT += INSTALLED_HEADERS='$(transportinclude_HEADERS) \
 	$(serverinclude_HEADERS) $(protocolinclude_HEADERS)'; export INSTALLED_HEADERS;
 
-# --- the engine's layers: no poller -> connection cycle, no shell inside an RdmaConn ---
+# --- the engine's layers: no poller -> connection cycle, no shell inside an RdmaConn, no
+# cycle among the engine's modules ---
 TESTS += test/unit/layering.sh
 EXTRA_DIST += test/unit/layering.sh
 

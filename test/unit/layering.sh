@@ -3,13 +3,15 @@
 # header of the tree they name, as the compiler does): the poller (rdma_poll.c) does not see
 # the connection (no cycle: the connection registers a sink with it), the GObject shells
 # (lib/c_glib/transport/thrift_*.c) do not see inside an RdmaConn (rdma_conn_private.h is for
-# the engine, proto/ and white-box tests), and the connection (rdma_conn*.c) does not see its
+# the engine, proto/ and white-box tests), the connection (rdma_conn*.c) does not see its
 # helpers (the ring, bulk, the keepalive: they plug in through rdma_helper.h, as the protocols
-# through rdma_proto.h). Prints TAP; needs the sources only, so it never skips.
+# through rdma_proto.h), and no cycle among the engine's modules (rdma/ and rdma/proto/: a
+# file's module is its stem, rdma_conn* one module, a *_private.h its owner's). Prints TAP;
+# needs the sources only, so it never skips.
 set -u
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
-if [ "${1:-}" = "--help" ]; then sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0; fi
+if [ "${1:-}" = "--help" ]; then sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0; fi
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 t=$src/lib/c_glib/transport
 [ -f "$t/rdma/rdma_poll.c" ] || { echo "1..1"; echo "not ok 1 no sources under $t"; exit 0; }
@@ -37,7 +39,7 @@ headers() {
   printf '%s\n' "${!seen[@]}" | sort
 }
 
-echo "1..3"
+echo "1..4"
 bad=$(headers "$t/rdma/rdma_poll.c" | grep -E '^(rdma_conn|rdma_conn_private|rdma_keepalive|rdma_proto)\.h$')
 if [ -z "$bad" ]; then echo "ok 1 rdma_poll.c does not include the connection's headers"
 else echo "not ok 1 rdma_poll.c does not include the connection's headers (it does:" $bad")"; fi
@@ -59,3 +61,78 @@ done
 if [ $n -eq 0 ]; then echo "not ok 3 the connection does not include its helpers' headers (no rdma_conn*.c found)"
 elif [ -z "$bad" ]; then echo "ok 3 the connection ($n files) does not include its helpers' headers"
 else echo "not ok 3 the connection does not include its helpers' headers (these do:$bad)"; fi
+
+# includes FILE: the names of FILE's quoted includes, as written ("../rdma_op.h")
+includes() {
+  sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\.h\)".*|\1|p' "$1"
+}
+
+# module FILE: the engine module FILE is part of: its stem; the connection's files (rdma_conn*)
+# are one module; a private header (X_private.h) is its owner's: X's if the engine has an X.c
+# or X.h, else that of the first header of its own folder it includes (its module's public
+# header: rdma_bw_private.h is rdma_proto_batched_write's)
+module() {
+  local dir stem own
+  dir=$(dirname "$1") stem=$(basename "$1")
+  stem=${stem%.*}
+  case $stem in
+    rdma_conn*) echo rdma_conn; return ;;
+    *_private)
+      own=${stem%_private}
+      if [ -f "$dir/$own.c" ] || [ -f "$dir/$own.h" ]; then echo "$own"; return; fi
+      own=$(includes "$1" | grep -v / | head -n 1)
+      if [ -n "$own" ] && [ -f "$dir/$own" ]; then module "$dir/$own"; return; fi ;;
+  esac
+  echo "$stem"
+}
+
+# deps[M]: the modules M's files include directly (a cycle through headers is one of these)
+declare -A deps
+for f in "$t"/rdma/*.[ch] "$t"/rdma/proto/*.[ch]; do
+  [ -f "$f" ] || continue
+  from=$(module "$f")
+  deps[$from]=${deps[$from]:-}
+  for name in $(includes "$f" | sed 's|.*/||'); do
+    for path in "$(dirname "$f")/$name" "$t/rdma/$name" "$t/rdma/proto/$name"; do
+      if [ -f "$path" ]; then
+        to=$(module "$path")
+        [ "$to" != "$from" ] && deps[$from]="${deps[$from]} $to"
+        break
+      fi
+    done
+  done
+done
+
+# depth first from each module in order: an edge back to a module on the stack closes a
+# cycle, recorded from that module ("a -> b -> a")
+declare -A state
+stack=() cycles=()
+visit() {
+  local m=$1 n i c
+  state[$m]=open
+  stack+=("$m")
+  for n in $(printf '%s\n' ${deps[$m]} | sort -u); do
+    case ${state[$n]:-new} in
+      open)
+        c=
+        for ((i = ${#stack[@]} - 1; i >= 0; i--)); do
+          c="${stack[i]} -> ${c:-$n}"
+          [ "${stack[i]}" = "$n" ] && break
+        done
+        cycles+=("$c") ;;
+      new) visit "$n" ;;
+    esac
+  done
+  unset 'stack[${#stack[@]}-1]'
+  state[$m]=done
+}
+for m in $(printf '%s\n' "${!deps[@]}" | sort); do
+  [ -n "${state[$m]:-}" ] || visit "$m"
+done
+what="no cycle among the engine's modules"
+if [ ${#deps[@]} -eq 0 ]; then echo "not ok 4 $what (no module found under $t/rdma)"
+elif [ ${#cycles[@]} -eq 0 ]; then echo "ok 4 $what (${#deps[@]} modules)"
+else
+  echo "not ok 4 $what (${#cycles[@]} found)"
+  printf '# cycle: %s\n' "${cycles[@]}"
+fi

@@ -766,7 +766,7 @@ send_main (gpointer data)
 /* While a lend waits for its bind, a Write-RNDV request-to-send arrives and its completion
  * handler answers with a bind of its own and then a CTS: neither goes before the lend's bind
  * completed, or it would be a WR newer than a bind that soft-RoCE could still run again
- * (rdma_window.h). */
+ * (rdma_conn_window.h). */
 static void
 test_control_waits_for_bind (void)
 {

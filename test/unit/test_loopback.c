@@ -317,7 +317,7 @@ check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
                     + f.binds + f.local_invs);
   g_assert_cmpuint (f.rnr, ==, 0);
   g_assert_cmpuint (f.errors, ==, 0);
-  /* no bind or invalidation was ever run again by a retransmission (rdma_window.h) */
+  /* no bind or invalidation was ever run again by a retransmission (rdma_conn_window.h) */
   g_assert_cmpuint (f.replays, ==, 0);
 }
 
@@ -1222,7 +1222,7 @@ test_fake_solicited (void)
   raw_close (&r);
 }
 
-/* ---- memory windows: the only way in (rdma_window.h) ---- */
+/* ---- memory windows: the only way in (rdma_conn_window.h) ---- */
 
 /* Posts one 64-byte WRITE of @src (registered on @conn's PD) to @raddr with @rkey on @conn's
  * own QP, behind the engine's back (the connection is idle: the test owns its CQ), and
@@ -3824,7 +3824,7 @@ test_deferred (gconstpointer data)
     g_test_message ("deferred WRs, seed %u", d->seed);
   fake_verbs_set_timing (FAKE_DEFERRED, d->seed);
   /* and any step may be a retransmission as soft-RoCE makes them, which runs a window's
-   * bind again if it is not retired (the direct ring's, rdma_window.h) */
+   * bind again if it is not retired (the direct ring's, rdma_conn_window.h) */
   fake_verbs_set_retransmissions (TRUE);
   d->test (d->forced_set ? &d->forced : NULL);
   fake_verbs_set_retransmissions (FALSE);

@@ -39,13 +39,14 @@
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
+#include "lib/c_glib/transport/rdma/rdma_machine.h"
 #include "lib/c_glib/transport/rdma/rdma_numa.h"
 #include "numa_test_util.h"
 
 static void
-machine_of (RdmaNumaMachine *m, const gint *nodes, guint n)
+machine_of (RdmaMachine *m, const gint *nodes, guint n)
 {
-  rdma_numa_machine_fake (m, TRUE, nodes, n);
+  rdma_machine_fake_nodes (m, TRUE, nodes, n);
 }
 
 static ThriftHintSet
@@ -70,28 +71,28 @@ static void
 test_nodes_text (void)
 {
   static const gint one[] = { 0 }, two[] = { 0, 1 }, holes[] = { 0, 2, 3, 5 };
-  RdmaNumaMachine m;
+  RdmaMachine m;
   g_autofree gchar *a = NULL, *b = NULL, *c = NULL, *d = NULL;
 
   machine_of (&m, one, 1);
-  a = rdma_numa_nodes_text (&m);
+  a = rdma_machine_nodes_text (&m);
   g_assert_cmpstr (a, ==, "0");
   machine_of (&m, two, 2);
-  b = rdma_numa_nodes_text (&m);
+  b = rdma_machine_nodes_text (&m);
   g_assert_cmpstr (b, ==, "0-1");
   machine_of (&m, holes, 4);
-  c = rdma_numa_nodes_text (&m);
+  c = rdma_machine_nodes_text (&m);
   g_assert_cmpstr (c, ==, "0,2-3,5");
-  g_assert_true (rdma_numa_has (&m, 3));
-  g_assert_false (rdma_numa_has (&m, 1));
-  g_assert_false (rdma_numa_has (&m, 4));
-  g_assert_false (rdma_numa_has (&m, 6));
+  g_assert_true (rdma_machine_has_node (&m, 3));
+  g_assert_false (rdma_machine_has_node (&m, 1));
+  g_assert_false (rdma_machine_has_node (&m, 4));
+  g_assert_false (rdma_machine_has_node (&m, 6));
   /* without NUMA support: one node, 0 */
-  rdma_numa_machine_fake (&m, FALSE, NULL, 0);
-  d = rdma_numa_nodes_text (&m);
+  rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
+  d = rdma_machine_nodes_text (&m);
   g_assert_cmpstr (d, ==, "0");
-  g_assert_true (rdma_numa_has (&m, 0));
-  g_assert_false (rdma_numa_has (&m, 1));
+  g_assert_true (rdma_machine_has_node (&m, 0));
+  g_assert_false (rdma_machine_has_node (&m, 1));
 }
 
 /* A property is -1 or a node of the machine; anything else is an error naming both. */
@@ -100,7 +101,7 @@ test_property (void)
 {
   static const gint one[] = { 0 }, holes[] = { 0, 2, 3 };
   static const gint bad_on_one[] = { 1, -2, G_MININT, 1024, G_MAXINT };
-  RdmaNumaMachine m;
+  RdmaMachine m;
   GError *error = NULL;
 
   machine_of (&m, one, 1);
@@ -126,7 +127,7 @@ test_property (void)
   assert_contains (error->message, "its nodes: 0,2-3");
   g_clear_error (&error);
   /* libnuma says no NUMA: node 0 only, and the message says why */
-  rdma_numa_machine_fake (&m, FALSE, NULL, 0);
+  rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
   g_assert_true (rdma_numa_check_property (0, &m, "ThriftRdma", &error));
   g_assert_false (rdma_numa_check_property (1, &m, "ThriftRdma", &error));
   assert_contains (error->message, "NUMA is not available");
@@ -140,7 +141,7 @@ test_choose (void)
   static const gint two[] = { 0, 1 }, one[] = { 0 };
   ThriftHintSet h1 = hint_numa ("get", 1), h5 = hint_numa ("get", 5);
   ThriftHintSet unset = hint_numa ("get", 1);
-  RdmaNumaMachine m;
+  RdmaMachine m;
   RdmaNumaChoice c;
 
   unset.set = 0;   /* a numa field without its bit is no hint */
@@ -188,7 +189,7 @@ test_choose (void)
     g_assert_cmpint (c.node, ==, 0);
     g_assert_cmpint (c.by, ==, RDMA_NUMA_BY_HINT);
     /* and so does a machine without NUMA support */
-    rdma_numa_machine_fake (&m, FALSE, NULL, 0);
+    rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
     rdma_numa_choose (&h0, -1, &m, &c);
     g_assert_cmpint (c.node, ==, 0);
     rdma_numa_choose (&h1, -1, &m, &c);
@@ -202,7 +203,7 @@ static void
 test_buffers_on (void)
 {
   static const gint two[] = { 0, 1 }, one[] = { 0 };
-  RdmaNumaMachine m;
+  RdmaMachine m;
 
   machine_of (&m, two, 2);
   g_assert_true (rdma_numa_buffers_on (-1, 0, &m));
@@ -211,7 +212,7 @@ test_buffers_on (void)
   g_assert_false (rdma_numa_buffers_on (1, -1, &m));
   machine_of (&m, one, 1);
   g_assert_true (rdma_numa_buffers_on (0, -1, &m));
-  rdma_numa_machine_fake (&m, FALSE, NULL, 0);
+  rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
   g_assert_true (rdma_numa_buffers_on (0, -1, &m));
 }
 
@@ -221,7 +222,7 @@ test_warnings (void)
 {
   static const gint one[] = { 0 }, two[] = { 0, 1 };
   static ThriftHintSet missing, zero, other, late;
-  RdmaNumaMachine m;
+  RdmaMachine m;
 
   missing = hint_numa ("get", 1);
   zero = hint_numa ("put", 0);
@@ -237,7 +238,7 @@ test_warnings (void)
   g_assert_false (rdma_numa_warn_ignored (&zero, &m));      /* 0 is there */
   g_assert_false (rdma_numa_warn_ignored (NULL, &m));
 
-  rdma_numa_machine_fake (&m, FALSE, NULL, 0);
+  rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
                          "*Kv.scan (client side): hint numa = 7 *(nodes available: 0; libnuma "
                          "says NUMA is not available)*");
@@ -259,35 +260,34 @@ static void
 test_plan_reason (void)
 {
   static const gint two[] = { 0, 1 };
-  RdmaPlanMachine pm = { .cores = 8, .cores_per_node = 4, .nodes = 2 };
   ThriftHintSet h1 = hint_numa ("get", 1), h9 = hint_numa ("get", 9), plain = hint_numa ("x", 0);
-  RdmaNumaMachine m;
+  RdmaMachine m = { .cores = 8, .cores_per_node = 4, .nodes = 2 };
   RdmaPlan p;
   g_autofree gchar *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL;
 
   plain.set = 0;
   machine_of (&m, two, 2);
   /* explain without a transport: the hint against the machine */
-  rdma_plan_make (&h1, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &pm, &p);
+  rdma_plan_make (&h1, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
   rdma_numa_plan (&p, &h1, -1, FALSE, -1, &m);
   g_assert_cmpint (p.numa_node, ==, 1);
   a = rdma_plan_describe (&p, &h1);
   assert_contains (a, "; numa: node 1 (numa hint)]");
 
-  rdma_plan_make (&h9, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &pm, &p);
+  rdma_plan_make (&h9, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
   rdma_numa_plan (&p, &h9, -1, FALSE, -1, &m);
   g_assert_cmpint (p.numa_node, ==, -1);
   b = rdma_plan_describe (&p, &h9);
   assert_contains (b, "; numa: none (hint numa=9 ignored, nodes here: 0-1)]");
 
   /* a connection opened with the property on node 0: a set without numa keeps it */
-  rdma_plan_make (&plain, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &pm, &p);
+  rdma_plan_make (&plain, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
   rdma_numa_plan (&p, &plain, 0, TRUE, 0, &m);
   c = rdma_plan_describe (&p, &plain);
   assert_contains (c, "; numa: node 0 (numa-node property)]");
 
   /* ... a function's hint for node 1 moves the polling thread only */
-  rdma_plan_make (&h1, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &pm, &p);
+  rdma_plan_make (&h1, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
   rdma_numa_plan (&p, &h1, 0, TRUE, 0, &m);
   g_assert_cmpint (p.numa_node, ==, 1);
   d = rdma_plan_describe (&p, &h1);
@@ -295,7 +295,7 @@ test_plan_reason (void)
                    "placed at connect on node 0)]");
 
   /* no hint, no property */
-  rdma_plan_make (NULL, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &pm, &p);
+  rdma_plan_make (NULL, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
   rdma_numa_plan (&p, NULL, -1, TRUE, -1, &m);
   e = rdma_plan_describe (&p, NULL);
   assert_contains (e, "; numa: none (no numa hint, no numa-node property)]");
@@ -305,19 +305,19 @@ test_plan_reason (void)
 static void
 test_explain_here (void)
 {
-  RdmaNumaMachine m;
+  RdmaMachine m;
   ThriftHintSet h0 = hint_numa ("get", 0), plain = hint_numa ("put", 0);
   ThriftHintSet beyond = hint_numa ("scan", 1023);
   g_autofree gchar *a = NULL, *b = NULL, *c = NULL;
 
   plain.set = 0;
-  rdma_numa_machine_get (&m);
+  m = *rdma_machine_get ();
   a = thrift_rdma_explain_set (&h0, THRIFT_RDMA_POLLING_EVENT);
   assert_contains (a, "Kv.get client: ");
   assert_contains (a, "; numa: node 0 (numa hint)]");
   b = thrift_rdma_explain_set (&plain, THRIFT_RDMA_POLLING_EVENT);
   assert_contains (b, "; numa: none (no numa hint)]");
-  if (!rdma_numa_has (&m, 1023)) {
+  if (!rdma_machine_has_node (&m, 1023)) {
     c = thrift_rdma_explain_set (&beyond, THRIFT_RDMA_POLLING_EVENT);
     assert_contains (c, "; numa: none (hint numa=1023 ignored, nodes here: ");
   }
@@ -352,12 +352,12 @@ test_properties (void)
 static void
 test_checked_at_open (void)
 {
-  RdmaNumaMachine m;
+  RdmaMachine m;
   gint lacking;
   g_autofree gchar *says = NULL;
 
-  rdma_numa_machine_get (&m);
-  lacking = m.available ? m.max_node + 1 : 1;
+  m = *rdma_machine_get ();
+  lacking = m.numa_available ? m.max_node + 1 : 1;
   says = g_strdup_printf ("numa-node %d is not a NUMA node of this machine", lacking);
   for (guint i = 0; i < 3; i++) {
     gint node = i == 0 ? lacking : i == 1 ? -2 : 0;
@@ -477,10 +477,10 @@ test_bind_thread (void)
 {
   BindRun r = { .node = 0 }, none = { .node = RDMA_NUMA_NONE };
   cpu_set_t want;
-  RdmaNumaMachine m;
+  RdmaMachine m;
 
-  rdma_numa_machine_get (&m);
-  if (!m.available || !numa_test_node_cpus (0, &start_cpus, &want)) {
+  m = *rdma_machine_get ();
+  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &want)) {
     g_test_skip ("no NUMA support or no node0/cpulist here");
     return;
   }
@@ -507,13 +507,13 @@ static void
 test_place (void)
 {
   const gsize len = 3 * (gsize) sysconf (_SC_PAGESIZE);
-  RdmaNumaMachine m;
+  RdmaMachine m;
   guint8 *placed, *plain;
-  unsigned long mask[RDMA_NUMA_MAX_NODES / (8 * sizeof (unsigned long))];
+  unsigned long mask[RDMA_MACHINE_MAX_NODES / (8 * sizeof (unsigned long))];
   int mode = -1, node = -1;
 
-  rdma_numa_machine_get (&m);
-  if (!m.available) {
+  m = *rdma_machine_get ();
+  if (!m.numa_available) {
     g_test_skip ("no NUMA support here");
     return;
   }
@@ -526,7 +526,7 @@ test_place (void)
   memset (plain, 1, len);
   for (gsize off = 0; off < len; off += len / 3) {
     memset (mask, 0, sizeof mask);
-    g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_NUMA_MAX_NODES + 1, placed + off,
+    g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, placed + off,
                                     MPOL_F_ADDR), ==, 0);
     g_assert_cmpint (mode, ==, MPOL_PREFERRED);
     g_assert_cmpuint (mask[0], ==, 1);

@@ -40,6 +40,7 @@
 
 /* a white-box test: it makes connections and swaps the verbs table */
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_machine.h"
 #include "lib/c_glib/transport/rdma/rdma_numa.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
@@ -76,11 +77,11 @@ static const RdmaVerbs *fake;
 static struct ibv_mr *
 looking_reg_mr (struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-  unsigned long mask[RDMA_NUMA_MAX_NODES / (8 * sizeof (unsigned long))] = { 0 };
+  unsigned long mask[RDMA_MACHINE_MAX_NODES / (8 * sizeof (unsigned long))] = { 0 };
   int mode = -1, node = -1;
 
   /* as a real reg_mr pins them: the pages come into being now, by the policy set before */
-  g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_NUMA_MAX_NODES + 1, addr, MPOL_F_ADDR),
+  g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, addr, MPOL_F_ADDR),
                    ==, 0);
   g_assert_cmpint (get_mempolicy (&node, NULL, 0, addr, MPOL_F_NODE | MPOL_F_ADDR), ==, 0);
   g_mutex_lock (&seen_lock);
@@ -343,17 +344,17 @@ test_threads (gconstpointer data)
   Side client = { .calls = 20 }, server = { .calls = 20 };
   CallRun run = { &client, &call };
   cpu_set_t node0;
-  RdmaNumaMachine m;
+  RdmaMachine m;
   GThread *st;
   Pair p;
 
-  rdma_numa_machine_get (&m);
-  if (!m.available || !numa_test_node_cpus (0, &start_cpus, &node0)) {
+  m = *rdma_machine_get ();
+  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &node0)) {
     g_test_skip ("no NUMA support or no node0/cpulist here");
     g_object_unref (conf);
     return;
   }
-  if (tc->call_hint > 0 && rdma_numa_has (&m, tc->call_hint)) {
+  if (tc->call_hint > 0 && rdma_machine_has_node (&m, tc->call_hint)) {
     g_test_skip ("this machine has the node the case expects to be missing");
     g_object_unref (conf);
     return;
@@ -373,7 +374,7 @@ test_threads (gconstpointer data)
   if (tc->warning != NULL)
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, tc->warning);
   if (m.max_node > 0 && tc->call_hint >= 0 && tc->call_hint != tc->conn_node
-      && rdma_numa_has (&m, tc->call_hint)) {
+      && rdma_machine_has_node (&m, tc->call_hint)) {
     /* several nodes: buffers placed on no node are not on the hint's for sure */
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*Numa.call (client side)*came after*");
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*Numa.call (server side)*came after*");
@@ -407,7 +408,7 @@ int
 main (int argc, char **argv)
 {
   static const gint node0 = 0, none = RDMA_NUMA_NONE;
-  RdmaNumaMachine m;
+  RdmaMachine m;
   gint rc;
 
   g_test_init (&argc, &argv, NULL);
@@ -418,8 +419,8 @@ main (int argc, char **argv)
   wrapped.reg_mr = looking_reg_mr;
   rdma_verbs_set (&wrapped);
 
-  rdma_numa_machine_get (&m);
-  if (m.available) {
+  m = *rdma_machine_get ();
+  if (m.numa_available) {
     g_test_add_data_func ("/numa_loopback/buffers/node0", &node0, test_buffers);
     g_test_add_data_func ("/numa_loopback/buffers/none", &none, test_buffers);
   }

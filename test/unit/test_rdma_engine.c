@@ -35,6 +35,7 @@
 #include "lib/c_glib/transport/rdma/rdma_poll.h"
 #include "lib/c_glib/transport/rdma/rdma_credit.h"
 #include "lib/c_glib/transport/rdma/rdma_lend_cost.h"
+#include "lib/c_glib/transport/rdma/rdma_machine.h"
 #include "lib/c_glib/transport/rdma/proto/rdma_rndv.h"
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
 #include "lib/c_glib/transport/rdma/rdma_select.h"
@@ -537,7 +538,7 @@ test_select_oversubscribed (void)
   ThriftHintSet h = {
     .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
     .set = THRIFT_HINT_HAS_POLLING | THRIFT_HINT_HAS_CONCURRENCY,
-    .polling = THRIFT_HINT_POLLING_BUSY, .concurrency = rdma_select_cores () + 1,
+    .polling = THRIFT_HINT_POLLING_BUSY, .concurrency = rdma_machine_get ()->cores + 1,
   };
 
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*busy polling with concurrency*");
@@ -940,7 +941,7 @@ test_spin_admission (void)
   g_assert_cmpuint (rdma_spin_waiters (), ==, 0);
   g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
   rdma_spin_set_cores (0);
-  g_assert_cmpuint (rdma_spin_cores (), ==, rdma_select_cores ());
+  g_assert_cmpuint (rdma_spin_cores (), ==, rdma_machine_get ()->cores);
 }
 
 /* THRIFT_RDMA_SPIN_CORES sets the cores admission counts with; a value that is not a count
@@ -964,7 +965,7 @@ test_spin_cores_env_bad (void)
     g_setenv ("THRIFT_RDMA_SPIN_CORES", "0x4", TRUE);
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
                            "THRIFT_RDMA_SPIN_CORES='0x4' is not a number of cores*");
-    g_assert_cmpuint (rdma_spin_cores (), ==, rdma_select_cores ());
+    g_assert_cmpuint (rdma_spin_cores (), ==, rdma_machine_get ()->cores);
     g_test_assert_expected_messages ();
     return;
   }

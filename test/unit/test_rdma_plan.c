@@ -25,8 +25,8 @@
 #include <glib/gstdio.h>
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
+#include "lib/c_glib/transport/rdma/rdma_machine.h"
 #include "lib/c_glib/transport/rdma/rdma_plan.h"
-#include "lib/c_glib/transport/rdma/rdma_select.h"
 
 #define EAGER THRIFT_HINT_PROTO_EAGER
 #define DWI THRIFT_HINT_PROTO_DIRECT_WRITE_IMM
@@ -37,7 +37,7 @@
 #define HYBRID THRIFT_RDMA_POLLING_HYBRID
 
 /* Two NUMA nodes of 8 cores: concurrency 4 is under, 12 full, 64 over. */
-static const RdmaPlanMachine two_nodes = { .cores = 16, .cores_per_node = 8, .nodes = 2 };
+static const RdmaMachine two_nodes = { .cores = 16, .cores_per_node = 8, .nodes = 2 };
 static const guint32 concurrency_of[] = { [RDMA_PLAN_UNDER] = 4, [RDMA_PLAN_FULL] = 12,
                                           [RDMA_PLAN_OVER] = 64 };
 static const gchar *const sub_names[] = { "under", "full", "over" };
@@ -448,9 +448,9 @@ test_eager_rndv (void)
 static void
 test_numa_boundary (void)
 {
-  static const RdmaPlanMachine one_node = { .cores = 16, .cores_per_node = 16, .nodes = 1 };
+  static const RdmaMachine one_node = { .cores = 16, .cores_per_node = 16, .nodes = 1 };
   static const struct {
-    const RdmaPlanMachine *m;
+    const RdmaMachine *m;
     guint32 concurrency;
     RdmaPlanSubscription sub;
     ThriftRdmaPolling latency_polling;   /* the latency row of `brief` */
@@ -484,7 +484,7 @@ test_numa_boundary (void)
 static void
 test_describe_format (void)
 {
-  static const RdmaPlanMachine eight = { .cores = 8, .cores_per_node = 8, .nodes = 1 };
+  static const RdmaMachine eight = { .cores = 8, .cores_per_node = 8, .nodes = 1 };
   static const ThriftHintSet h = {
     .version = THRIFT_HINT_SET_VERSION, .service = "Calculator", .function = "add",
     .side = THRIFT_HINT_SIDE_CLIENT,
@@ -517,7 +517,7 @@ test_machine_read (void)
     { "node0", "0-3,8-11\n" }, { "node1", "4-7,12-15\n" }, { "node2", "\n" },
   };
   g_autofree gchar *possible = NULL, *missing = NULL;
-  RdmaPlanMachine m;
+  RdmaMachine m;
 
   g_assert_nonnull (dir);
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++) {
@@ -530,16 +530,16 @@ test_machine_read (void)
   possible = g_build_filename (dir, "possible", NULL);
   g_assert_true (g_file_set_contents (possible, "0-2\n", -1, NULL));
 
-  rdma_plan_machine_read (dir, 16, &m);
+  rdma_machine_read_cores (dir, 16, &m);
   g_assert_cmpuint (m.cores, ==, 16);
   g_assert_cmpuint (m.nodes, ==, 2);
   g_assert_cmpuint (m.cores_per_node, ==, 8);
   /* bound to 4 cores: a node has no more than that */
-  rdma_plan_machine_read (dir, 4, &m);
+  rdma_machine_read_cores (dir, 4, &m);
   g_assert_cmpuint (m.cores_per_node, ==, 4);
 
   missing = g_build_filename (dir, "absent", NULL);
-  rdma_plan_machine_read (missing, 6, &m);
+  rdma_machine_read_cores (missing, 6, &m);
   g_assert_cmpuint (m.nodes, ==, 1);
   g_assert_cmpuint (m.cores_per_node, ==, 6);
 
@@ -557,13 +557,14 @@ test_machine_read (void)
 static void
 test_machine_get (void)
 {
-  RdmaPlanMachine m;
+  const RdmaMachine *m = rdma_machine_get ();
 
-  rdma_plan_machine_get (&m);
-  g_assert_cmpuint (m.cores, ==, rdma_select_cores ());
-  g_assert_cmpuint (m.nodes, >=, 1);
-  g_assert_cmpuint (m.cores_per_node, >=, 1);
-  g_assert_cmpuint (m.cores_per_node, <=, m.cores);
+  /* read once: every part of the engine sees the same machine */
+  g_assert_true (rdma_machine_get () == m);
+  g_assert_cmpuint (m->cores, ==, MAX (g_get_num_processors (), 1));
+  g_assert_cmpuint (m->nodes, >=, 1);
+  g_assert_cmpuint (m->cores_per_node, >=, 1);
+  g_assert_cmpuint (m->cores_per_node, <=, m->cores);
 }
 
 /* The public API: one line per set of a NULL-terminated table, for this machine. */

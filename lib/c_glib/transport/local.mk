@@ -39,6 +39,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_admit.h \
 	lib/c_glib/transport/rdma/rdma_credit.c \
 	lib/c_glib/transport/rdma/rdma_credit.h \
+	lib/c_glib/transport/rdma/rdma_machine.c \
+	lib/c_glib/transport/rdma/rdma_machine.h \
 	lib/c_glib/transport/rdma/rdma_numa.c \
 	lib/c_glib/transport/rdma/rdma_numa.h \
 	lib/c_glib/transport/rdma/rdma_pool.c \
@@ -66,8 +68,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_plan_cache.h \
 	lib/c_glib/transport/rdma/rdma_helper.c \
 	lib/c_glib/transport/rdma/rdma_helper.h \
-	lib/c_glib/transport/rdma/rdma_window.c \
-	lib/c_glib/transport/rdma/rdma_window.h \
+	lib/c_glib/transport/rdma/rdma_conn_window.c \
+	lib/c_glib/transport/rdma/rdma_conn_window.h \
 	lib/c_glib/transport/rdma/rdma_domain.c \
 	lib/c_glib/transport/rdma/rdma_domain.h \
 	lib/c_glib/transport/rdma/rdma_srq.c \

@@ -34,6 +34,7 @@
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
 #include "rdma/rdma_keepalive.h"
+#include "rdma/rdma_machine.h"
 #include "rdma/rdma_numa.h"
 #include "rdma/rdma_plan.h"
 #include "rdma/rdma_plan_cache.h"
@@ -363,11 +364,10 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaConnSettings settings;
-  RdmaNumaMachine numa;
+  const RdmaMachine *machine = rdma_machine_get ();
   RdmaNumaChoice choice;
   GError *e = NULL;
 
-  rdma_numa_machine_get (&numa);
   if (priv->conn != NULL) {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
@@ -378,15 +378,15 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   thrift_rdma_settings_of (THRIFT_RDMA (transport), &settings);
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
-  if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftRdma", &e))
+  if (!rdma_numa_check_property (priv->numa_node, machine, "ThriftRdma", &e))
     return fail (priv, e, error);
   if (rdma_device_probe (&e) == 0)
     return fail (priv, e, error);
   rdma_budget_request (priv->max_pinned_bytes, "ThriftRdma");
   /* the buffers are mapped at connect: the service's set (the "hints" property) or the
    * property places them; a function's set comes too late for them (plan_numa) */
-  rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
-  rdma_numa_warn_ignored (priv->hints, &numa);
+  rdma_numa_choose (priv->hints, priv->numa_node, machine, &choice);
+  rdma_numa_warn_ignored (priv->hints, machine);
   settings.numa_node = choice.node;
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), &e);

@@ -19,22 +19,20 @@
 
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
+#include "rdma/rdma_machine.h"
 #include "rdma/rdma_numa.h"
 #include "rdma/rdma_plan.h"
 
 gchar *
 thrift_rdma_explain_set (const ThriftHintSet *hints, ThriftRdmaPolling default_polling)
 {
-  RdmaPlanMachine m;
-  RdmaNumaMachine nm;
+  const RdmaMachine *m = rdma_machine_get ();
   RdmaPlan plan;
 
-  rdma_plan_machine_get (&m);
-  rdma_numa_machine_get (&nm);
   /* no peer yet: what this side would choose if the peer could receive anything */
-  rdma_plan_make (hints, default_polling, RDMA_PLAN_PEER_ANY, &m, &plan);
+  rdma_plan_make (hints, default_polling, RDMA_PLAN_PEER_ANY, m, &plan);
   /* no transport either: the hint against this machine, no numa-node property */
-  rdma_numa_plan (&plan, hints, RDMA_NUMA_NONE, FALSE, RDMA_NUMA_NONE, &nm);
+  rdma_numa_plan (&plan, hints, RDMA_NUMA_NONE, FALSE, RDMA_NUMA_NONE, m);
   return rdma_plan_describe (&plan, hints);
 }
 

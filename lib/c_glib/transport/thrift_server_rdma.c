@@ -33,6 +33,7 @@
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
+#include "rdma/rdma_machine.h"
 #include "rdma/rdma_numa.h"
 #include "rdma/rdma_resources.h"
 #include "rdma/rdma_signal.h"
@@ -207,13 +208,12 @@ listen_on (ThriftServerTransport *transport, GError **error)
     return FALSE;
   }
   {
-    RdmaNumaMachine numa;
+    const RdmaMachine *machine = rdma_machine_get ();
 
     /* at startup, not at the first connection: a bad node is the server's own error */
-    rdma_numa_machine_get (&numa);
-    if (!rdma_numa_check_property (priv->numa_node, &numa, "ThriftServerRdma", error))
+    if (!rdma_numa_check_property (priv->numa_node, machine, "ThriftServerRdma", error))
       return FALSE;
-    rdma_numa_warn_ignored (priv->hints, &numa);
+    rdma_numa_warn_ignored (priv->hints, machine);
   }
   if (rdma_device_probe (error) == 0)
     return FALSE;
@@ -281,7 +281,6 @@ thrift_server_rdma_settings_of (ThriftServerRdma *self, RdmaConnSettings *settin
 {
   ThriftServerTransport *transport = THRIFT_SERVER_TRANSPORT (self);
   ThriftServerRdmaPrivate *priv = PRIV (transport);
-  RdmaNumaMachine numa;
   RdmaNumaChoice choice;
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
@@ -289,8 +288,7 @@ thrift_server_rdma_settings_of (ThriftServerRdma *self, RdmaConnSettings *settin
   rdma_bulk_props_to_settings (&priv->bulk, settings);
   /* the service's set (the "hints" property), else the property, places the buffers that
    * accept maps; the accepted ThriftRdma binds the threads that serve it */
-  rdma_numa_machine_get (&numa);
-  rdma_numa_choose (priv->hints, priv->numa_node, &numa, &choice);
+  rdma_numa_choose (priv->hints, priv->numa_node, rdma_machine_get (), &choice);
   settings->numa_node = choice.node;
 }
 

@@ -25,7 +25,7 @@
 #include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
-#include "rdma_window.h"
+#include "rdma_conn_window.h"
 
 #define RDMA_BULK_PAGE 4096u
 
@@ -133,7 +133,7 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   b->lent[i] = entry;
   b->lent_len[i] = len;
   b->n_lent++;
-  /* bound before the message goes (rdma_window.h) */
+  /* bound before the message goes (rdma_conn_window.h) */
   if (!rdma_window_bind_wait (conn, &b->win[i], entry->mr, ptr, len, IBV_ACCESS_REMOTE_READ,
                               deadline_us, error))
     return FALSE;

@@ -28,7 +28,7 @@
 
 #include "rdma_conn_private.h"
 #include "rdma_domain.h"
-#include "rdma_window.h"
+#include "rdma_conn_window.h"
 #include "rdma_helper.h"
 #include "rdma_numa.h"
 #include "rdma_resources.h"

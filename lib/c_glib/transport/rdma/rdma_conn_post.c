@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include "rdma_conn_private.h"
+#include "rdma_conn_window.h"
 #include "rdma_helper.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
-#include "rdma_window.h"
 
 /* ops are allocated this many at a time, and never freed before the connection */
 #define RDMA_OP_BLOCK 32
@@ -162,7 +162,7 @@ gboolean
 rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GError **error)
 {
   account_wr (conn, wr);
-  /* behind a memory window's bind or invalidation, in order (rdma_window.h) */
+  /* behind a memory window's bind or invalidation, in order (rdma_conn_window.h) */
   if (rdma_window_defer (conn, wr, what))
     return TRUE;
   return rdma_conn_post_wr_accounted (conn, wr, what, error);

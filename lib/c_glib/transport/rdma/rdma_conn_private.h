@@ -26,6 +26,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "rdma_conn.h"
+#include "rdma_conn_window.h"
 #include "rdma_credit.h"
 #include "rdma_op.h"
 #include "rdma_poll.h"
@@ -33,7 +34,6 @@
 #include "rdma_proto.h"
 #include "rdma_srq.h"
 #include "rdma_tx.h"
-#include "rdma_window.h"
 #include "rdma_wire.h"
 
 G_BEGIN_DECLS
@@ -132,7 +132,7 @@ struct _RdmaConn
   /* the direct ring (rdma_ring.h), made on first use */
   RdmaRing *ring;
 
-  /* memory window operations, in order (rdma_window.h) */
+  /* memory window operations, in order (rdma_conn_window.h) */
   RdmaWindows windows;
 
   /* bulk transfer (rdma_bulk.h): windows, loans, the registration cache; made on first use */
@@ -186,10 +186,10 @@ gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GErr
  * the error).  Call rdma_conn_sq_reserve first. */
 gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
                             GError **error);
-/* Posts a list that rdma_conn_post_wr accounted already (rdma_window.c, for what it kept). */
+/* Posts a list that rdma_conn_post_wr accounted already (rdma_conn_window.c, for what it kept). */
 gboolean rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr,
                                       const gchar *what, GError **error);
-/* Posts one signalled WR at once, ahead of what is deferred (rdma_window.c): its completion
+/* Posts one signalled WR at once, ahead of what is deferred (rdma_conn_window.c): its completion
  * retires @entries send queue entries (itself, and unsignalled WRs before it). */
 gboolean rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries,
                                   const gchar *what, GError **error);

@@ -20,7 +20,7 @@
 #include "config.h"
 
 #include "rdma_conn_private.h"
-#include "rdma_window.h"
+#include "rdma_conn_window.h"
 #include "rdma_helper.h"
 
 static gboolean
@@ -36,7 +36,7 @@ sink_progress (gpointer owner, GError **error)
   RdmaConn *conn = owner;
   gint n = 0;
 
-  /* nothing goes while a window operation is prepared or in flight (rdma_window.h), or while
+  /* nothing goes while a window operation is prepared or in flight (rdma_conn_window.h), or while
    * the connection closes: a READ posted on every turn would keep its send queue from
    * draining */
   if (conn->closing || rdma_window_busy (conn))

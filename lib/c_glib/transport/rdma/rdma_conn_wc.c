@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "rdma_conn_private.h"
+#include "rdma_conn_window.h"
 #include "rdma_helper.h"
 #include "rdma_status.h"
-#include "rdma_window.h"
 
 static RdmaMessage *
 queue_message (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsize len,
@@ -305,6 +305,6 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
     if (op->pooled)
       rdma_conn_op_put (conn, op);
   }
-  /* a window operation waits for the send queue to drain (rdma_window.h) */
+  /* a window operation waits for the send queue to drain (rdma_conn_window.h) */
   return ok && rdma_window_kick (conn, error);
 }

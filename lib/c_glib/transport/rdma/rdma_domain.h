@@ -18,7 +18,7 @@
  * The connections of a process on one device share a protection domain, so that memory
  * registered once (receive buffers, the registration cache) serves all of them; a peer still
  * reaches only what its own connection exposed, since every remotely accessible buffer is
- * behind a type-2 memory window bound on that connection's QP (rdma_window.h).  A device
+ * behind a type-2 memory window bound on that connection's QP (rdma_conn_window.h).  A device
  * without type-2 windows could not keep its connections apart in one domain: each connection
  * gets a domain of its own there, as before.  Whether a device has windows is asked once,
  * when its shared domain is made; the domain goes with its last connection (and the

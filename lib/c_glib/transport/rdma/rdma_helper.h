@@ -24,7 +24,8 @@
 
 #include <glib.h>
 
-#include "rdma_conn.h"
+/* RdmaConn from rdma_op.h, as for the protocols: the table does not depend on the connection */
+#include "rdma_op.h"
 
 G_BEGIN_DECLS
 

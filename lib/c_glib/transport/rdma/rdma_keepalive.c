@@ -16,7 +16,7 @@
 #include "config.h"
 
 #include "rdma_conn_private.h"
-#include "rdma_window.h"
+#include "rdma_conn_window.h"
 #include "rdma_helper.h"
 #include "rdma_keepalive.h"
 #include "rdma_status.h"

@@ -23,126 +23,51 @@
 
 #include "rdma_numa.h"
 
-static void
-usable_set (RdmaNumaMachine *m, gint node)
-{
-  m->usable[node / 64] |= G_GUINT64_CONSTANT (1) << (node % 64);
-}
-
 gboolean
-rdma_numa_has (const RdmaNumaMachine *m, gint node)
-{
-  if (node < 0 || node >= RDMA_NUMA_MAX_NODES)
-    return FALSE;
-  if (!m->available)
-    return node == 0;
-  return node <= m->max_node && (m->usable[node / 64] >> (node % 64)) & 1;
-}
-
-void
-rdma_numa_machine_fake (RdmaNumaMachine *m, gboolean available, const gint *nodes, guint n)
-{
-  *m = (RdmaNumaMachine) { .available = available };
-  if (!available)
-    return;
-  for (guint i = 0; i < n; i++) {
-    if (nodes[i] < 0 || nodes[i] >= RDMA_NUMA_MAX_NODES)
-      continue;
-    usable_set (m, nodes[i]);
-    m->max_node = MAX (m->max_node, nodes[i]);
-  }
-}
-
-void
-rdma_numa_machine_get (RdmaNumaMachine *m)
-{
-  static RdmaNumaMachine machine;
-  static gsize done = 0;
-
-  /* libnuma reads sysfs; the answer does not change while the process runs */
-  if (g_once_init_enter (&done)) {
-    /* numa_available () first: libnuma's other calls are undefined without it */
-    machine.available = numa_available () >= 0;
-    if (machine.available) {
-      machine.max_node = MIN (numa_max_node (), RDMA_NUMA_MAX_NODES - 1);
-      /* numa_all_nodes_ptr: the nodes this task may allocate on (its cpuset's mems) */
-      for (gint i = 0; i <= machine.max_node; i++)
-        if (numa_bitmask_isbitset (numa_all_nodes_ptr, (unsigned int) i))
-          usable_set (&machine, i);
-    }
-    g_once_init_leave (&done, 1);
-  }
-  *m = machine;
-}
-
-gchar *
-rdma_numa_nodes_text (const RdmaNumaMachine *m)
-{
-  GString *s = g_string_new (NULL);
-  gint last = m->available ? m->max_node : 0;
-
-  for (gint i = 0; i <= last; i++) {
-    gint j = i;
-
-    if (!rdma_numa_has (m, i))
-      continue;
-    while (j + 1 <= last && rdma_numa_has (m, j + 1))
-      j++;
-    g_string_append_printf (s, "%s%d", s->len > 0 ? "," : "", i);
-    if (j > i)
-      g_string_append_printf (s, "-%d", j);
-    i = j;
-  }
-  if (s->len == 0)
-    g_string_append (s, "none");
-  return g_string_free (s, FALSE);
-}
-
-gboolean
-rdma_numa_check_property (gint node, const RdmaNumaMachine *m, const gchar *who,
+rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar *who,
                           GError **error)
 {
   g_autofree gchar *nodes = NULL;
 
-  if (node == RDMA_NUMA_NONE || rdma_numa_has (m, node))
+  if (node == RDMA_NUMA_NONE || rdma_machine_has_node (m, node))
     return TRUE;
-  nodes = rdma_numa_nodes_text (m);
+  nodes = rdma_machine_nodes_text (m);
   /* not the engine's domain: a setting that was wrong from the start, as "already open" */
   g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                "%s: numa-node %d is not a NUMA node of this machine (its nodes: %s%s); use "
                "-1 for none or one of those", who, node, nodes,
-               m->available ? "" : ", libnuma says NUMA is not available");
+               m->numa_available ? "" : ", libnuma says NUMA is not available");
   return FALSE;
 }
 
 void
-rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaNumaMachine *m,
+rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaMachine *m,
                   RdmaNumaChoice *out)
 {
   *out = (RdmaNumaChoice) { .node = RDMA_NUMA_NONE, .by = RDMA_NUMA_BY_NONE };
   if (h != NULL && (h->set & THRIFT_HINT_HAS_NUMA)) {
-    if (h->numa < RDMA_NUMA_MAX_NODES && rdma_numa_has (m, (gint) h->numa)) {
+    if (h->numa < RDMA_MACHINE_MAX_NODES && rdma_machine_has_node (m, (gint) h->numa)) {
       out->node = (gint) h->numa;
       out->by = RDMA_NUMA_BY_HINT;
       return;
     }
     out->hint_ignored = TRUE;
   }
-  if (property != RDMA_NUMA_NONE && rdma_numa_has (m, property)) {
+  if (property != RDMA_NUMA_NONE && rdma_machine_has_node (m, property)) {
     out->node = property;
     out->by = RDMA_NUMA_BY_PROPERTY;
   }
 }
 
 gboolean
-rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaNumaMachine *m)
+rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaMachine *m)
 {
   if (node == RDMA_NUMA_NONE || node == buffer_node)
     return TRUE;
   if (buffer_node != RDMA_NUMA_NONE)
     return FALSE;
   /* placed on no node: with one node, that is still node 0 */
-  return !m->available || m->max_node == 0;
+  return !m->numa_available || m->max_node == 0;
 }
 
 static gchar *
@@ -155,13 +80,13 @@ set_name (const ThriftHintSet *h)
 
 const gchar *
 rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property,
-                  gboolean connected, gint buffer_node, const RdmaNumaMachine *m)
+                  gboolean connected, gint buffer_node, const RdmaMachine *m)
 {
   GString *s = g_string_new (NULL);
   const gchar *interned;
 
   if (c->hint_ignored) {
-    g_autofree gchar *nodes = rdma_numa_nodes_text (m);
+    g_autofree gchar *nodes = rdma_machine_nodes_text (m);
     g_string_append_printf (s, "hint numa=%u ignored, nodes here: %s", h->numa, nodes);
   }
   switch (c->by) {
@@ -196,7 +121,7 @@ rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property
 
 void
 rdma_numa_plan (RdmaPlan *p, const ThriftHintSet *h, gint property, gboolean connected,
-                gint buffer_node, const RdmaNumaMachine *m)
+                gint buffer_node, const RdmaMachine *m)
 {
   RdmaNumaChoice c;
 
@@ -222,20 +147,20 @@ first_time (GHashTable **table, const ThriftHintSet *h)
 }
 
 gboolean
-rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaNumaMachine *m)
+rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaMachine *m)
 {
   static GHashTable *seen = NULL;
   g_autofree gchar *name = NULL, *nodes = NULL;
 
   if (h == NULL || !(h->set & THRIFT_HINT_HAS_NUMA)
-      || (h->numa < RDMA_NUMA_MAX_NODES && rdma_numa_has (m, (gint) h->numa))
+      || (h->numa < RDMA_MACHINE_MAX_NODES && rdma_machine_has_node (m, (gint) h->numa))
       || !first_time (&seen, h))
     return FALSE;
   name = set_name (h);
-  nodes = rdma_numa_nodes_text (m);
+  nodes = rdma_machine_nodes_text (m);
   g_warning ("ThriftRdma: %s: hint numa = %u names a NUMA node this machine does not have "
              "(nodes available: %s%s); the hint is ignored", name, h->numa, nodes,
-             m->available ? "" : "; libnuma says NUMA is not available");
+             m->numa_available ? "" : "; libnuma says NUMA is not available");
   return TRUE;
 }
 
@@ -265,18 +190,18 @@ void
 rdma_numa_place (gpointer mem, gsize len, gint node)
 {
   static gint warned = 0;
-  unsigned long mask[RDMA_NUMA_MAX_NODES / (8 * sizeof (unsigned long))] = { 0 };
+  unsigned long mask[RDMA_MACHINE_MAX_NODES / (8 * sizeof (unsigned long))] = { 0 };
   const guint bits = 8 * sizeof (unsigned long);
-  RdmaNumaMachine m;
+  const RdmaMachine *m;
 
   if (node == RDMA_NUMA_NONE || mem == NULL || len == 0)
     return;
-  rdma_numa_machine_get (&m);
-  if (!m.available || !rdma_numa_has (&m, node))
+  m = rdma_machine_get ();
+  if (!m->numa_available || !rdma_machine_has_node (m, node))
     return;
   mask[node / bits] = 1ul << (node % bits);
   /* maxnode one past the mask's bits: the kernel drops the last bit it is given */
-  if (mbind (mem, len, MPOL_PREFERRED, mask, RDMA_NUMA_MAX_NODES + 1, 0) != 0
+  if (mbind (mem, len, MPOL_PREFERRED, mask, RDMA_MACHINE_MAX_NODES + 1, 0) != 0
       && g_atomic_int_compare_and_exchange (&warned, 0, 1)) {
     int err = errno;
     g_warning ("ThriftRdma: cannot place a %" G_GSIZE_FORMAT "-byte buffer on NUMA node %d: "
@@ -293,15 +218,15 @@ rdma_numa_bind_thread (gint node, GError **error)
   /* libnuma fills its cache of each node's CPUs without a lock: two threads binding at once
    * both filled it and one's allocation was lost (LeakSanitizer, test_numa_loopback) */
   static GMutex libnuma;
-  RdmaNumaMachine m;
+  const RdmaMachine *m;
   int rc, err;
 
   if (node == RDMA_NUMA_NONE || g_private_get (&bound) == GINT_TO_POINTER (node + 1))
     return TRUE;
   /* remembered before trying: a refusal is reported once per thread and node */
   g_private_set (&bound, GINT_TO_POINTER (node + 1));
-  rdma_numa_machine_get (&m);
-  if (!m.available || !rdma_numa_has (&m, node))
+  m = rdma_machine_get ();
+  if (!m->numa_available || !rdma_machine_has_node (m, node))
     return TRUE;
   g_mutex_lock (&libnuma);
   rc = numa_run_on_node (node);

@@ -18,7 +18,7 @@
  * machine, and the binding itself (libnuma).
  *
  * The decision is apart from the binding, so that it can be tested with any machine
- * (rdma_numa_machine_fake):
+ * (rdma_machine_fake_nodes):
  *   - a numa-node property is -1 (none) or a node of this machine; anything else is an
  *     error at open or listen (rdma_numa_check_property);
  *   - a hint set's numa beats the property; a hint naming a node the machine lacks is
@@ -41,37 +41,17 @@
 
 #include <thrift/c_glib/transport/thrift_hints.h>
 
+#include "rdma_machine.h"
 #include "rdma_plan.h"
 
 G_BEGIN_DECLS
 
 /* No node: the kernel places memory and runs threads where it likes. */
 #define RDMA_NUMA_NONE (-1)
-/* Nodes a hint can name (the compiler's range for `numa`: 0 to 1023). */
-#define RDMA_NUMA_MAX_NODES 1024
-
-/* The NUMA nodes of a machine, as this process sees them. */
-typedef struct
-{
-  gboolean available;                              /* numa_available () >= 0 */
-  gint max_node;                                   /* numa_max_node (); 0 if !available */
-  guint64 usable[RDMA_NUMA_MAX_NODES / 64];        /* nodes this process may use */
-} RdmaNumaMachine;
-
-/* This machine, read once per process (libnuma). */
-void rdma_numa_machine_get (RdmaNumaMachine *m);
-/* For tests: a machine with the @n nodes of @nodes (@available FALSE: no NUMA support,
- * @nodes ignored; one node 0). */
-void rdma_numa_machine_fake (RdmaNumaMachine *m, gboolean available, const gint *nodes,
-                             guint n);
-/* TRUE if @node is a node of @m (node 0 of a machine without NUMA support). */
-gboolean rdma_numa_has (const RdmaNumaMachine *m, gint node);
-/* The nodes of @m as a list ("0", "0-1", "0,2-3").  Free with g_free (). */
-gchar *rdma_numa_nodes_text (const RdmaNumaMachine *m);
 
 /* A numa-node property of @who ("ThriftRdma", "ThriftServerRdma"): -1 or a node of @m.
  * Otherwise FALSE with @error (THRIFT_TRANSPORT_ERROR) naming the value and the nodes. */
-gboolean rdma_numa_check_property (gint node, const RdmaNumaMachine *m, const gchar *who,
+gboolean rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar *who,
                                    GError **error);
 
 typedef enum
@@ -91,12 +71,12 @@ typedef struct
 /* The node of messages written with @h (NULL: no set) on a transport whose numa-node
  * property is @property (checked already): @h's numa if @m has that node, else
  * @property, else none. */
-void rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaNumaMachine *m,
+void rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaMachine *m,
                        RdmaNumaChoice *out);
 
 /* TRUE if memory placed for @buffer_node is on @node: the same node, or any memory of a
  * machine with one node. */
-gboolean rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaNumaMachine *m);
+gboolean rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaMachine *m);
 
 /* Why choice @c was made for @h, for explain (an interned string): "numa hint", "numa-node
  * property" (@property), "no numa hint", with a hint that was ignored, and, when
@@ -104,7 +84,7 @@ gboolean rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaNumaMachin
  * the connection's buffers were placed). */
 const gchar *rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property,
                                gboolean connected, gint buffer_node,
-                               const RdmaNumaMachine *m);
+                               const RdmaMachine *m);
 
 /* The numa of plan @p, made from @h (rdma_plan_make took the hint as it is), for this
  * machine @m and a transport whose numa-node property is @property: sets p->numa_node and
@@ -112,11 +92,11 @@ const gchar *rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, 
  * buffers were placed on @buffer_node, which is then the node of a set without a usable
  * numa (the node decided at connect: the default set's numa, else @property). */
 void rdma_numa_plan (RdmaPlan *p, const ThriftHintSet *h, gint property, gboolean connected,
-                     gint buffer_node, const RdmaNumaMachine *m);
+                     gint buffer_node, const RdmaMachine *m);
 
 /* Once per hint set for the process: a warning that @h's numa names a node @m lacks (the
  * function, the node, the nodes there are) and is ignored.  Returns TRUE if it logged. */
-gboolean rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaNumaMachine *m);
+gboolean rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaMachine *m);
 /* Once per hint set for the process: a warning that @h's numa (@node) came after the
  * buffers were placed (on @buffer_node), so it binds the polling thread only.  Returns
  * TRUE if it logged. */

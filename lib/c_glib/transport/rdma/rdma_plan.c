@@ -19,7 +19,6 @@
 #include <stdlib.h>
 
 #include "rdma_plan.h"
-#include "rdma_select.h"
 
 /* One cell of HatRPC's table (Sec. 3.3, Fig. 6): what a perf_goal does at a subscription level. */
 typedef struct {
@@ -147,7 +146,7 @@ rdma_plan_polling_name (ThriftRdmaPolling polling)
 }
 
 static RdmaPlanSubscription
-subscription_of (guint32 concurrency, const RdmaPlanMachine *m)
+subscription_of (guint32 concurrency, const RdmaMachine *m)
 {
   if (concurrency <= m->cores_per_node)
     return RDMA_PLAN_UNDER;
@@ -231,7 +230,7 @@ plan_peer (RdmaPlan *out)
 
 void
 rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
-                guint32 peer_protocols, const RdmaPlanMachine *m, RdmaPlan *out)
+                guint32 peer_protocols, const RdmaMachine *m, RdmaPlan *out)
 {
   guint32 set = h != NULL ? h->set : 0;
 
@@ -395,79 +394,4 @@ rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h)
     g_string_append_printf (s, "; numa: none (%s)", p->numa_reason);
   g_string_append_c (s, ']');
   return g_string_free (s, FALSE);
-}
-
-/* The CPUs of a sysfs cpulist ("0-3,8-11"), 0 if it cannot be read. */
-static guint
-count_cpulist (const gchar *list)
-{
-  const gchar *c = list;
-  guint n = 0;
-
-  while (*c != '\0' && *c != '\n') {
-    gchar *end;
-    guint64 lo = g_ascii_strtoull (c, &end, 10), hi = lo;
-
-    if (end == c)
-      return 0;
-    c = end;
-    if (*c == '-') {
-      hi = g_ascii_strtoull (c + 1, &end, 10);
-      if (end == c + 1 || hi < lo)
-        return 0;
-      c = end;
-    }
-    n += (guint) (hi - lo + 1);
-    if (*c == ',')
-      c++;
-    else if (*c != '\0' && *c != '\n')
-      return 0;
-  }
-  return n;
-}
-
-void
-rdma_plan_machine_read (const gchar *node_dir, guint cores, RdmaPlanMachine *m)
-{
-  GDir *dir = g_dir_open (node_dir, 0, NULL);
-  const gchar *name;
-
-  m->cores = MAX (cores, 1);
-  m->nodes = 0;
-  m->cores_per_node = 0;
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
-    g_autofree gchar *path = NULL, *list = NULL;
-    guint n;
-
-    if (!g_str_has_prefix (name, "node") || !g_ascii_isdigit (name[4]))
-      continue;
-    path = g_build_filename (node_dir, name, "cpulist", NULL);
-    if (!g_file_get_contents (path, &list, NULL, NULL) || (n = count_cpulist (list)) == 0)
-      continue;   /* a node with memory only */
-    m->nodes++;
-    m->cores_per_node = MAX (m->cores_per_node, n);
-  }
-  if (dir != NULL)
-    g_dir_close (dir);
-  if (m->nodes == 0) {
-    /* no NUMA information (not Linux, or a kernel without it): one node */
-    m->nodes = 1;
-    m->cores_per_node = m->cores;
-  }
-  /* the process may be bound to fewer cores than a node has */
-  m->cores_per_node = CLAMP (m->cores_per_node, 1, m->cores);
-}
-
-void
-rdma_plan_machine_get (RdmaPlanMachine *m)
-{
-  static RdmaPlanMachine machine;
-  static gsize done = 0;
-
-  /* sysfs is read once per process: the answer does not change while it runs */
-  if (g_once_init_enter (&done)) {
-    rdma_plan_machine_read ("/sys/devices/system/node", rdma_select_cores (), &machine);
-    g_once_init_leave (&done, 1);
-  }
-  *m = machine;
 }

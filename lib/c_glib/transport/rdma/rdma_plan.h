@@ -31,6 +31,8 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_machine.h"
+
 G_BEGIN_DECLS
 
 /* A message of at most this many bytes is small (the paper's 4 KB threshold). */
@@ -44,13 +46,6 @@ G_BEGIN_DECLS
  * (1u << ThriftHintProto) per protocol. */
 #define RDMA_PLAN_PEER_ANY \
   (((1u << (RDMA_PLAN_LAST_PROTO + 1)) - 1) & ~(1u << THRIFT_HINT_PROTO_UNSET))
-
-/* The machine a plan is made for: the concurrency hint is compared with these. */
-typedef struct {
-  guint cores;            /* cores this process may run on (>= 1) */
-  guint cores_per_node;   /* cores of one NUMA node (>= 1, <= cores) */
-  guint nodes;            /* NUMA nodes (>= 1) */
-} RdmaPlanMachine;
 
 /* What a connection's calls measure to choose between spinning and blocking, where the plan
  * leaves that to measurement (rdma_poll_cost.h): the table's event polling is the prior, and
@@ -86,7 +81,7 @@ typedef struct {
 
   RdmaPlanSubscription subscription;
   guint32 concurrency;      /* the hint, 0 if none */
-  RdmaPlanMachine machine;  /* what subscription was computed against */
+  RdmaMachine machine;      /* what subscription was computed against */
   guint32 peer_protocols;   /* as passed, with eager added */
   /* the NUMA node of the set's buffers and polling thread (-1: none) and why: the hint's
    * numa as rdma_plan_make found it; rdma_numa_plan () checks it against the machine and
@@ -100,7 +95,7 @@ typedef struct {
  * protocols of @peer_protocols (bits 1u << ThriftHintProto; eager is always assumed; pass
  * RDMA_PLAN_PEER_ANY before the peer is known), on machine @m. */
 void rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
-                     guint32 peer_protocols, const RdmaPlanMachine *m, RdmaPlan *out);
+                     guint32 peer_protocols, const RdmaMachine *m, RdmaPlan *out);
 
 /* The protocol and polling mode of a message of @len bytes: one comparison, no lookup. */
 static inline ThriftHintProto
@@ -125,14 +120,6 @@ rdma_plan_measure (const RdmaPlan *p, gsize len)
  * name starts the line).  The format is thrift_rdma_explain_set ()'s, documented in
  * thrift_rdma_explain.h.  Free with g_free (). */
 gchar *rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h);
-
-/* This machine, read once per process: the cores from rdma_select_cores (), the NUMA nodes
- * from /sys/devices/system/node (one node with every core if it is absent). */
-void rdma_plan_machine_get (RdmaPlanMachine *m);
-
-/* rdma_plan_machine_get's reading, apart for tests: @cores cores, the NUMA nodes described
- * under @node_dir (its nodeN/cpulist files). */
-void rdma_plan_machine_read (const gchar *node_dir, guint cores, RdmaPlanMachine *m);
 
 /* The IDL spelling of a polling mode ("busy", "event", "hybrid"). */
 const gchar *rdma_plan_polling_name (ThriftRdmaPolling polling);

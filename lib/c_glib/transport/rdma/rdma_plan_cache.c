@@ -17,6 +17,7 @@
 
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
+#include "rdma_machine.h"
 #include "rdma_numa.h"
 #include "rdma_plan_cache.h"
 #include "proto/rdma_proto_rfp.h"
@@ -61,12 +62,11 @@ static void
 plan_numa (RdmaConn *conn, const ThriftHintSet *h, gint numa_node, RdmaPlan *plan)
 {
   gint buffer_node = rdma_conn_numa_node (conn);
-  RdmaNumaMachine m;
+  const RdmaMachine *m = rdma_machine_get ();
 
-  rdma_numa_machine_get (&m);
-  rdma_numa_plan (plan, h, numa_node, TRUE, buffer_node, &m);
-  rdma_numa_warn_ignored (h, &m);
-  if (!rdma_numa_buffers_on (plan->numa_node, buffer_node, &m))
+  rdma_numa_plan (plan, h, numa_node, TRUE, buffer_node, m);
+  rdma_numa_warn_ignored (h, m);
+  if (!rdma_numa_buffers_on (plan->numa_node, buffer_node, m))
     rdma_numa_warn_late (h, plan->numa_node, buffer_node);
 }
 
@@ -74,8 +74,6 @@ const RdmaCachedPlan *
 rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *h,
                      ThriftRdmaPolling polling, gint numa_node)
 {
-  static RdmaPlanMachine machine;
-  static gsize machine_read = 0;
   /* (no hints: a key no hint set has) */
   gconstpointer key = h != NULL ? (gconstpointer) h : (gconstpointer) cache;
   RdmaCachedPlan *cp;
@@ -85,16 +83,12 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
     return cache->last;
   cp = g_hash_table_lookup (cache->plans, key);
   if (cp == NULL) {
-    if (g_once_init_enter (&machine_read)) {
-      rdma_plan_machine_get (&machine);
-      g_once_init_leave (&machine_read, 1);
-    }
     /* the peer's accepted protocols, in the hint's numbering */
     for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
       if (rdma_proto_registry[i] != NULL && (rdma_conn_peer_protocols (conn) & (1u << i)))
         peer |= 1u << rdma_proto_registry[i]->hint;
     cp = g_new0 (RdmaCachedPlan, 1);
-    rdma_plan_make (h, polling, peer, &machine, &cp->plan);
+    rdma_plan_make (h, polling, peer, rdma_machine_get (), &cp->plan);
     plan_numa (conn, h, numa_node, &cp->plan);
     cp->small = rdma_proto_for_hint (cp->plan.small_proto);
     cp->large = rdma_proto_for_hint (cp->plan.large_proto);

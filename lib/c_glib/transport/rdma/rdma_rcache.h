@@ -20,7 +20,7 @@
  * enough (everything is held) the acquire fails.  Thread-safe.  One cache per PD; the engine
  * makes one per device, in its shared PD, for all the process's connections on it
  * (rdma_domain_rcache): its registrations give no remote access, a peer reaches a lent field
- * only through a memory window bound on its own connection (rdma_window.h).  The watch below
+ * only through a memory window bound on its own connection (rdma_conn_window.h).  The watch below
  * is one per process.  Every registration
  * goes through rdma_verbs (reg_mr, dereg_mr), so the host tests run it over the in-memory
  * provider.

@@ -26,7 +26,7 @@
 #include "rdma_ring.h"
 #include "rdma_helper.h"
 #include "rdma_status.h"
-#include "rdma_window.h"
+#include "rdma_conn_window.h"
 
 typedef enum
 {
@@ -42,7 +42,7 @@ struct _RdmaRing
   guint8 *base;
   guint32 size;
   struct ibv_mr *mr;
-  RdmaWindow *window;                      /* the peer's way in (rdma_window.h) */
+  RdmaWindow *window;                      /* the peer's way in (rdma_conn_window.h) */
   guint32 rx_off;                          /* where the next chunk lands */
   guint32 rx_used;                         /* bytes of chunks not yet freed */
   guint64 rx_next;                         /* sequence number of the next chunk */

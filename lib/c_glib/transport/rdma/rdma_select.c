@@ -17,29 +17,18 @@
 
 #include "rdma_select.h"
 
+#include "rdma_machine.h"
 #include "rdma_plan.h"
-
-guint
-rdma_select_cores (void)
-{
-  static gsize cores = 0;
-
-  /* g_get_num_processors () reads /sys on every call: once per process is enough */
-  if (g_once_init_enter (&cores))
-    g_once_init_leave (&cores, (gsize) MAX (g_get_num_processors (), 1));
-  return (guint) cores;
-}
 
 static gboolean
 oversubscribed (const ThriftHintSet *h)
 {
-  return (h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > rdma_select_cores ();
+  return (h->set & THRIFT_HINT_HAS_CONCURRENCY) && h->concurrency > rdma_machine_get ()->cores;
 }
 
 ThriftRdmaPolling
 rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback, RdmaMeasure *measure)
 {
-  RdmaPlanMachine m;
   RdmaPlan plan;
 
   if (measure != NULL)
@@ -47,8 +36,7 @@ rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback, RdmaMea
   if (h == NULL)
     return fallback;
   /* the table is in one place, rdma_plan_make; the peer does not matter to polling */
-  rdma_plan_machine_get (&m);
-  rdma_plan_make (h, fallback, RDMA_PLAN_PEER_ANY, &m, &plan);
+  rdma_plan_make (h, fallback, RDMA_PLAN_PEER_ANY, rdma_machine_get (), &plan);
   /* no length here: a small message's mode, the common case (with payload_size, every
    * message's) */
   if (measure != NULL)
@@ -96,7 +84,7 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
       && oversubscribed (h)) {
     g_warning ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
                "throughput collapses when spinning threads outnumber cores", name,
-               h->concurrency, rdma_select_cores ());
+               h->concurrency, rdma_machine_get ()->cores);
     n++;
   }
   return n;

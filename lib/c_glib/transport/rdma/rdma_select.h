@@ -43,9 +43,6 @@ ThriftRdmaPolling rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling
  * Returns the number of warnings this call logged (0 once the set was seen).  Thread-safe. */
 guint rdma_select_warn_unimplemented (const ThriftHintSet *h);
 
-/* The cores of this machine, read once. */
-guint rdma_select_cores (void);
-
 G_END_DECLS
 
 #endif

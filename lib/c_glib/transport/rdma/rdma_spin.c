@@ -15,7 +15,7 @@
 /* rdma_spin.c: spinning admission (see rdma_spin.h). */
 #include "config.h"
 
-#include "rdma_select.h"
+#include "rdma_machine.h"
 #include "rdma_spin.h"
 
 static gint waiters;
@@ -31,7 +31,7 @@ configured_cores (void)
 
   if (g_once_init_enter (&cores)) {
     const gchar *env = g_getenv ("THRIFT_RDMA_SPIN_CORES");
-    gsize v = rdma_select_cores ();
+    gsize v = rdma_machine_get ()->cores;
 
     if (env != NULL && *env != '\0') {
       /* digits by hand: g_ascii_strtoull's errno is not to be trusted in a process's first

@@ -21,7 +21,7 @@
 #define _RDMA_BW_PRIVATE_H
 
 #include "../rdma_conn_private.h"
-#include "../rdma_window.h"
+#include "../rdma_conn_window.h"
 #include "rdma_proto_batched_write.h"
 
 G_BEGIN_DECLS
@@ -55,7 +55,7 @@ typedef struct
   struct ibv_mr *slots_mr;        /* LOCAL_WRITE (owned) (nullable) */
   guint8 *map;                    /* the bitmap, one page (owned) (nullable) */
   struct ibv_mr *map_mr;          /* (owned) (nullable) */
-  RdmaWindow *slots_win;          /* the peer's way in: REMOTE_WRITE (rdma_window.h) */
+  RdmaWindow *slots_win;          /* the peer's way in: REMOTE_WRITE (rdma_conn_window.h) */
   RdmaWindow *map_win;            /* REMOTE_READ */
   guint32 rx_slot;                /* where the next fragment's header lands */
   guint32 rx_seq;                 /* its sequence number */

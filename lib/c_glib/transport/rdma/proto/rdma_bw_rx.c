@@ -22,10 +22,10 @@
 
 #include "../rdma_budget.h"
 #include "../rdma_conn_private.h"
+#include "../rdma_conn_window.h"
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
-#include "../rdma_window.h"
 #include "rdma_bw_private.h"
 
 /* ---- receiver ---- */

@@ -22,7 +22,7 @@
  *                                      <-      DONE (control: seq); the message is readable
  *   frees the transmit buffer
  *
- * The key is one memory window per transmit buffer (rdma_window.h), over the whole of a
+ * The key is one memory window per transmit buffer (rdma_conn_window.h), over the whole of a
  * registration of it made at its first message and kept while the buffer is (the buffer's
  * own stays LOCAL_WRITE); a device without windows gives the registration REMOTE_READ.  A key per
  * message cost a registration and a deregistration per message, and a key deregistered after
@@ -41,9 +41,9 @@
  */
 #include "config.h"
 
+#include "../rdma_conn_window.h"
 #include "../rdma_resources.h"
 #include "../rdma_status.h"
-#include "../rdma_window.h"
 #include "rdma_rndv.h"
 
 /* The bytes of one READ.  Its responses come back as one burst, unpaced: soft-RoCE under

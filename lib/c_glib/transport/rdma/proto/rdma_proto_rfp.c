@@ -19,7 +19,7 @@
  *
  * The sender's response region is made on its first RFP message (registered for local
  * access; the receiver READs it and WRITEs its ack word through a memory window,
- * rdma_window.h) and advertised once by a control message (RFP_ADVERT: addr, the window's
+ * rdma_conn_window.h) and advertised once by a control message (RFP_ADVERT: addr, the window's
  * rkey, size).  It holds one message at a time:
  *
  *   [0, 8)        ack word: the receiver may WRITE there the last message it fetched
@@ -83,11 +83,11 @@
 
 #include "../rdma_budget.h"
 #include "../rdma_conn_private.h"
+#include "../rdma_conn_window.h"
 #include "../rdma_numa.h"
 #include "../rdma_resources.h"
 #include "../rdma_spin.h"
 #include "../rdma_status.h"
-#include "../rdma_window.h"
 #include "rdma_proto_rfp.h"
 
 #define RFP_ACK_OFF 0u

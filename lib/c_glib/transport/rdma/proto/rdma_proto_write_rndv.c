@@ -18,7 +18,7 @@
  *   sender                                     receiver
  *   RTS (SEND: seq, length)            ->      maps a buffer of that length, registers it and
  *                                              binds a memory window over it for
- *                                              REMOTE_WRITE (rdma_window.h)
+ *                                              REMOTE_WRITE (rdma_conn_window.h)
  *                                      <-      CTS (control: seq, address, the window's key)
  *   WRITE of the transmit buffer + notice
  *   (SEND: seq), chained: one doorbell ->      frees the window and deregisters the buffer

@@ -35,7 +35,7 @@
 #define _RDMA_RNDV_H
 
 #include "../rdma_conn_private.h"
-#include "../rdma_window.h"
+#include "../rdma_conn_window.h"
 
 G_BEGIN_DECLS
 
@@ -110,7 +110,7 @@ typedef struct
   guint8 *base;         /* (owned) (nullable): mapped, cap bytes */
   gsize cap;
   struct ibv_mr *mr;    /* (owned) (nullable): registered while the transfer runs */
-  RdmaWindow *window;   /* Write-RNDV: the peer's way in, as long as mr (rdma_window.h) */
+  RdmaWindow *window;   /* Write-RNDV: the peer's way in, as long as mr (rdma_conn_window.h) */
   RdmaMessage *msg;     /* Read-RNDV: its place in the received queue (the engine's) */
 } RdmaRndvBuf;
 

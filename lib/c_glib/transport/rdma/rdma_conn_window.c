@@ -12,17 +12,17 @@
  * and limitations under the License.
  */
 
-/* rdma_window.c: memory windows and the order of their operations (see rdma_window.h). */
+/* rdma_conn_window.c: memory windows, their operations in order (see rdma_conn_window.h). */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "rdma_conn_private.h"
+#include "rdma_conn_window.h"
 #include "rdma_domain.h"
 #include "rdma_status.h"
 #include "rdma_verbs.h"
-#include "rdma_window.h"
 
 struct _RdmaWindow
 {

@@ -13,7 +13,9 @@
  */
 
 /*
- * rdma_window.h: memory windows, the one way in from the wire to this side's memory.
+ * rdma_conn_window.h: memory windows, the one way in from the wire to this side's memory.
+ * A part of the connection (rdma_conn*): it posts through the connection's send queue and
+ * holds the connection's WRs back around its operations, as described below.
  *
  * A buffer a peer may READ or WRITE (a direct ring, a field lent for bulk transfer) is
  * registered for local access and IBV_ACCESS_MW_BIND only; the peer gets the key of a type-2
@@ -35,8 +37,8 @@
  * A device without type-2 windows (rdma_window_supported is FALSE) exposes the registration's
  * own key; its connections keep a protection domain each (rdma_domain.h).
  */
-#ifndef _RDMA_WINDOW_H
-#define _RDMA_WINDOW_H
+#ifndef _RDMA_CONN_WINDOW_H
+#define _RDMA_CONN_WINDOW_H
 
 #include <glib.h>
 #include <infiniband/verbs.h>
@@ -59,7 +61,7 @@ typedef struct
   GQueue live;               /* RdmaWindow *, every window the connection holds */
   GQueue waiting;            /* RdmaWindowOp *, in order */
   RdmaWindowOp *posted;      /* the one in flight, or NULL */
-  GQueue deferred;           /* WR lists posted while busy, in order (rdma_window.c) */
+  GQueue deferred;           /* WR lists posted while busy, in order (rdma_conn_window.c) */
   guint32 sq_deferred;       /* their send queue entries (counted in conn->sq_used) */
   guint32 retire_entries;    /* unsignalled WRs at the tail of the posted ones, still to
                                 be retired by an empty WRITE (a full queue had no room) */
