@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,11 @@
 
 /* A request can hold no more messages than it has bytes; a bound all the same. */
 #define MAX_REQUESTS 4096
+
+/* The stack requests are read on: a server's worker may have less than a main thread's
+ * 8 MiB, and an input of PEER_MAX bytes that nests containers a level every 3 to 5 bytes
+ * must run out of it where the depth is not bounded (regress/checked_binary). */
+#define READER_STACK (512u << 10)
 
 static struct
 {
@@ -139,9 +145,10 @@ read_args (ThriftProtocol *protocol, GError **error)
   return thrift_protocol_read_struct_end (protocol, error);
 }
 
-void
-fuzz_read_requests (ThriftProtocol *protocol)
+static gpointer
+read_requests (gpointer data)
 {
+  ThriftProtocol *protocol = data;
   ThriftTransport *transport = protocol->transport;
 
   for (guint i = 0; i < MAX_REQUESTS; i++) {
@@ -157,7 +164,7 @@ fuzz_read_requests (ThriftProtocol *protocol)
       /* ThriftDispatchProcessor keeps no name from a header it could not read */
       if (name != NULL)
         FUZZ_FAIL ("a message header that failed left a name allocated (\"%s\")", name);
-      return;
+      return NULL;
     }
     /* ... and looks the name up in its table of functions */
     if (name == NULL)
@@ -167,14 +174,28 @@ fuzz_read_requests (ThriftProtocol *protocol)
     ret = read_args (protocol, &error);
     fuzz_check_outcome ("reading a request's arguments", ret >= 0, &error);
     if (ret < 0)
-      return;
+      return NULL;
     ret = thrift_protocol_read_message_end (protocol, &error);
     fuzz_check_outcome ("thrift_protocol_read_message_end", ret >= 0, &error);
     if (ret < 0)
-      return;
+      return NULL;
     ok = thrift_transport_read_end (transport, &error);
     fuzz_check_outcome ("thrift_transport_read_end", ok, &error);
     if (!ok)
-      return;
+      return NULL;
   }
+  return NULL;
+}
+
+void
+fuzz_read_requests (ThriftProtocol *protocol)
+{
+  pthread_attr_t attr;
+  pthread_t thread;
+
+  if (pthread_attr_init (&attr) != 0 || pthread_attr_setstacksize (&attr, READER_STACK) != 0
+      || pthread_create (&thread, &attr, read_requests, protocol) != 0)
+    FUZZ_FAIL ("no thread to read requests on");
+  pthread_join (thread, NULL);
+  pthread_attr_destroy (&attr);
 }

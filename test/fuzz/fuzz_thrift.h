@@ -39,7 +39,8 @@ ThriftSocket *fuzz_peer_socket (const guint8 *data, gsize size);
 /* Reads requests from @protocol as ThriftDispatchProcessor and the code c_glib's generator
  * writes do (message header, the arguments' struct field by field, message end, the
  * transport's read_end) until the first error, checking each answer (fuzz_common.h) and that
- * a header read gives the dispatcher a name. */
+ * a header read gives the dispatcher a name.  It reads on a thread of a 512 KiB stack, so
+ * that nesting as deep as an input can make it overflows where it is not bounded. */
 void fuzz_read_requests (ThriftProtocol *protocol);
 
 G_END_DECLS

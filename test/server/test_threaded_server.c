@@ -24,6 +24,7 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -39,8 +40,10 @@
 #include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
 #include <thrift/c_glib/server/thrift_simple_server.h>
 #include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/transport/thrift_memory_buffer.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "gate.h"
@@ -637,6 +640,191 @@ test_echo (gconstpointer data)
   fixture_free (&f);
 }
 
+/* ---- nesting without end (hostile input) ---- */
+
+/* A request whose containers nest without end, each level a few bytes: Thrift 0.17's
+ * thrift_protocol_skip and generated readers recurse once per level, so one request could
+ * take the reading thread's whole stack. */
+#define DEEP_LEVELS 100000
+
+static void
+put_be32 (GByteArray *b, guint32 v)
+{
+  guint32 be = htonl (v);
+
+  g_byte_array_append (b, (const guint8 *) &be, 4);
+}
+
+static void
+put_u8 (GByteArray *b, guint8 v)
+{
+  g_byte_array_append (b, &v, 1);
+}
+
+/* A framed call of Gate.ping whose field 9, which ping's arguments do not have (generated
+ * code skips it), holds @levels containers of @kind ("list", "set", "map", "struct") each in
+ * the one before, then the field x = @x. */
+static GByteArray *
+nested_call (const gchar *kind, guint levels, gint32 x)
+{
+  static const guint8 head[] = {
+    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
+    0, 0, 0, 4, 'p', 'i', 'n', 'g',  /* method name */
+    0, 0, 0, 1,                      /* seqid */
+  };
+  GByteArray *b = g_byte_array_new ();
+  guint8 type = g_str_equal (kind, "list") ? T_LIST : g_str_equal (kind, "set") ? T_SET
+                : g_str_equal (kind, "map") ? T_MAP : T_STRUCT;
+
+  put_be32 (b, 0);                   /* the frame's length, below */
+  g_byte_array_append (b, head, sizeof head);
+  put_u8 (b, type);
+  put_u8 (b, 0);
+  put_u8 (b, 9);
+  for (guint i = 0; i < levels; i++) {
+    gboolean last = i + 1 == levels;
+
+    if (type == T_STRUCT) {          /* field 1 of the struct holds the next one */
+      if (!last) {
+        put_u8 (b, T_STRUCT);
+        put_u8 (b, 0);
+        put_u8 (b, 1);
+      }
+    } else if (type == T_MAP) {      /* one i32 key, its value the next map */
+      put_u8 (b, T_I32);
+      put_u8 (b, last ? T_I32 : T_MAP);
+      put_be32 (b, last ? 0 : 1);
+      if (!last)
+        put_be32 (b, i);
+    } else {                         /* one element, the next list or set */
+      put_u8 (b, last ? T_I32 : type);
+      put_be32 (b, last ? 0 : 1);
+    }
+  }
+  if (type == T_STRUCT)
+    for (guint i = 0; i < levels; i++)
+      put_u8 (b, T_STOP);
+  put_u8 (b, T_I32);                 /* x */
+  put_u8 (b, 0);
+  put_u8 (b, 1);
+  put_be32 (b, (guint32) x);
+  put_u8 (b, T_STOP);
+  *(guint32 *) b->data = htonl (b->len - 4);
+  return b;
+}
+
+typedef struct
+{
+  ThriftProtocol *protocol;
+  gint32 x;                          /* the argument read, or -1 */
+  GError *error;
+} DeepRead;
+
+/* Reads a call as ThriftDispatchProcessor and Gate's generated processor do. */
+static gpointer
+deep_read (gpointer data)
+{
+  DeepRead *r = data;
+  GatePingArgs *args = g_object_new (TYPE_GATE_PING_ARGS, NULL);
+  ThriftMessageType type;
+  gchar *name = NULL;
+  gint32 seqid;
+
+  r->x = -1;
+  if (thrift_protocol_read_message_begin (r->protocol, &name, &type, &seqid, &r->error) >= 0
+      && thrift_struct_read (THRIFT_STRUCT (args), r->protocol, &r->error) >= 0
+      && thrift_protocol_read_message_end (r->protocol, &r->error) >= 0)
+    r->x = args->x;
+  g_free (name);
+  g_object_unref (args);
+  return NULL;
+}
+
+/* deep_read of @call on a thread of a 256 KiB stack (a server's worker may have less than a
+ * main thread's 8 MiB): the depth a crash takes does not depend on the machine. */
+static gint32
+deep_read_call (ThriftProtocol *protocol, GByteArray *call, GError **error)
+{
+  DeepRead r = { .protocol = protocol };
+  pthread_attr_t attr;
+  pthread_t thread;
+  gboolean written = thrift_transport_write (protocol->transport, call->data + 4,
+                                             call->len - 4, NULL);
+
+  g_assert_true (written);
+  g_assert_cmpint (pthread_attr_init (&attr), ==, 0);
+  g_assert_cmpint (pthread_attr_setstacksize (&attr, 256 << 10), ==, 0);
+  g_assert_cmpint (pthread_create (&thread, &attr, deep_read, &r), ==, 0);
+  g_assert_cmpint (pthread_join (thread, NULL), ==, 0);
+  pthread_attr_destroy (&attr);
+  if (r.error != NULL)
+    g_propagate_error (error, r.error);
+  return r.x;
+}
+
+/* ThriftCheckedBinaryProtocol reads containers nested 64 deep (the arguments' struct the
+ * first), refuses one more with THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT and DEEP_LEVELS without
+ * running out of stack, and reads the next request from depth 0 again. */
+static void
+test_deep_protocol (gconstpointer data)
+{
+  const gchar *kind = data;
+  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "buf_size",
+                                          16 * DEEP_LEVELS, NULL);
+  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
+                                           "transport", buffer, NULL);
+  static const guint levels[] = { 1, 63, 64, 65, 1000, DEEP_LEVELS };
+  GError *error = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (levels); i++) {
+    g_autoptr (GByteArray) deep = nested_call (kind, levels[i], 7);
+    g_autoptr (GByteArray) flat = nested_call (kind, 1, 8);
+    gint32 x = deep_read_call (protocol, deep, &error);
+
+    if (levels[i] <= 63) {
+      g_assert_no_error (error);
+      g_assert_cmpint (x, ==, 7);
+    } else {
+      g_assert_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT);
+      g_assert_nonnull (strstr (error->message, "nested 65 deep, more than the limit of 64"));
+      g_assert_cmpint (x, ==, -1);
+      g_clear_error (&error);
+      /* what the failed read left in the buffer */
+      g_byte_array_set_size (THRIFT_MEMORY_BUFFER (buffer)->buf, 0);
+    }
+    /* the next request starts at depth 0 */
+    g_assert_cmpint (deep_read_call (protocol, flat, &error), ==, 8);
+    g_assert_no_error (error);
+  }
+  g_object_unref (protocol);
+  g_object_unref (buffer);
+}
+
+/* A transport's ThriftConfiguration recursion_limit is the limit. */
+static void
+test_deep_configured (void)
+{
+  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "recursion_limit", 8,
+                                            NULL);
+  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "configuration", conf,
+                                          NULL);
+  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
+                                           "transport", buffer, NULL);
+  g_autoptr (GByteArray) seven = nested_call ("list", 7, 7);
+  g_autoptr (GByteArray) eight = nested_call ("list", 8, 8);
+  GError *error = NULL;
+
+  g_assert_cmpint (deep_read_call (protocol, seven, &error), ==, 7);
+  g_assert_no_error (error);
+  g_assert_cmpint (deep_read_call (protocol, eight, &error), ==, -1);
+  g_assert_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT);
+  g_assert_nonnull (strstr (error->message, "a list nested 9 deep, more than the limit of 8"));
+  g_clear_error (&error);
+  g_object_unref (protocol);
+  g_object_unref (buffer);
+  g_object_unref (conf);
+}
+
 /* ---- hostile requests (issue 7, item 2) ---- */
 
 /* Sends @len raw bytes to the server and waits (5 s at most) for it to close the connection;
@@ -677,7 +865,8 @@ vm_size (void)
  * and a frame of length 0: Thrift 0.17's binary protocol would g_new the 2 GiB (abort when
  * the allocation fails: the address space is limited here so that it does on any machine),
  * and its framed transport fails the empty frame without an error that the dispatch
- * processor then dereferences.  The server closes the connection and serves the next. */
+ * processor then dereferences; and a call nesting DEEP_LEVELS containers ("deep-KIND"), which
+ * would take the worker's stack.  The server closes the connection and serves the next. */
 static void
 test_hostile (gconstpointer data)
 {
@@ -691,6 +880,8 @@ test_hostile (gconstpointer data)
   };
   static const guint8 zero[] = { 0, 0, 0, 0 };
   gboolean is_big = g_str_equal (data, "big-binary");
+  g_autoptr (GByteArray) deep = g_str_has_prefix (data, "deep-")
+                                ? nested_call ((const gchar *) data + 5, DEEP_LEVELS, 7) : NULL;
   Fixture f;
   Client c = { 0 };
   GError *error = NULL;
@@ -707,11 +898,13 @@ test_hostile (gconstpointer data)
   limited = saved;
   limited.rlim_cur = vm_size () + (1u << 30);
   g_assert_cmpint (setrlimit (RLIMIT_AS, &limited), ==, 0);
-  if (!is_big)  /* upstream's dispatch processor logs what the protocol now reports */
+  /* upstream's dispatch processor logs what the protocol now reports */
+  if (!is_big && deep == NULL)
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "error reading start of message: *"
                            "frame of length 0*");
-  g_assert_true (is_big ? raw_send_expect_close (f.port, big, sizeof big)
-                        : raw_send_expect_close (f.port, zero, sizeof zero));
+  g_assert_true (deep != NULL ? raw_send_expect_close (f.port, deep->data, deep->len)
+                 : is_big ? raw_send_expect_close (f.port, big, sizeof big)
+                 : raw_send_expect_close (f.port, zero, sizeof zero));
   g_assert_cmpint (setrlimit (RLIMIT_AS, &saved), ==, 0);
   g_test_assert_expected_messages ();
 
@@ -870,6 +1063,8 @@ test_simple_server_factories (void)
 int
 main (int argc, char **argv)
 {
+  static const gchar *const deep[] = { "deep-list", "deep-set", "deep-map", "deep-struct" };
+
   g_test_init (&argc, &argv, NULL);
   signal (SIGPIPE, SIG_IGN);
   alarm (120);  /* a hung stop must fail the run, not stall it */
@@ -893,6 +1088,14 @@ main (int argc, char **argv)
   g_test_add_data_func ("/threaded_server/hostile/big-binary", "big-binary", test_hostile);
   g_test_add_data_func ("/threaded_server/hostile/zero-frame", "zero-frame", test_hostile);
   g_test_add_func ("/threaded_server/hostile/split-frame", test_split_frame);
+  g_test_add_func ("/checked_binary/deep/configured", test_deep_configured);
+  for (guint i = 0; i < G_N_ELEMENTS (deep); i++) {
+    g_autofree gchar *protocol = g_strdup_printf ("/checked_binary/deep/%s", deep[i] + 5);
+    g_autofree gchar *server = g_strdup_printf ("/threaded_server/hostile/%s", deep[i]);
+
+    g_test_add_data_func (protocol, deep[i] + 5, test_deep_protocol);
+    g_test_add_data_func (server, deep[i], test_hostile);
+  }
   g_test_add_func ("/simple_server/uri-factories", test_simple_server_factories);
   return g_test_run ();
 }

@@ -19,14 +19,25 @@
 #include "config.h"
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/protocol/thrift_protocol.h>
 
 #include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
 
-G_DEFINE_TYPE (ThriftCheckedBinaryProtocol, thrift_checked_binary_protocol,
-               THRIFT_TYPE_BINARY_PROTOCOL)
+typedef struct
+{
+  /* structs and containers open in the message being read: set to 0 by its header, since a
+   * read that fails leaves its levels open */
+  gint depth;
+} ThriftCheckedBinaryProtocolPrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE (ThriftCheckedBinaryProtocol, thrift_checked_binary_protocol,
+                            THRIFT_TYPE_BINARY_PROTOCOL)
 G_DEFINE_TYPE (ThriftCheckedBinaryProtocolFactory, thrift_checked_binary_protocol_factory,
                THRIFT_TYPE_BINARY_PROTOCOL_FACTORY)
+
+#define PRIV(p) ((ThriftCheckedBinaryProtocolPrivate *) \
+  thrift_checked_binary_protocol_get_instance_private ((ThriftCheckedBinaryProtocol *) (p)))
 
 /* A read that failed must say why: callers (ThriftDispatchProcessor) dereference *error. */
 static void
@@ -135,6 +146,54 @@ least_size (gint8 type)
   }
 }
 
+/* Opens a struct or container (@what) unless as many as the limit are open: the transport's
+ * ThriftConfiguration recursion_limit, else Thrift's DEFAULT_RECURSION_DEPTH (64).  Thrift 0.17
+ * counts nothing: thrift_protocol_skip and generated readers recurse once per level, and a
+ * request of containers each in the one before, a few bytes a level, takes the reading
+ * thread's whole stack (100,000 levels crash a server's worker of 8 MiB). */
+static gboolean
+nest (ThriftProtocol *protocol, const gchar *what, GError **error)
+{
+  ThriftCheckedBinaryProtocolPrivate *priv = PRIV (protocol);
+  ThriftConfiguration *conf = protocol->transport->configuration;
+  gint limit = conf != NULL ? conf->recursionLimit_ : DEFAULT_RECURSION_DEPTH;
+
+  if (priv->depth >= limit) {
+    g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT,
+                 "a %s nested %d deep, more than the limit of %d", what, priv->depth + 1,
+                 limit);
+    return FALSE;
+  }
+  priv->depth++;
+  return TRUE;
+}
+
+static void
+unnest (ThriftProtocol *protocol)
+{
+  ThriftCheckedBinaryProtocolPrivate *priv = PRIV (protocol);
+
+  if (priv->depth > 0)
+    priv->depth--;
+}
+
+static gint32
+thrift_checked_binary_protocol_read_struct_begin (ThriftProtocol *protocol, gchar **name,
+                                                  GError **error)
+{
+  *name = NULL;
+  return nest (protocol, "struct", error) ? 0 : -1;
+}
+
+/* implements read_struct_end, read_list_end, read_set_end and read_map_end: the binary
+ * protocol reads nothing there */
+static gint32
+thrift_checked_binary_protocol_read_end (ThriftProtocol *protocol, GError **error)
+{
+  unnest (protocol);
+  return 0;
+}
+
 /* A container's @n_types element types and its size, checked before any element is read.
  * Thrift 0.17 sets an error for an element type it does not know and succeeds all the same
  * (the next error is set over it: a GLib warning, the reason lost; test/fuzz/regress/
@@ -182,17 +241,38 @@ read_container (ThriftProtocol *protocol, const gchar *what, guint n_types, gint
   return xfer;
 }
 
+/* A list's or set's head (the same bytes), nested as @what. */
+static gint32
+read_sequence (ThriftProtocol *protocol, const gchar *what, ThriftType *element_type,
+               guint32 *size, GError **error)
+{
+  gint8 type;
+  gint32 ret;
+
+  if (!nest (protocol, what, error))
+    return -1;
+  if ((ret = read_container (protocol, what, 1, &type, size, error)) < 0) {
+    unnest (protocol);
+    return ret;
+  }
+  *element_type = (ThriftType) type;
+  return ret;
+}
+
 static gint32
 thrift_checked_binary_protocol_read_list_begin (ThriftProtocol *protocol,
                                                 ThriftType *element_type, guint32 *size,
                                                 GError **error)
 {
-  gint8 type;
-  gint32 ret = read_container (protocol, "list", 1, &type, size, error);
+  return read_sequence (protocol, "list", element_type, size, error);
+}
 
-  if (ret >= 0)
-    *element_type = (ThriftType) type;
-  return ret;
+static gint32
+thrift_checked_binary_protocol_read_set_begin (ThriftProtocol *protocol,
+                                               ThriftType *element_type, guint32 *size,
+                                               GError **error)
+{
+  return read_sequence (protocol, "set", element_type, size, error);
 }
 
 static gint32
@@ -201,12 +281,16 @@ thrift_checked_binary_protocol_read_map_begin (ThriftProtocol *protocol, ThriftT
                                                GError **error)
 {
   gint8 types[2];
-  gint32 ret = read_container (protocol, "map", 2, types, size, error);
+  gint32 ret;
 
-  if (ret >= 0) {
-    *key_type = (ThriftType) types[0];
-    *value_type = (ThriftType) types[1];
+  if (!nest (protocol, "map", error))
+    return -1;
+  if ((ret = read_container (protocol, "map", 2, types, size, error)) < 0) {
+    unnest (protocol);
+    return ret;
   }
+  *key_type = (ThriftType) types[0];
+  *value_type = (ThriftType) types[1];
   return ret;
 }
 
@@ -217,9 +301,11 @@ thrift_checked_binary_protocol_read_message_begin (ThriftProtocol *protocol, gch
 {
   ThriftProtocolClass *parent =
     THRIFT_PROTOCOL_CLASS (thrift_checked_binary_protocol_parent_class);
+  ThriftCheckedBinaryProtocolPrivate *priv = PRIV (protocol);
   gint32 ret;
 
   *name = NULL;
+  priv->depth = 0;
   ret = parent->read_message_begin (protocol, name, message_type, seqid, error);
   if (ret < 0) {
     /* a header cut after its name: ThriftDispatchProcessor keeps none from a failed read */
@@ -247,9 +333,14 @@ thrift_checked_binary_protocol_class_init (ThriftCheckedBinaryProtocolClass *cls
   pc->read_message_begin = thrift_checked_binary_protocol_read_message_begin;
   pc->read_string = thrift_checked_binary_protocol_read_string;
   pc->read_binary = thrift_checked_binary_protocol_read_binary;
-  /* read_set_begin is the binary protocol's: it reads a list's head */
+  pc->read_struct_begin = thrift_checked_binary_protocol_read_struct_begin;
+  pc->read_struct_end = thrift_checked_binary_protocol_read_end;
   pc->read_list_begin = thrift_checked_binary_protocol_read_list_begin;
+  pc->read_list_end = thrift_checked_binary_protocol_read_end;
+  pc->read_set_begin = thrift_checked_binary_protocol_read_set_begin;
+  pc->read_set_end = thrift_checked_binary_protocol_read_end;
   pc->read_map_begin = thrift_checked_binary_protocol_read_map_begin;
+  pc->read_map_end = thrift_checked_binary_protocol_read_end;
 }
 
 static void

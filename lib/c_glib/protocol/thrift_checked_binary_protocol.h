@@ -24,16 +24,21 @@
  *
  * It also takes a first word that is not negative for an old unversioned message header, reads
  * no more of it and succeeds with the name, type and seqid unset; and a container of an
- * element type it does not know sets an error and succeeds.
+ * element type it does not know sets an error and succeeds.  Nor does it bound how deep
+ * structs and containers nest, while thrift_protocol_skip and generated readers recurse once
+ * a level: one request of lists in lists, 5 bytes a level, takes a server thread's stack.
  *
  * ThriftCheckedBinaryProtocol is the same wire format.  Before it allocates a string or
  * binary field it asks the transport whether that many bytes can follow
  * (checkReadBytesAvailable: ThriftRdma knows the bytes left in the message; other transports
  * compare with the max message size) and allocates with g_try_malloc; it refuses unversioned
- * headers and element types the protocol does not have; every read that fails reports an
- * error, and a header it could not read leaves no name.  ThriftThreadedServer uses it by default and in place of a plain
- * ThriftBinaryProtocolFactory; with ThriftSimpleServer pass a
- * ThriftCheckedBinaryProtocolFactory.
+ * headers and element types the protocol does not have; it refuses a struct, list, set or map
+ * nested deeper than the transport's ThriftConfiguration recursion_limit (without one,
+ * DEFAULT_RECURSION_DEPTH: 64, the arguments' struct counting as the first) with
+ * THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT, counting from each message header; every read that fails
+ * reports an error, and a header it could not read leaves no name.  ThriftThreadedServer uses
+ * it by default and in place of a plain ThriftBinaryProtocolFactory; with ThriftSimpleServer
+ * pass a ThriftCheckedBinaryProtocolFactory.
  */
 #ifndef _THRIFT_CHECKED_BINARY_PROTOCOL_H
 #define _THRIFT_CHECKED_BINARY_PROTOCOL_H
