@@ -24,7 +24,7 @@ AM_TESTS_ENVIRONMENT += INSTALLED_HEADERS='$(transportinclude_HEADERS) \
 	$(serverinclude_HEADERS) $(protocolinclude_HEADERS)'; export INSTALLED_HEADERS;
 
 # --- the engine's layers: no poller -> connection cycle, no shell inside an RdmaConn, no
-# cycle among the engine's modules ---
+# cycle among the engine's modules, no transport named by the generic server ---
 TESTS += test/unit/layering.sh
 EXTRA_DIST += test/unit/layering.sh
 

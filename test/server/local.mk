@@ -26,7 +26,9 @@ check_PROGRAMS += test/server/test_threaded_server
 TESTS += test/server/test_threaded_server
 test_server_test_threaded_server_SOURCES = test/server/test_threaded_server.c $(gate_test_support)
 nodist_test_server_test_threaded_server_SOURCES = $(gate_gen)
-test_server_test_threaded_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
+# (-I$(top_srcdir): the server's internal lib/c_glib/server/thrift_server_interrupt.h)
+test_server_test_threaded_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen \
+	-I$(top_srcdir)
 test_server_test_threaded_server_CFLAGS = $(gen_cflags)
 test_server_test_threaded_server_LDADD = $(test_libs)
 test_server_test_threaded_server_LDFLAGS = $(test_link)

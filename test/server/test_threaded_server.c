@@ -15,7 +15,8 @@
 /*
  * ThriftThreadedServer over ThriftServerSocket on 127.0.0.1, with code generated from
  * gate.thrift: concurrency, the connection bound, stopping (idle, with clients, by SIGINT)
- * without leaked threads or descriptors, and a listen failure.
+ * without leaked threads or descriptors, and a listen failure; stopping a server over a
+ * transport the server does not know, through ThriftInterruptible.
  */
 #include "config.h"
 
@@ -37,7 +38,16 @@
 #include <glib-object.h>
 
 #include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/transport/thrift_framed_transport.h>
+#include <thrift/c_glib/transport/thrift_hybrid.h>
+#include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/transport/thrift_server_hybrid.h>
+#include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_framed_transport_factory.h>
+#include <thrift/c_glib/transport/thrift_interruptible.h>
+#include <thrift/c_glib/transport/thrift_memory_buffer.h>
+#include <thrift/c_glib/transport/thrift_server_socket.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
@@ -45,6 +55,8 @@
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include <thrift/c_glib/transport/thrift_memory_buffer.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
+
+#include "lib/c_glib/server/thrift_server_interrupt.h"
 
 #include "gate.h"
 #include "gate_client.h"
@@ -1060,6 +1072,400 @@ test_simple_server_factories (void)
   g_object_unref (pf);
 }
 
+/* ---- a transport the server does not know, woken through ThriftInterruptible ---- */
+
+/* Blocks a caller until interrupted (at most 10 s, so a missed wake-up fails, not hangs). */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gint waiting;      /* callers blocked now */
+  gint interrupts;
+  gint closes;
+} Waker;
+
+static void
+waker_init (Waker *w)
+{
+  g_mutex_init (&w->lock);
+  g_cond_init (&w->cond);
+}
+
+static void
+waker_clear (Waker *w)
+{
+  g_mutex_clear (&w->lock);
+  g_cond_clear (&w->cond);
+}
+
+static void
+waker_wait (Waker *w)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+
+  g_mutex_lock (&w->lock);
+  w->waiting++;
+  g_cond_broadcast (&w->cond);
+  while (w->interrupts == 0 && g_cond_wait_until (&w->cond, &w->lock, deadline))
+    ;
+  w->waiting--;
+  g_mutex_unlock (&w->lock);
+}
+
+/* Counts an interrupt (@add_interrupts) or a close, and wakes the callers. */
+static void
+waker_count (Waker *w, gboolean add_interrupts)
+{
+  g_mutex_lock (&w->lock);
+  if (add_interrupts)
+    w->interrupts++;
+  else
+    w->closes++;
+  g_cond_broadcast (&w->cond);
+  g_mutex_unlock (&w->lock);
+}
+
+/* Waits until a caller blocks in @w (at most 5 s). */
+static gboolean
+waker_await_caller (Waker *w)
+{
+  gint64 deadline = g_get_monotonic_time () + 5 * G_TIME_SPAN_SECOND;
+  gboolean there;
+
+  g_mutex_lock (&w->lock);
+  while (w->waiting == 0 && g_cond_wait_until (&w->cond, &w->lock, deadline))
+    ;
+  there = w->waiting > 0;
+  g_mutex_unlock (&w->lock);
+  return there;
+}
+
+static gint
+waker_get (Waker *w, const gint *field)
+{
+  gint v;
+
+  g_mutex_lock (&w->lock);
+  v = *field;
+  g_mutex_unlock (&w->lock);
+  return v;
+}
+
+/* TestWake: a connection whose peek and read block until it is interrupted. */
+typedef struct
+{
+  ThriftTransport parent;
+  Waker w;
+} TestWake;
+
+typedef struct
+{
+  ThriftTransportClass parent;
+} TestWakeClass;
+
+/* TestWakeListener: hands out one TestWake, then blocks in accept until interrupted. */
+typedef struct
+{
+  ThriftServerTransport parent;
+  Waker w;
+  TestWake *connection;   /* the one handed out (a reference of the test's) */
+} TestWakeListener;
+
+typedef struct
+{
+  ThriftServerTransportClass parent;
+} TestWakeListenerClass;
+
+#define TEST_WAKE(obj) ((TestWake *) (obj))
+#define TEST_WAKE_LISTENER(obj) ((TestWakeListener *) (obj))
+
+/* The Waker of a TestWake or TestWakeListener. */
+static Waker *
+waker_of (gpointer object)
+{
+  return THRIFT_IS_TRANSPORT (object) ? &TEST_WAKE (object)->w
+                                      : &TEST_WAKE_LISTENER (object)->w;
+}
+
+/* ThriftInterruptible, for both */
+static void
+waker_interruptible_interrupt (ThriftInterruptible *self)
+{
+  waker_count (waker_of (self), TRUE);
+}
+
+static void
+waker_interruptible_init (ThriftInterruptibleInterface *iface)
+{
+  iface->interrupt = waker_interruptible_interrupt;
+}
+
+GType test_wake_get_type (void);
+GType test_wake_listener_get_type (void);
+
+G_DEFINE_TYPE_WITH_CODE (TestWake, test_wake, THRIFT_TYPE_TRANSPORT,
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                waker_interruptible_init))
+G_DEFINE_TYPE_WITH_CODE (TestWakeListener, test_wake_listener, THRIFT_TYPE_SERVER_TRANSPORT,
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                waker_interruptible_init))
+
+static gboolean
+test_wake_is_open (ThriftTransport *t)
+{
+  return waker_get (&TEST_WAKE (t)->w, &TEST_WAKE (t)->w.closes) == 0;
+}
+
+static gboolean
+test_wake_peek (ThriftTransport *t, GError **error)
+{
+  waker_wait (&TEST_WAKE (t)->w);
+  return FALSE;
+}
+
+static gint32
+test_wake_read (ThriftTransport *t, gpointer buf, guint32 len, GError **error)
+{
+  waker_wait (&TEST_WAKE (t)->w);
+  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE, "interrupted");
+  return -1;
+}
+
+static gboolean
+test_wake_true (ThriftTransport *t, GError **error)
+{
+  return TRUE;
+}
+
+static gboolean
+test_wake_close (ThriftTransport *t, GError **error)
+{
+  waker_count (&TEST_WAKE (t)->w, FALSE);
+  return TRUE;
+}
+
+static void
+test_wake_finalize (GObject *object)
+{
+  waker_clear (&TEST_WAKE (object)->w);
+  G_OBJECT_CLASS (test_wake_parent_class)->finalize (object);
+}
+
+static void
+test_wake_init (TestWake *self)
+{
+  waker_init (&self->w);
+}
+
+static void
+test_wake_class_init (TestWakeClass *klass)
+{
+  ThriftTransportClass *tc = THRIFT_TRANSPORT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = test_wake_finalize;
+  tc->is_open = test_wake_is_open;
+  tc->peek = test_wake_peek;
+  tc->open = test_wake_true;
+  tc->close = test_wake_close;
+  tc->read = test_wake_read;
+  tc->read_end = test_wake_true;
+  tc->write_end = test_wake_true;
+  tc->flush = test_wake_true;
+}
+
+static gboolean
+test_wake_listener_listen (ThriftServerTransport *st, GError **error)
+{
+  return TRUE;
+}
+
+static ThriftTransport *
+test_wake_listener_accept (ThriftServerTransport *st, GError **error)
+{
+  TestWakeListener *self = TEST_WAKE_LISTENER (st);
+
+  if (self->connection == NULL) {
+    self->connection = g_object_new (test_wake_get_type (), NULL);
+    return g_object_ref (THRIFT_TRANSPORT (self->connection));
+  }
+  waker_wait (&self->w);
+  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET, "interrupted");
+  return NULL;
+}
+
+static gboolean
+test_wake_listener_close (ThriftServerTransport *st, GError **error)
+{
+  waker_count (&TEST_WAKE_LISTENER (st)->w, FALSE);
+  return TRUE;
+}
+
+static void
+test_wake_listener_finalize (GObject *object)
+{
+  TestWakeListener *self = TEST_WAKE_LISTENER (object);
+
+  g_clear_object (&self->connection);
+  waker_clear (&self->w);
+  G_OBJECT_CLASS (test_wake_listener_parent_class)->finalize (object);
+}
+
+static void
+test_wake_listener_init (TestWakeListener *self)
+{
+  waker_init (&self->w);
+}
+
+static void
+test_wake_listener_class_init (TestWakeListenerClass *klass)
+{
+  ThriftServerTransportClass *sc = THRIFT_SERVER_TRANSPORT_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->finalize = test_wake_listener_finalize;
+  sc->listen = test_wake_listener_listen;
+  sc->accept = test_wake_listener_accept;
+  sc->close = test_wake_listener_close;
+}
+
+/* The server's helpers wake a ThriftInterruptible, also under a framed transport a factory
+ * added, and close nothing they woke. */
+static void
+test_interrupt_interface (void)
+{
+  TestWake *wake = g_object_new (test_wake_get_type (), NULL);
+  TestWakeListener *listener = g_object_new (test_wake_listener_get_type (), NULL);
+  ThriftTransport *framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", wake,
+                                          NULL);
+
+  thrift_server_interrupt_connection (framed);
+  g_assert_cmpint (wake->w.interrupts, ==, 1);
+  g_assert_cmpint (wake->w.closes, ==, 0);
+  thrift_server_interrupt_connection (THRIFT_TRANSPORT (wake));
+  g_assert_cmpint (wake->w.interrupts, ==, 2);
+  g_assert_false (thrift_server_interrupt_accept (THRIFT_SERVER_TRANSPORT (listener)));
+  g_assert_cmpint (listener->w.interrupts, ==, 1);
+  g_assert_cmpint (listener->w.closes, ==, 0);
+
+  /* a transport without a way to be woken is left to the caller, who closes it */
+  {
+    ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, NULL);
+    g_assert_false (thrift_interruptible_interrupt (G_OBJECT (buffer)));
+    g_object_unref (buffer);
+  }
+  g_object_unref (framed);
+  g_object_unref (wake);
+  g_object_unref (listener);
+
+  /* and so are this library's own (over RDMA: test/rdma/test_threaded_server_rdma) */
+  g_assert_true (g_type_is_a (THRIFT_TYPE_RDMA, THRIFT_TYPE_INTERRUPTIBLE));
+  g_assert_true (g_type_is_a (THRIFT_TYPE_HYBRID, THRIFT_TYPE_INTERRUPTIBLE));
+  g_assert_true (g_type_is_a (THRIFT_TYPE_SERVER_RDMA, THRIFT_TYPE_INTERRUPTIBLE));
+  g_assert_true (g_type_is_a (THRIFT_TYPE_SERVER_HYBRID, THRIFT_TYPE_INTERRUPTIBLE));
+}
+
+/* ThriftThreadedServer over a transport of the test's own stops: its acceptor blocked in
+ * accept and its worker in peek are woken through the interface. */
+static void
+test_interrupt_serve (void)
+{
+  TestWakeListener *listener = g_object_new (test_wake_listener_get_type (), NULL);
+  GObject *handler = g_object_new (test_gate_get_type (), NULL);
+  GObject *processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
+  ThriftServer *server;
+  ServeThread serve;
+  guint threads0 = count_threads ();
+
+  server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor,
+                         "server_transport", listener,
+                         "mode", THRIFT_THREADED_SERVER_PER_CONNECTION, NULL);
+  serve_thread_init (&serve);
+  serve_thread_start (&serve, server);
+  g_assert_true (waker_await_caller (&listener->w));
+  g_assert_nonnull (listener->connection);
+  g_assert_true (waker_await_caller (&listener->connection->w));
+
+  thrift_server_stop (server);
+  g_assert_true (serve_thread_join (&serve, 5 * G_TIME_SPAN_SECOND));
+  g_assert_no_error (serve.error);
+  g_assert_cmpint (waker_get (&listener->w, &listener->w.interrupts), ==, 1);
+  g_assert_cmpint (waker_get (&listener->w, &listener->w.closes), ==, 1);
+  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.interrupts),
+                   ==, 1);
+  /* its worker, not the interrupt, closed it */
+  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.closes), >=,
+                   1);
+  g_assert_cmpuint (count_threads (), ==, threads0);
+  serve_thread_clear (&serve);
+  g_object_unref (server);
+  g_object_unref (processor);
+  g_object_unref (handler);
+  g_object_unref (listener);
+}
+
+static gpointer
+read_one (gpointer data)
+{
+  guint8 byte;
+  GError *error = NULL;
+  gint32 n = thrift_transport_read (THRIFT_TRANSPORT (data), &byte, 1, &error);
+
+  g_clear_error (&error);
+  return GINT_TO_POINTER (n);
+}
+
+static gpointer
+accept_one (gpointer data)
+{
+  GError *error = NULL;
+  ThriftTransport *t = thrift_server_transport_accept (THRIFT_SERVER_TRANSPORT (data), &error);
+
+  g_clear_error (&error);
+  return t;
+}
+
+/* Stock sockets, which cannot implement the interface, are shut down instead: a read blocked
+ * under a framed transport ends and an accept fails, and both keep their descriptors for
+ * their owners to close. */
+static void
+test_interrupt_socket (void)
+{
+  guint port = test_free_port ();
+  ThriftServerTransport *st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", port, NULL);
+  ThriftTransport *client = g_object_new (THRIFT_TYPE_SOCKET, "hostname", "127.0.0.1",
+                                          "port", port, NULL);
+  ThriftTransport *conn, *framed;
+  GThread *thread;
+  GError *error = NULL;
+
+  g_assert_true (thrift_server_transport_listen (st, &error));
+  g_assert_no_error (error);
+  g_assert_true (thrift_transport_open (client, &error));
+  g_assert_no_error (error);
+  conn = thrift_server_transport_accept (st, &error);
+  g_assert_no_error (error);
+  framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", conn, NULL);
+
+  thread = g_thread_new ("read", read_one, framed);
+  g_usleep (50 * 1000);   /* into recv, most likely; a later shutdown ends it just the same */
+  thrift_server_interrupt_connection (framed);
+  g_assert_cmpint (GPOINTER_TO_INT (g_thread_join (thread)), <=, 0);
+  g_assert_cmpint (THRIFT_SOCKET (conn)->sd, !=, THRIFT_INVALID_SOCKET);
+
+  thread = g_thread_new ("accept", accept_one, st);
+  g_usleep (50 * 1000);
+  g_assert_false (thrift_server_interrupt_accept (st));
+  g_assert_null (g_thread_join (thread));
+  g_assert_cmpint (THRIFT_SERVER_SOCKET (st)->sd, !=, THRIFT_INVALID_SOCKET);
+
+  thrift_transport_close (framed, NULL);
+  thrift_transport_close (client, NULL);
+  thrift_server_transport_close (st, NULL);
+  g_object_unref (framed);
+  g_object_unref (conn);
+  g_object_unref (client);
+  g_object_unref (st);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1097,5 +1503,8 @@ main (int argc, char **argv)
     g_test_add_data_func (server, deep[i], test_hostile);
   }
   g_test_add_func ("/simple_server/uri-factories", test_simple_server_factories);
+  g_test_add_func ("/threaded_server/interrupt/interface", test_interrupt_interface);
+  g_test_add_func ("/threaded_server/interrupt/serve", test_interrupt_serve);
+  g_test_add_func ("/threaded_server/interrupt/socket", test_interrupt_socket);
   return g_test_run ();
 }

@@ -5,8 +5,10 @@
 # (lib/c_glib/transport/thrift_*.c) do not see inside an RdmaConn (rdma_conn_private.h is for
 # the engine, proto/ and white-box tests), the connection (rdma_conn*.c) does not see its
 # helpers (the ring, bulk, the keepalive: they plug in through rdma_helper.h, as the protocols
-# through rdma_proto.h), and no cycle among the engine's modules (rdma/ and rdma/proto/: a
-# file's module is its stem, rdma_conn* one module, a *_private.h its owner's). Prints TAP;
+# through rdma_proto.h), no cycle among the engine's modules (rdma/ and rdma/proto/: a
+# file's module is its stem, rdma_conn* one module, a *_private.h its owner's), and the generic
+# server (lib/c_glib/server) names none of this library's transports (it asks interfaces:
+# thrift_idle_watch.h, thrift_interruptible.h). Prints TAP;
 # needs the sources only, so it never skips.
 set -u
 # SPDX-License-Identifier: Apache-2.0
@@ -39,7 +41,7 @@ headers() {
   printf '%s\n' "${!seen[@]}" | sort
 }
 
-echo "1..4"
+echo "1..5"
 bad=$(headers "$t/rdma/rdma_poll.c" | grep -E '^(rdma_conn|rdma_conn_private|rdma_keepalive|rdma_proto)\.h$')
 if [ -z "$bad" ]; then echo "ok 1 rdma_poll.c does not include the connection's headers"
 else echo "not ok 1 rdma_poll.c does not include the connection's headers (it does:" $bad")"; fi
@@ -136,3 +138,14 @@ else
   echo "not ok 4 $what (${#cycles[@]} found)"
   printf '# cycle: %s\n' "${cycles[@]}"
 fi
+
+bad= n=0
+for f in "$src"/lib/c_glib/server/*.c; do
+  n=$((n + 1))
+  for h in $(headers "$f" | grep -xE 'thrift_(server_)?(rdma|hybrid)\.h'); do
+    bad="$bad $(basename "$f"):$h"
+  done
+done
+if [ $n -eq 0 ]; then echo "not ok 5 the server includes no transport's header (no lib/c_glib/server/*.c found)"
+elif [ -z "$bad" ]; then echo "ok 5 the server ($n files) includes no transport's header"
+else echo "not ok 5 the server includes no transport's header (these do:$bad)"; fi

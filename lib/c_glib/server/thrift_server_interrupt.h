@@ -14,8 +14,9 @@
 
 /*
  * Waking a thread that blocks in a server transport's accept or in a connection's peek or
- * read, from another thread, for the transports this library knows. Internal to
- * libthrift_c_glib_rdma (not installed, and not exported: G_GNUC_INTERNAL).
+ * read, from another thread: through ThriftInterruptible (thrift_interruptible.h), else by
+ * closing the transport. Internal to libthrift_c_glib_rdma (not installed, and not exported:
+ * G_GNUC_INTERNAL).
  */
 #ifndef _THRIFT_SERVER_INTERRUPT_H
 #define _THRIFT_SERVER_INTERRUPT_H
@@ -31,7 +32,7 @@ G_GNUC_INTERNAL
 gboolean thrift_server_interrupt_accept (ThriftServerTransport *listener);
 
 /* Makes a blocked (or the next) peek or read on CONNECTION end; the connection's worker
- * still closes it. For a transport of unknown type this closes it. */
+ * still closes it. For a transport that cannot be interrupted this closes it. */
 G_GNUC_INTERNAL
 void thrift_server_interrupt_connection (ThriftTransport *connection);
 

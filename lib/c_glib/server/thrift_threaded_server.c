@@ -35,13 +35,12 @@
  *   - POOL: the dispatchers and their watchdog; PER_CONNECTION: one worker per connection
  *     (peek, process, until the peer is gone or the server stops).
  *
- * Stopping wakes what blocks: the acceptor in accept (ThriftServerSocket: shutdown of the
- * listening socket; ThriftServerRdma: its interrupt; other transports: close), the
- * dispatchers (an eventfd in their set) and each worker or dispatcher in peek or read
- * (ThriftSocket: shutdown of its socket; ThriftRdma: its interrupt; other transports:
- * close). A connection is only interrupted
- * while a worker has it and has not begun to close it; both happen under the server's lock,
- * so a descriptor is never touched after it was closed.
+ * Stopping wakes what blocks: the acceptor in accept, the dispatchers (an eventfd in their
+ * set) and each worker or dispatcher in peek or read; the transports wake their own accept
+ * and reads (thrift_interruptible.h: ThriftInterruptible, or shutdown of a stock socket),
+ * and one that cannot is closed.  A connection is only interrupted while a worker has it and
+ * has not begun to close it; both happen under the server's lock, so a descriptor is never
+ * touched after it was closed.
  */
 #include "config.h"
 
@@ -52,7 +51,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -62,8 +60,6 @@
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/protocol/thrift_checked_binary_protocol.h>
-#include <thrift/c_glib/transport/thrift_server_socket.h>
-#include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_transport_factory.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_idle_watch.h>

@@ -8,6 +8,7 @@ transportinclude_HEADERS = \
 	lib/c_glib/transport/thrift_rdma_version.h \
 	lib/c_glib/transport/thrift_hints.h \
 	lib/c_glib/transport/thrift_idle_watch.h \
+	lib/c_glib/transport/thrift_interruptible.h \
 	lib/c_glib/transport/thrift_rdma.h \
 	lib/c_glib/transport/thrift_rdma_explain.h \
 	lib/c_glib/transport/thrift_server_rdma.h \
@@ -20,6 +21,7 @@ rdma_engine_sources = \
 	lib/c_glib/transport/thrift_rdma_version.c \
 	lib/c_glib/transport/thrift_hints.c \
 	lib/c_glib/transport/thrift_idle_watch.c \
+	lib/c_glib/transport/thrift_interruptible.c \
 	lib/c_glib/transport/thrift_transport_unwrap.c \
 	lib/c_glib/transport/thrift_transport_unwrap.h \
 	lib/c_glib/transport/rdma/rdma_device.c \

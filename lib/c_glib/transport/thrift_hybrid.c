@@ -29,6 +29,7 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_hybrid.h>
 #include <thrift/c_glib/transport/thrift_idle_watch.h>
+#include <thrift/c_glib/transport/thrift_interruptible.h>
 #include <thrift/c_glib/transport/thrift_rdma_version.h>
 
 #include "hybrid/hybrid_transport.h"
@@ -92,13 +93,16 @@ typedef struct
 
 static void thrift_hybrid_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_hybrid_idle_watch_init (ThriftIdleWatchInterface *iface);
+static void thrift_hybrid_interruptible_init (ThriftInterruptibleInterface *iface);
 
 G_DEFINE_TYPE_WITH_CODE (ThriftHybrid, thrift_hybrid, THRIFT_TYPE_TRANSPORT,
                          G_ADD_PRIVATE (ThriftHybrid)
                          G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
                                                 thrift_hybrid_hint_receiver_init)
                          G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH,
-                                                thrift_hybrid_idle_watch_init))
+                                                thrift_hybrid_idle_watch_init)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                thrift_hybrid_interruptible_init))
 
 /* Unchecked: every caller is one of the class's own vfuncs, or a public function that
  * checked the type first; a checked cast per call is a measurable share of a small RPC. */
@@ -1080,4 +1084,17 @@ thrift_hybrid_interrupt (ThriftHybrid *hybrid)
     shutdown (priv->socket->sd, SHUT_RDWR);
   if (priv->rdma != NULL)
     thrift_rdma_interrupt (priv->rdma);
+}
+
+/* ThriftInterruptible: how a stopping server wakes a thread blocked on it */
+static void
+thrift_hybrid_interruptible_interrupt (ThriftInterruptible *self)
+{
+  thrift_hybrid_interrupt (THRIFT_HYBRID (self));
+}
+
+static void
+thrift_hybrid_interruptible_init (ThriftInterruptibleInterface *iface)
+{
+  iface->interrupt = thrift_hybrid_interruptible_interrupt;
 }

@@ -25,6 +25,7 @@
 #include <thrift/c_glib/thrift_configuration.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_idle_watch.h>
+#include <thrift/c_glib/transport/thrift_interruptible.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 #include <thrift/c_glib/transport/thrift_rdma_explain.h>
 
@@ -116,13 +117,16 @@ plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface);
+static void thrift_rdma_interruptible_init (ThriftInterruptibleInterface *iface);
 
 G_DEFINE_TYPE_WITH_CODE (ThriftRdma, thrift_rdma, THRIFT_TYPE_TRANSPORT,
                          G_ADD_PRIVATE (ThriftRdma)
                          G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
                                                 thrift_rdma_hint_receiver_init)
                          G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH,
-                                                thrift_rdma_idle_watch_init))
+                                                thrift_rdma_idle_watch_init)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                thrift_rdma_interruptible_init))
 
 /* Unchecked: every caller is one of the class's own vfuncs, or a public function that
  * checked the type first; a checked cast per call is a measurable share of a small RPC
@@ -1216,6 +1220,19 @@ thrift_rdma_interrupt (ThriftRdma *self)
     /* EAGAIN: the counter is already non-zero, the poll wakes anyway */
   }
   g_atomic_int_set (&priv->interrupted, 1);
+}
+
+/* ThriftInterruptible: how a stopping server wakes a thread blocked on it */
+static void
+thrift_rdma_interruptible_interrupt (ThriftInterruptible *self)
+{
+  thrift_rdma_interrupt (THRIFT_RDMA (self));
+}
+
+static void
+thrift_rdma_interruptible_init (ThriftInterruptibleInterface *iface)
+{
+  iface->interrupt = thrift_rdma_interruptible_interrupt;
 }
 
 const guint8 *

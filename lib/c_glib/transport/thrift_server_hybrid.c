@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thrift/c_glib/transport/thrift_interruptible.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_server_hybrid.h>
@@ -103,8 +104,12 @@ typedef struct
   GQueue ready;                   /* ThriftTransport, to hand out */
 } ThriftServerHybridPrivate;
 
-G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerHybrid, thrift_server_hybrid,
-                            THRIFT_TYPE_SERVER_TRANSPORT)
+static void thrift_server_hybrid_interruptible_init (ThriftInterruptibleInterface *iface);
+
+G_DEFINE_TYPE_WITH_CODE (ThriftServerHybrid, thrift_server_hybrid, THRIFT_TYPE_SERVER_TRANSPORT,
+                         G_ADD_PRIVATE (ThriftServerHybrid)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                thrift_server_hybrid_interruptible_init))
 
 #define PRIV(obj) ((ThriftServerHybridPrivate *) \
   thrift_server_hybrid_get_instance_private (THRIFT_SERVER_HYBRID (obj)))
@@ -528,6 +533,19 @@ thrift_server_hybrid_interrupt (ThriftServerHybrid *server)
   if (PRIV (server)->wake_fd >= 0 && write (PRIV (server)->wake_fd, &one, sizeof one) < 0) {
     /* an eventfd's write fails only when its counter would overflow: it is set already */
   }
+}
+
+/* ThriftInterruptible: how a stopping server wakes a thread blocked on it */
+static void
+thrift_server_hybrid_interruptible_interrupt (ThriftInterruptible *self)
+{
+  thrift_server_hybrid_interrupt (THRIFT_SERVER_HYBRID (self));
+}
+
+static void
+thrift_server_hybrid_interruptible_init (ThriftInterruptibleInterface *iface)
+{
+  iface->interrupt = thrift_server_hybrid_interruptible_interrupt;
 }
 
 gboolean

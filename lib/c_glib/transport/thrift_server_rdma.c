@@ -26,6 +26,7 @@
 #include <sys/eventfd.h>
 
 #include <thrift/c_glib/thrift_configuration.h>
+#include <thrift/c_glib/transport/thrift_interruptible.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 #include "rdma/rdma_budget.h"
@@ -95,7 +96,12 @@ typedef struct
   gint last_status;      /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
 } ThriftServerRdmaPrivate;
 
-G_DEFINE_TYPE_WITH_PRIVATE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT)
+static void thrift_server_rdma_interruptible_init (ThriftInterruptibleInterface *iface);
+
+G_DEFINE_TYPE_WITH_CODE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT,
+                         G_ADD_PRIVATE (ThriftServerRdma)
+                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                thrift_server_rdma_interruptible_init))
 
 #define PRIV(obj) \
   ((ThriftServerRdmaPrivate *) thrift_server_rdma_get_instance_private (THRIFT_SERVER_RDMA (obj)))
@@ -581,6 +587,19 @@ thrift_server_rdma_interrupt (ThriftServerRdma *self)
   if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
     /* EAGAIN: the counter is already non-zero, accept wakes anyway */
   }
+}
+
+/* ThriftInterruptible: how a stopping server wakes a thread blocked on it */
+static void
+thrift_server_rdma_interruptible_interrupt (ThriftInterruptible *self)
+{
+  thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (self));
+}
+
+static void
+thrift_server_rdma_interruptible_init (ThriftInterruptibleInterface *iface)
+{
+  iface->interrupt = thrift_server_rdma_interruptible_interrupt;
 }
 
 void
