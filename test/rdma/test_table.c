@@ -27,7 +27,7 @@
  *     it; the client waited for the reply by the table's polling; the data comes back
  *     byte-exact.
  *
- * The expected values are the table as Fig. 6 gives it, copied into `brief` below; they
+ * The expected values are the table as Fig. 6 gives it, copied into `fig6` below; they
  * are not asked of rdma_plan.  The "full" column (concurrency above one NUMA node's cores and
  * at most all cores) cannot be named by a static concurrency value on every machine (a guest
  * with one node has no such value): test/unit/test_rdma_plan covers it on a modelled machine
@@ -58,13 +58,13 @@ typedef struct
 {
   const gchar *small_proto, *large_proto, *large_alt;
   const gchar *small_polling, *large_polling;
-} BriefCell;
+} Fig6Cell;
 
 typedef struct
 {
   const gchar *goal;
-  BriefCell under, full_over;
-} BriefRow;
+  Fig6Cell under, full_over;
+} Fig6Row;
 
 /* HatRPC Sec. 3.3, Fig. 6 (latency full/over: rdma_plan.c), 4 KB the small/large threshold:
  *
@@ -78,7 +78,7 @@ typedef struct
  * Fig. 6 gives no polling for resource utilisation: event (RES_POLLING), the mode in which
  * a waiting thread spends no core, as rdma_plan.c documents its choice. */
 #define RES_POLLING "event"
-static const BriefRow brief[] = {
+static const Fig6Row fig6[] = {
   { "latency",
     { "direct_write_imm", "direct_write_imm", NULL, "busy", "busy" },
     { "direct_write_imm", "direct_write_imm", NULL, "hybrid", "hybrid" } },
@@ -124,23 +124,23 @@ typedef struct
   const gchar *proto_reason, *polling_reason;   /* words WHY must hold */
 } Expect;
 
-static const BriefRow *
+static const Fig6Row *
 row_of (const gchar *goal)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (brief); i++)
-    if (strcmp (brief[i].goal, goal) == 0)
-      return &brief[i];
+  for (guint i = 0; i < G_N_ELEMENTS (fig6); i++)
+    if (strcmp (fig6[i].goal, goal) == 0)
+      return &fig6[i];
   g_error ("no row for perf_goal %s", goal);
   return NULL;
 }
 
-/* A cell of `brief` for GOAL_SUB_SIZE on @side, by the table alone. */
+/* A cell of `fig6` for GOAL_SUB_SIZE on @side, by the table alone. */
 static void
 expect_cell (const gchar *goal, const gchar *sub, const gchar *size, ThriftHintSide side,
              Expect *e)
 {
-  const BriefRow *row = row_of (goal);
-  const BriefCell *c = strcmp (sub, "under") == 0 ? &row->under : &row->full_over;
+  const Fig6Row *row = row_of (goal);
+  const Fig6Cell *c = strcmp (sub, "under") == 0 ? &row->under : &row->full_over;
 
   *e = (Expect) { c->small_proto, c->large_proto, c->large_alt, c->small_polling,
                   c->large_polling, g_intern_string (sub), "by message length", NULL, NULL };

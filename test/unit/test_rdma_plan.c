@@ -15,7 +15,7 @@
 /*
  * Host-side tests of the protocol and polling plan (rdma_plan.c) and of the explain API
  * (thrift_rdma_explain.c).  The expected values are HatRPC's table (Sec. 3.3, Fig. 6), copied
- * row by row into `brief` below, not what the implementation happens to return.
+ * row by row into `fig6` below, not what the implementation happens to return.
  */
 #include "config.h"
 
@@ -50,9 +50,9 @@ typedef struct {
   ThriftHintProto small_proto, large_proto;   /* a server's reply */
   ThriftHintProto client_large_proto;         /* a client's call */
   ThriftRdmaPolling small_polling, large_polling;
-} BriefRow;
+} Fig6Row;
 
-static const BriefRow brief[] = {
+static const Fig6Row fig6[] = {
   /* latency, under: "busy polling; Direct-WriteIMM for all sizes" */
   { THRIFT_HINT_PERF_GOAL_LATENCY, "latency", RDMA_PLAN_UNDER, DWI, DWI, DWI, BUSY, BUSY },
   /* latency, full / over: "Direct-WriteIMM with hybrid polling" */
@@ -80,14 +80,14 @@ static const BriefRow brief[] = {
     EVENT, EVENT },
 };
 
-/* One test per cell: a row of `brief` and small or large. */
+/* One test per cell: a row of `fig6` and small or large. */
 typedef struct {
-  const BriefRow *row;
+  const Fig6Row *row;
   gboolean large;
 } Cell;
 
 static ThriftHintSet
-set_for (const BriefRow *row, ThriftHintSide side)
+set_for (const Fig6Row *row, ThriftHintSide side)
 {
   return (ThriftHintSet) {
     .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "get", .side = side,
@@ -109,7 +109,7 @@ static void
 test_cell (gconstpointer data)
 {
   const Cell *cell = data;
-  const BriefRow *row = cell->row;
+  const Fig6Row *row = cell->row;
   gsize len = cell->large ? 4097 : 4096;
 
   for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++) {
@@ -210,7 +210,7 @@ static void
 test_payload_threshold (void)
 {
   /* throughput, under: event small, busy large; res_util, under: Write-RNDV large */
-  ThriftHintSet h = set_for (&brief[3], THRIFT_HINT_SIDE_CLIENT);
+  ThriftHintSet h = set_for (&fig6[3], THRIFT_HINT_SIDE_CLIENT);
   g_autofree gchar *small_line = NULL, *large_line = NULL;
   RdmaPlan p;
 
@@ -236,8 +236,8 @@ test_payload_threshold (void)
 static void
 test_measure (void)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (brief); i++) {
-    const BriefRow *row = &brief[i];
+  for (guint i = 0; i < G_N_ELEMENTS (fig6); i++) {
+    const Fig6Row *row = &fig6[i];
     ThriftHintSet h = set_for (row, THRIFT_HINT_SIDE_CLIENT);
     RdmaMeasure want = row->goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
                        && row->sub == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL : RDMA_MEASURE_CPU;
@@ -295,7 +295,7 @@ test_measure (void)
 static void
 test_proto_override (void)
 {
-  ThriftHintSet h = set_for (&brief[7], THRIFT_HINT_SIDE_SERVER);   /* res_util, full */
+  ThriftHintSet h = set_for (&fig6[7], THRIFT_HINT_SIDE_SERVER);   /* res_util, full */
   g_autofree gchar *line = NULL;
   RdmaPlan p;
 
@@ -315,7 +315,7 @@ test_proto_override (void)
 static void
 test_polling_override (void)
 {
-  ThriftHintSet h = set_for (&brief[3], THRIFT_HINT_SIDE_SERVER);   /* throughput, under */
+  ThriftHintSet h = set_for (&fig6[3], THRIFT_HINT_SIDE_SERVER);   /* throughput, under */
   g_autofree gchar *line = NULL;
   RdmaPlan p;
 
@@ -334,7 +334,7 @@ test_polling_override (void)
 static void
 test_peer (void)
 {
-  ThriftHintSet h = set_for (&brief[6], THRIFT_HINT_SIDE_CLIENT);   /* res_util, under */
+  ThriftHintSet h = set_for (&fig6[6], THRIFT_HINT_SIDE_CLIENT);   /* res_util, under */
   const guint32 eager_only = 1u << EAGER;
   g_autofree gchar *line = NULL, *both_line = NULL, *hint_line = NULL;
   RdmaPlan p;
@@ -371,8 +371,8 @@ test_peer (void)
 static void
 test_rfp_side (void)
 {
-  ThriftHintSet client = set_for (&brief[5], THRIFT_HINT_SIDE_CLIENT);   /* throughput, over */
-  ThriftHintSet server = set_for (&brief[5], THRIFT_HINT_SIDE_SERVER);
+  ThriftHintSet client = set_for (&fig6[5], THRIFT_HINT_SIDE_CLIENT);   /* throughput, over */
+  ThriftHintSet server = set_for (&fig6[5], THRIFT_HINT_SIDE_SERVER);
   g_autofree gchar *client_line = NULL;
   RdmaPlan p;
 
@@ -398,7 +398,7 @@ test_eager_rndv (void)
 
   for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++) {
     /* throughput, over: the table would give Direct-WriteIMM small and RFP large */
-    ThriftHintSet h = set_for (&brief[5], side);
+    ThriftHintSet h = set_for (&fig6[5], side);
     g_autofree gchar *line = NULL, *small_line = NULL, *large_line = NULL, *peer_line = NULL;
     RdmaPlan p;
 
@@ -453,7 +453,7 @@ test_numa_boundary (void)
     const RdmaMachine *m;
     guint32 concurrency;
     RdmaPlanSubscription sub;
-    ThriftRdmaPolling latency_polling;   /* the latency row of `brief` */
+    ThriftRdmaPolling latency_polling;   /* the latency row of `fig6` */
   } cases[] = {
     { &two_nodes, 1, RDMA_PLAN_UNDER, BUSY },
     { &two_nodes, 8, RDMA_PLAN_UNDER, BUSY },
@@ -466,7 +466,7 @@ test_numa_boundary (void)
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
-    ThriftHintSet h = set_for (&brief[0], THRIFT_HINT_SIDE_CLIENT);
+    ThriftHintSet h = set_for (&fig6[0], THRIFT_HINT_SIDE_CLIENT);
     g_autofree gchar *line = NULL;
     RdmaPlan p;
 
@@ -571,8 +571,8 @@ test_machine_get (void)
 static void
 test_explain_sets (void)
 {
-  const ThriftHintSet get_c = set_for (&brief[0], THRIFT_HINT_SIDE_CLIENT);
-  ThriftHintSet get_s = set_for (&brief[0], THRIFT_HINT_SIDE_SERVER);
+  const ThriftHintSet get_c = set_for (&fig6[0], THRIFT_HINT_SIDE_CLIENT);
+  ThriftHintSet get_s = set_for (&fig6[0], THRIFT_HINT_SIDE_SERVER);
   const ThriftHintSet *const sets[] = { &get_c, &get_s, NULL };
   const ThriftHintSet *const empty[] = { NULL };
   g_autofree gchar *one = NULL, *all = NULL, *none = NULL, *nothing = NULL;
@@ -602,7 +602,7 @@ test_explain_sets (void)
 static void
 test_explain_connection_closed (void)
 {
-  const ThriftHintSet get_c = set_for (&brief[0], THRIFT_HINT_SIDE_CLIENT);
+  const ThriftHintSet get_c = set_for (&fig6[0], THRIFT_HINT_SIDE_CLIENT);
   ThriftTransport *t = thrift_rdma_new ("127.0.0.1", 9);
 
   g_assert_null (thrift_rdma_explain_connection (THRIFT_RDMA (t), &get_c));
@@ -653,18 +653,18 @@ test_explain_disabled (void)
 int
 main (int argc, char **argv)
 {
-  static Cell cells[G_N_ELEMENTS (brief) * 2];
+  static Cell cells[G_N_ELEMENTS (fig6) * 2];
 
   g_test_init (&argc, &argv, NULL);
-  for (gsize i = 0; i < G_N_ELEMENTS (brief); i++)
+  for (gsize i = 0; i < G_N_ELEMENTS (fig6); i++)
     for (gsize large = 0; large <= 1; large++) {
       Cell *cell = &cells[i * 2 + large];
       g_autofree gchar *path = NULL;
 
-      cell->row = &brief[i];
+      cell->row = &fig6[i];
       cell->large = (gboolean) large;
-      path = g_strdup_printf ("/rdma_plan/table/%s/%s/%s", brief[i].goal_name,
-                              sub_names[brief[i].sub], large ? "large" : "small");
+      path = g_strdup_printf ("/rdma_plan/table/%s/%s/%s", fig6[i].goal_name,
+                              sub_names[fig6[i].sub], large ? "large" : "small");
       g_test_add_data_func (path, cell, test_cell);
     }
   g_test_add_func ("/rdma_plan/no_hints", test_no_hints);

@@ -60,11 +60,11 @@ enum
 typedef struct
 {
   /* client settings */
-  gchar *hostname;
+  gchar *hostname;               /* (owned) */
   guint port;
   gboolean fallback;
   gboolean use_transport_hints;
-  gpointer hints;
+  gpointer hints;                /* (unowned) (nullable): the caller's (property) */
   ThriftRdmaPolling polling;
   guint connect_timeout_ms, call_timeout_ms, keepalive_ms;
   gint numa_node;
@@ -72,11 +72,13 @@ typedef struct
   RdmaBulkProps bulk;            /* the RDMA leg's bulk-* and rcache-* */
 
   gboolean accepted;             /* the server's side of a pair */
-  ThriftSocket *socket;          /* the TCP leg's socket */
-  ThriftTransport *tcp;          /* framed (a stock client's may be buffered), over @socket
-                                    (which it borrows) */
-  ThriftRdma *rdma;              /* the RDMA leg; NULL when closed or TCP alone */
-  gchar *fallback_reason;
+  ThriftSocket *socket;          /* (owned) (nullable): the TCP leg's socket */
+  ThriftTransport *tcp;          /* (owned) (nullable): framed (a stock client's may be
+                                    buffered), over @socket (which it borrows); NULL when
+                                    closed */
+  ThriftRdma *rdma;              /* (owned) (nullable): the RDMA leg; NULL when closed or TCP
+                                    alone */
+  gchar *fallback_reason;        /* (owned) (nullable) */
 
   ThriftHybridLeg next_leg;      /* client: the leg the hints of the next call name */
   ThriftHybridLeg write_leg;     /* the leg of the message being written */
@@ -88,7 +90,7 @@ typedef struct
   guint idle_n_rdma;             /* idle watch: how many of the descriptors are the RDMA leg's */
   gboolean tcp_over, rdma_over;  /* server: a leg that ended (the other is served a while) */
   gint64 half_gone_us;           /* when the first leg ended */
-  GError *over_error;            /* why it ended, if it failed */
+  GError *over_error;            /* (owned) (nullable): why it ended, if it failed */
 } ThriftHybridPrivate;
 
 static void thrift_hybrid_hint_receiver_init (ThriftHintReceiverInterface *iface);

@@ -68,11 +68,12 @@ enum
 
 typedef struct
 {
-  gchar *hostname;
+  gchar *hostname;                    /* (owned) */
   guint port;
-  gchar *source_address;
-  GBytes *pair_token;                 /* "pair-token", or NULL */
-  const ThriftHintSet *hints;         /* default hints (property) */
+  gchar *source_address;              /* (owned) (nullable) */
+  GBytes *pair_token;                 /* (owned) (nullable): "pair-token" */
+  const ThriftHintSet *hints;         /* (unowned) (nullable): default hints (property), the
+                                         caller's (generated code's static data) */
   ThriftRdmaPolling polling;
   guint connect_timeout_ms;
   guint call_timeout_ms;
@@ -83,20 +84,23 @@ typedef struct
   RdmaBulkProps bulk;                 /* the bulk-* properties */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
-  RdmaConn *conn;
+  RdmaConn *conn;                     /* (owned) (nullable): NULL while closed */
   gsize wlen;                         /* bytes of the message being written (0: none yet) */
   RdmaBulkWriter writer;              /* the message being written: its lent fields */
   RdmaBulkReader reader;              /* the head received message, being read */
   gboolean reading;                   /* the head message is being read */
-  const ThriftHintSet *msg_hints;     /* set_hints of the message being written */
-  const ThriftHintSet *wait_hints;    /* hints of the last message sent (its reply's wait) */
-  const ThriftHintSet *checked_hints; /* the last set looked at for unimplemented hints */
+  const ThriftHintSet *msg_hints;     /* (unowned) (nullable): set_hints of the message being
+                                         written */
+  const ThriftHintSet *wait_hints;    /* (unowned) (nullable): hints of the last message sent
+                                         (its reply's wait) */
+  const ThriftHintSet *checked_hints; /* (unowned) (nullable): the last set looked at for
+                                         unimplemented hints; only compared */
   ThriftRdmaPolling effective;
   RdmaMeasure measure;                /* effective EVENT: spin or block by this measure */
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
   gint poll_node;                     /* NUMA node of the thread that uses the connection, by
                                          the set in use (use_hints); -1: leave it alone */
-  const gchar *proto_name;
+  const gchar *proto_name;            /* (unowned): a protocol's static name */
   RdmaPlanCache *plans;               /* (owned) what each hint set selects on the
                                          connection */
   ThriftRdmaStats saved;              /* counters of the last closed connection */

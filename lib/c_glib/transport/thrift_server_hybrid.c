@@ -79,18 +79,18 @@ typedef struct
                                      stock framed one's (else a stock buffered client) */
   gboolean admitted;              /* an RDMA request presented the token: it is used */
   HybridCommit commit;
-  ThriftRdma *rdma;               /* the RDMA leg, once established */
+  ThriftRdma *rdma;               /* (owned) (nullable): the RDMA leg, once established */
   gint64 deadline_us;
 } Pending;
 
 typedef struct
 {
-  gchar *hostname;
+  gchar *hostname;                /* (owned) (nullable): NULL listens on any address */
   guint port;
   gint backlog;
   gboolean fallback;
   guint connect_timeout_ms;
-  gpointer hints;
+  gpointer hints;                 /* (unowned) (nullable): the caller's (property) */
   ThriftRdmaPolling polling;
   guint call_timeout_ms, idle_timeout_ms, keepalive_ms;
   gint numa_node;
@@ -98,10 +98,11 @@ typedef struct
   RdmaBulkProps bulk;             /* the RDMA listener's bulk-* and rcache-* */
 
   int tcp_fd;                     /* the TCP listener */
-  ThriftServerRdma *rdma;         /* the RDMA listener; NULL when serving TCP alone */
+  ThriftServerRdma *rdma;         /* (owned) (nullable): the RDMA listener; NULL when serving
+                                     TCP alone or not listening */
   int wake_fd;
-  GList *pending;                 /* Pending */
-  GQueue ready;                   /* ThriftTransport, to hand out */
+  GList *pending;                 /* (owned) (nullable): Pending * (owned), pending_free */
+  GQueue ready;                   /* ThriftTransport * (owned), to hand out */
 } ThriftServerHybridPrivate;
 
 static void thrift_server_hybrid_interruptible_init (ThriftInterruptibleInterface *iface);

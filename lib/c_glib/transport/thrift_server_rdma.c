@@ -73,10 +73,10 @@ typedef struct
 
 typedef struct
 {
-  gchar *hostname;
+  gchar *hostname;       /* (owned) (nullable): NULL binds any address */
   guint port;            /* as set; the bound port after listen */
   gint backlog;
-  gpointer hints;
+  gpointer hints;        /* (unowned) (nullable): the caller's (property) */
   ThriftRdmaPolling polling;
   guint call_timeout_ms;
   guint idle_timeout_ms;
@@ -85,13 +85,14 @@ typedef struct
   guint64 max_pinned_bytes;  /* asked of the process's budget at listen (0: default) */
   RdmaBulkProps bulk;    /* of accepted connections (thrift_rdma.h) */
 
-  struct rdma_event_channel *channel;
-  struct rdma_cm_id *listener;
+  struct rdma_event_channel *channel;   /* (owned) (nullable): NULL when not listening */
+  struct rdma_cm_id *listener;          /* (owned) (nullable): NULL when not listening */
   int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
   int epoll_fd;          /* the CM channel and wake_fd in one (thrift_server_rdma_get_fd) */
   ThriftServerRdmaAdmitFunc admit;
-  gpointer admit_data;
-  GList *pending;        /* Pending *, handshakes in progress, side by side */
+  gpointer admit_data;   /* (unowned) (nullable): the caller's, with admit */
+  GList *pending;        /* (owned) (nullable): Pending * (owned), handshakes in progress,
+                            side by side */
   GQueue established;    /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
   gint last_status;      /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
 } ThriftServerRdmaPrivate;

@@ -31,16 +31,20 @@
 
 struct _RdmaBulk
 {
-  RdmaRcache *cache;                           /* the device's (rdma_domain_rcache), or its
-                                                  own (owned) when the domain is not shared */
+  RdmaRcache *cache;                           /* (owned) if @own_cache, else (unowned): the
+                                                  device's (rdma_domain_rcache), or its own
+                                                  when the domain is not shared */
   gboolean own_cache;
-  RdmaLendCost *lend_cost;                     /* the device's (rdma_domain_lend_cost) */
+  RdmaLendCost *lend_cost;                     /* (unowned) (nullable): the device's
+                                                  (rdma_domain_lend_cost) */
   RdmaRcacheStats tally;                       /* this connection's hits and misses */
   RdmaRcacheStats seen;                        /* counters already in conn->stats */
 
   /* lending: the message being written or waiting for its DONE */
-  RdmaWindow *win[RDMA_BULK_MAX_FIELDS];       /* made on first use, rebound per loan */
-  RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* held while lent (may cover more) */
+  RdmaWindow *win[RDMA_BULK_MAX_FIELDS];       /* (owned) (nullable): made on first use,
+                                                  rebound per loan */
+  RdmaRcacheEntry *lent[RDMA_BULK_MAX_FIELDS]; /* (owned) (nullable): a hold on @cache's
+                                                  entry while lent (may cover more) */
   gsize lent_len[RDMA_BULK_MAX_FIELDS];        /* the fields' own lengths */
   guint n_lent;
   guint32 tx_seq;
@@ -48,7 +52,8 @@ struct _RdmaBulk
 
   /* pulling */
   guint reads;                                 /* READs in flight */
-  GPtrArray *reading;                          /* the entries they hold */
+  GPtrArray *reading;                          /* (owned): the entries they hold, a hold on
+                                                  each (rdma_rcache_release) */
 };
 
 static RdmaBulk *

@@ -55,7 +55,8 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  gconstpointer ptr[RDMA_BULK_MAX_FIELDS];
+  gconstpointer ptr[RDMA_BULK_MAX_FIELDS];   /* (unowned): the caller's bytes, valid until
+                                                the flush that ends the message */
   RdmaBulkDesc desc[RDMA_BULK_MAX_FIELDS];
   guint n;
   gsize inline_len;       /* inline bytes written (envelope byte not counted) */

@@ -79,7 +79,7 @@ typedef struct
 /* A received message, taken apart: its inline bytes and the fields it lends. */
 typedef struct
 {
-  const guint8 *inline_data;
+  const guint8 *inline_data;             /* (unowned): in the received message */
   gsize inline_len;
   guint32 seq;
   guint n;                               /* 0: a plain message */

@@ -49,12 +49,14 @@ typedef enum
 /* A received message. */
 struct _RdmaMessage
 {
-  guint8 *data;
+  guint8 *data;                 /* (owned) if @owner is RDMA_MSG_ON_HEAP, else (unowned): its
+                                   receive slot or its protocol's memory (a ring's among
+                                   them); NULL while @pending */
   gsize len;
   RdmaMsgOwner owner;
   gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
   guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
-  const RdmaProtoOps *proto;    /* the protocol that carried it */
+  const RdmaProtoOps *proto;    /* (unowned): the protocol that carried it (static) */
   gboolean pending;             /* its place is taken, its bytes are still arriving
                                    (rdma_conn_deliver_pending): not readable yet */
   gboolean opened;              /* handed to a reader (rdma_conn_ready_message), who may
@@ -77,18 +79,21 @@ typedef struct _RdmaBulk RdmaBulk;
 struct _RdmaConn
 {
   RdmaConnState state;
-  GError *failure;                    /* the cause of FAILED */
+  GError *failure;                    /* (owned) (nullable): the cause of FAILED */
   gboolean is_client;
 
-  struct rdma_event_channel *cm_channel;
-  struct rdma_cm_id *id;
-  struct ibv_pd *pd;
+  struct rdma_event_channel *cm_channel;  /* (owned) (nullable): NULL until the id moves to
+                                             it (an accepted one starts on the listener's) */
+  struct rdma_cm_id *id;              /* (owned) (nullable) */
+  struct ibv_pd *pd;                  /* (owned) (nullable): a reference on the device's domain
+                                         (rdma_domain_acquire, rdma_domain_release) */
   RdmaPoller poller;                  /* the CQ and its channel, the fds a wait watches, the
                                          polling mode and the protocols' progress_mask */
 
   RdmaConnSettings settings;
-  RdmaSrq *srq;                       /* the device's shared receive queue (rdma_srq.h), whose
-                                         slots this connection's receives take; NULL: */
+  RdmaSrq *srq;                       /* (unowned) (nullable): the domain's; the device's shared
+                                         receive queue (rdma_srq.h), whose slots this
+                                         connection's receives take; NULL: recv_pool's own */
   RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots of its own */
   RdmaPool send_pool;                 /* as many slots, of RDMA_SEND_SLOT_SIZE bytes */
   RdmaCredits credits;
@@ -96,25 +101,29 @@ struct _RdmaConn
   gboolean has_peer_pair_token;       /* server: the client's request carried a token */
   guint8 peer_pair_token[RDMA_WIRE_PAIR_TOKEN_LEN];
 
-  GQueue received;                    /* RdmaMessage *, complete, in arrival order */
-  gpointer proto_state[RDMA_PROTO_COUNT];
-  const RdmaProtoOps *tx_proto;       /* protocol of the next message sent */
-  const RdmaProtoOps *last_tx_proto;  /* the one that carried the last message sent */
+  GQueue received;                    /* RdmaMessage * (owned), complete, in arrival order */
+  gpointer proto_state[RDMA_PROTO_COUNT];  /* (owned) (nullable): each protocol's, made by its
+                                              setup, freed by its teardown (rdma_conn_free) */
+  const RdmaProtoOps *tx_proto;       /* (unowned): protocol of the next message sent (static) */
+  const RdmaProtoOps *last_tx_proto;  /* (unowned) (nullable): the one that carried the last
+                                         message sent (static); NULL before the first */
   gboolean last_was_send;             /* for round trip counting */
   gboolean closing;                   /* rdma_conn_free waits for what was sent */
   guint64 msgs_sent;                  /* messages sent and received since connect, never */
   guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
 
   /* operations (rdma_op.h) */
-  RdmaOp *recv_ops;                   /* one per receive slot */
-  RdmaOp *send_ops;                   /* one per send slot */
+  RdmaOp *recv_ops;                   /* (owned) (nullable): one per receive slot of its own
+                                         (NULL with @srq) */
+  RdmaOp *send_ops;                   /* (owned) (nullable): one per send slot */
   RdmaOp probe_op;
   RdmaOp fatal_op;                    /* (rdma_domain.h: RDMA_OP_FATAL) */
   gint device_event;                  /* the first async event that failed our QP, + 1 (0: none);
                                          set on the domain's thread, atomic */
   RdmaOp quiet_op;
-  RdmaOp *free_ops;                   /* pooled ops for WRITE and READ */
-  GPtrArray *op_blocks;               /* their allocations */
+  RdmaOp *free_ops;                   /* (unowned) (nullable): pooled ops for WRITE and READ, a
+                                         list through @op_blocks */
+  GPtrArray *op_blocks;               /* (owned): their allocations */
   guint32 sq_depth;                   /* send queue entries of the QP */
   guint32 sq_used;                    /* posted and not yet retired */
   guint32 sq_unsignalled;             /* unsignalled WRs since the last signalled one */
@@ -126,23 +135,23 @@ struct _RdmaConn
   gsize tx_may_copy;                  /* bytes the message being sent lends that another may
                                          copy (rdma_lend_cost.h): a ring asked for counts them */
 
-  /* the control channel: messages waiting for a free send slot */
+  /* the control channel: messages waiting for a free send slot (owned, g_free) */
   GQueue control_out;
 
   /* the direct ring (rdma_ring.h), made on first use */
-  RdmaRing *ring;
+  RdmaRing *ring;                     /* (owned) (nullable): rdma_ring_free */
 
   /* memory window operations, in order (rdma_conn_window.h) */
   RdmaWindows windows;
 
   /* bulk transfer (rdma_bulk.h): windows, loans, the registration cache; made on first use */
-  RdmaBulk *bulk;
+  RdmaBulk *bulk;                     /* (owned) (nullable): rdma_bulk_free */
 
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */
   gsize unread_bytes;                 /* bytes of received messages not yet released */
   guint in_slot;                      /* of them, messages read in place from their slot */
-  GArray *held_slots;                 /* guint32 (own slots) */
+  GArray *held_slots;                 /* (owned): guint32 (own slots) */
   guint32 held_credits;               /* (shared slots: those go back at once, a held slot
                                          would starve the other connections) */
 

@@ -58,9 +58,10 @@ typedef gboolean (*RdmaWindowDone) (RdmaConn *conn, RdmaWindow *w, gpointer data
 /* The connection's windows and the queue of their operations, with the WRs posted behind. */
 typedef struct
 {
-  GQueue live;               /* RdmaWindow *, every window the connection holds */
-  GQueue waiting;            /* RdmaWindowOp *, in order */
-  RdmaWindowOp *posted;      /* the one in flight, or NULL */
+  GQueue live;               /* RdmaWindow * (unowned: their owners, the ring and bulk, free
+                                them), every window the connection holds */
+  GQueue waiting;            /* RdmaWindowOp * (owned), in order */
+  RdmaWindowOp *posted;      /* (owned) (nullable): the one in flight, or NULL */
   GQueue deferred;           /* WR lists posted while busy, in order (rdma_conn_window.c) */
   guint32 sq_deferred;       /* their send queue entries (counted in conn->sq_used) */
   guint32 retire_entries;    /* unsignalled WRs at the tail of the posted ones, still to

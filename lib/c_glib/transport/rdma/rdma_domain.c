@@ -29,7 +29,7 @@
 /* A device's shared domain, while a connection holds it. */
 typedef struct
 {
-  struct ibv_context *verbs;
+  struct ibv_context *verbs; /* (unowned): the device context of its connections' ids */
   struct ibv_pd *pd;         /* (owned) */
   guint users;
   RdmaSrq *srq;              /* (owned) (nullable): made by the first connection that asks */
@@ -37,17 +37,19 @@ typedef struct
   gboolean srq_tried;
   GThread *events;           /* (owned) (nullable): reads the device's async events */
   int wake_fd;               /* tells it to stop */
-  GHashTable *watched;       /* struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
+  GHashTable *watched;       /* (owned): struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
   RdmaRcache *rcache;        /* (owned) (nullable): made by the first connection that asks */
-  RdmaLendCost *lend;        /* (nullable): made by the first connection that asks; owned
-                              * only where the device has no name (rdma_lend_cost_for_device) */
+  RdmaLendCost *lend;        /* (owned) if @lend_owned (the device has no name), else
+                              * (unowned): the process's book of the device
+                              * (rdma_lend_cost_for_device); (nullable): made by the first
+                              * connection that asks */
   gboolean lend_owned;
 } Domain;
 
 typedef struct
 {
   RdmaDomainQpFailed failed;
-  gpointer data;
+  gpointer data;             /* (unowned): the watcher's (its RdmaConn) */
 } Watch;
 
 static GMutex lock;

@@ -35,13 +35,14 @@ typedef struct
 
 struct _RdmaRcache
 {
-  struct ibv_pd *pd;
+  struct ibv_pd *pd;          /* (unowned): its maker's, which outlives the cache */
   guint max_entries;
   gsize max_bytes;
 
   GMutex lock;                /* everything below but the event ring */
-  GQueue lru;                 /* cached entries, most recently used first */
-  GQueue orphans;             /* held entries not cached (uncached, or dropped meanwhile) */
+  GQueue lru;                 /* Entry * (owned): cached entries, most recently used first */
+  GQueue orphans;             /* Entry * (owned): held entries not cached (uncached, or
+                                 dropped meanwhile), destroyed at their last release */
   RdmaRcacheStats stats;
 
   /* what the process's watch reported that this cache has applied (rdma_unmap_watch.h) */

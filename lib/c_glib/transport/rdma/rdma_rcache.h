@@ -82,10 +82,11 @@ typedef struct _RdmaRcache RdmaRcache;
  * from acquire to release. */
 typedef struct
 {
-  guint8 *addr;               /* the region's start and length */
+  guint8 *addr;               /* (unowned): the region's start and length, the holder's
+                                 memory (registered, never freed here) */
   gsize length;
   guint32 lkey, rkey;
-  struct ibv_mr *mr;
+  struct ibv_mr *mr;          /* (owned): the cache's, deregistered when the entry goes */
 } RdmaRcacheEntry;
 
 typedef struct

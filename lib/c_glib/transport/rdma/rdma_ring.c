@@ -39,10 +39,11 @@ typedef enum
 struct _RdmaRing
 {
   /* owner: the ring the peer writes into */
-  guint8 *base;
+  guint8 *base;                            /* (owned) (nullable): mmap'd, NULL while no ring */
   guint32 size;
-  struct ibv_mr *mr;
-  RdmaWindow *window;                      /* the peer's way in (rdma_conn_window.h) */
+  struct ibv_mr *mr;                       /* (owned) (nullable) */
+  RdmaWindow *window;                      /* (owned) (nullable): the peer's way in
+                                              (rdma_conn_window.h) */
   guint32 rx_off;                          /* where the next chunk lands */
   guint32 rx_used;                         /* bytes of chunks not yet freed */
   guint64 rx_next;                         /* sequence number of the next chunk */
@@ -51,7 +52,9 @@ struct _RdmaRing
   gboolean rx_free[RDMA_RING_MAX_CHUNKS];
   guint rx_unreported;                     /* freed in order, not yet reported */
   guint32 rx_unreported_bytes;
-  guint8 *partial;                         /* a message of several chunks, being copied */
+  guint8 *partial;                         /* (owned) (nullable): a message of several chunks,
+                                              being copied; handed to the connection once
+                                              complete (RDMA_MSG_ON_HEAP) */
   gsize partial_len, partial_cap;
   guint rx_in_place;                       /* messages read in place, not yet released */
   gboolean rx_written;                     /* a chunk came since the last idle check */

@@ -34,11 +34,11 @@ struct _RdmaSrq
 {
   GMutex lock;                       /* chunks and growth; posting is the verbs' own */
   struct ibv_srq *srq;               /* (owned) */
-  struct ibv_pd *pd;
+  struct ibv_pd *pd;                 /* (unowned): the domain's, which frees the queue */
   guint32 slot_size;
   guint32 max_slots;
   gint numa_node;
-  GPtrArray *chunks;                 /* Chunk * (owned) */
+  GPtrArray *chunks;                 /* (owned): Chunk * (owned) */
   gint posted;                       /* atomic */
 };
 
