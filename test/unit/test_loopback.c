@@ -3437,9 +3437,11 @@ test_thrift_lend_measured_ring (void)
 
 /* The table gives a throughput server's large replies to RFP (over-subscribed); a client
  * whose waits block asks for them to be announced, and then an announcement and its READ
- * would cost more than writing the reply (rdma_plan_cache.h): the server writes it.  The
- * first reply, before the client knows the server's region and asks, goes by RFP; a
- * proto=rfp hint keeps every reply fetched. */
+ * would cost more than writing the reply (rdma_plan_cache.h): the server writes it, the
+ * first reply too, since the client asks before its first request (it asked only once it
+ * knew the server's region, and the first reply went unannounced: a client that knew the
+ * region by the time it waited polled it by READ until the reply was there, 4,528 READs on
+ * a loaded host); a proto=rfp hint keeps every reply fetched, on its notice. */
 static void
 test_thrift_rfp_unfetched (void)
 {
@@ -3477,10 +3479,11 @@ test_thrift_rfp_unfetched (void)
     if (forced) {
       g_assert_cmpuint (by_rfp, ==, CALLS);
       g_assert_cmpuint (st.reads, >=, CALLS);
+      g_assert_cmpuint (st.reads, <=, 2 * CALLS);   /* a READ per notice, and its retry */
       g_assert_null (strstr (line, "rfp written by"));
     } else {
-      g_assert_cmpuint (by_rfp, ==, 1);
-      g_assert_cmpuint (st.reads, <=, 2);
+      g_assert_cmpuint (by_rfp, ==, 0);
+      g_assert_cmpuint (st.reads, ==, 0);
       g_assert_nonnull (strstr (line, "proto: perf_goal=throughput, over (rfp written by "
                                       "direct_write_imm while the client asks for its replies "
                                       "announced); polling:"));
