@@ -13,9 +13,9 @@
  */
 
 /*
- * bench_serve.h: the server side of the benchmarks: one ThriftThreadedServer per URI
- * (tcp:// framed, rdma://), all with the same processor, side by side in one process, until
- * SIGINT or SIGTERM.
+ * bench_serve.h: the server side of the benchmarks: thrift_server_serve_uris (one
+ * ThriftThreadedServer per URI, side by side, until SIGINT or SIGTERM) with the lines the
+ * benchmark scripts wait for, and the servers' wake-ups for the suite's counters.
  */
 #ifndef _BENCH_SERVE_H
 #define _BENCH_SERVE_H

@@ -18,20 +18,40 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <glib.h>
+#include <thrift/c_glib/server/thrift_server_uri.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
-#include "bench_serve.h"
 #include "kv_store.h"
 #include "kv_tuning.h"
 #include "kv_variant.h"
 
 #define PROG "hatkv-server"
 #define DEFAULT_URI "rdma://:9100"
+
+/* what the scripts wait for */
+static void
+on_listening (ThriftThreadedServer *server, const gchar *uri, gpointer data)
+{
+  printf ("listening on %s\n", uri);
+  fflush (stdout);
+}
+
+/* --server-mode's value (NULL: pool) by the mode's nick: pool or per-connection. */
+static gboolean
+parse_mode (const gchar *text, ThriftThreadedServerMode *mode)
+{
+  GEnumClass *modes = g_type_class_ref (THRIFT_TYPE_THREADED_SERVER_MODE);
+  GEnumValue *v = g_enum_get_value_by_nick (modes, text != NULL ? text : "pool");
+
+  if (v != NULL)
+    *mode = v->value;
+  g_type_class_unref (modes);
+  return v != NULL;
+}
 
 /* A byte count with an optional K, M or G (powers of 1024). */
 static gboolean
@@ -155,7 +175,7 @@ main (int argc, char **argv)
       return 2;
     }
   }
-  if (!bench_parse_server_mode (mode_text, &mode))
+  if (!parse_mode (mode_text, &mode))
   {
     fprintf (stderr, PROG ": --server-mode must be pool or per-connection\n");
     return 2;
@@ -219,11 +239,17 @@ main (int argc, char **argv)
     g_ptr_array_add (processors, kv_variant_new_processor (v, store));
   }
   fflush (stdout);
-  signal (SIGPIPE, SIG_IGN);
 
   g_ptr_array_add (uris, NULL);
-  status = bench_serve_each ((gchar **) uris->pdata, (GObject **) processors->pdata, mode,
-                             PROG);
+  status = thrift_server_serve_uris ((gchar **) uris->pdata, (GObject **) processors->pdata,
+                                     mode, &(ThriftServeOptions) { .listening = on_listening },
+                                     &error);
+  if (status == THRIFT_SERVE_STOPPED)
+    printf ("servers stopped\n");
+  else
+    fprintf (stderr, PROG ": %s%s\n", status == THRIFT_SERVE_FAILED ? "server: " : "",
+             error->message);
+  g_clear_error (&error);
   g_ptr_array_unref (processors);
   kv_store_get_stats (store, &stats);
   printf ("store: %" G_GUINT64_FORMAT " keys read, %" G_GUINT64_FORMAT " written in %"

@@ -36,7 +36,7 @@ $(hatkv_libhatkv_la_OBJECTS): hatkv/gen/stamp
 hatkv_libs = hatkv/libhatkv.la $(user_libs)
 
 noinst_PROGRAMS += hatkv/hatkv-server hatkv/hatkv-cli hatkv/hatkv-ycsb
-hatkv_hatkv_server_SOURCES = hatkv/hatkv_server.c bench/bench_serve.c bench/bench_serve.h
+hatkv_hatkv_server_SOURCES = hatkv/hatkv_server.c
 hatkv_hatkv_server_CPPFLAGS = $(hatkv_cppflags)
 hatkv_hatkv_server_CFLAGS = $(gen_cflags)
 hatkv_hatkv_server_LDADD = $(hatkv_libs)

@@ -23,7 +23,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,8 +30,7 @@
 #include <glib-object.h>
 
 #include <thrift/c_glib/thrift.h>
-#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
-#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/server/thrift_server_uri.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "calculator.h"
@@ -158,12 +156,9 @@ tutorial_calculator_init (TutorialCalculator *self)
 static gchar *listen_text;
 
 static void
-on_listening (GObject *server, GParamSpec *pspec, gpointer data)
+on_listening (ThriftThreadedServer *server, const gchar *uri, gpointer data)
 {
-  gboolean listening = FALSE;
-  g_object_get (server, "listening", &listening, NULL);
-  if (listening)
-    say ("listening on %s", listen_text);
+  say ("listening on %s", listen_text);
 }
 
 int
@@ -181,15 +176,12 @@ main (int argc, char **argv)
     { NULL }
   };
   GOptionContext *context;
-  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
-  ThriftServerTransport *st;
-  ThriftProtocolFactory *pf;
   GObject *handler, *processor;
-  ThriftServer *server;
   ThriftTransportUri *parsed;
+  ThriftServeOptions options = { .listening = on_listening };
+  ThriftServeStatus status;
   GError *error = NULL;
   gchar *what;
-  gboolean ok;
 
   context = g_option_context_new ("- serve the tutorial calculator");
   g_option_context_set_summary (context,
@@ -215,51 +207,34 @@ main (int argc, char **argv)
     return 2;
   }
 
+  /* parsed here too for the line that says what it serves */
   parsed = thrift_transport_uri_parse (uri, TRUE, &error);
-  st = parsed != NULL ? thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error) : NULL;
-  if (st == NULL)
+  if (parsed == NULL)
   {
     fprintf (stderr, "calculator-server: %s\n", error->message);
     return 2;
   }
   what = thrift_transport_uri_describe (parsed);
   thrift_transport_uri_free (parsed);
+  listen_text = g_strdup_printf ("%s, at most %d clients at once; SIGINT stops", what,
+                                 max_connections);
 
   handler = g_object_new (tutorial_calculator_get_type (), NULL);
   processor = g_object_new (TYPE_CALCULATOR_PROCESSOR, "handler", handler, NULL);
-  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                         "processor", processor, "server_transport", st,
-                         "input_transport_factory", in_f, "output_transport_factory", out_f,
-                         "input_protocol_factory", pf, "output_protocol_factory", pf,
-                         "max-connections", (guint) max_connections, NULL);
-  if (!thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (server), SIGINT, &error)
-      || !thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (server), SIGTERM, &error))
-  {
-    fprintf (stderr, "calculator-server: %s\n", error->message);
-    return 1;
-  }
-  signal (SIGPIPE, SIG_IGN);
-
-  listen_text = g_strdup_printf ("%s, at most %d clients at once; SIGINT stops", what,
-                                 max_connections);
-  g_signal_connect (server, "notify::listening", G_CALLBACK (on_listening), NULL);
-  ok = thrift_server_serve (server, &error);
-  if (ok)
+  options.max_connections = (guint) max_connections;
+  /* one call: the server for the URI, serving until SIGINT or SIGTERM */
+  status = thrift_server_serve_uris ((gchar *[]) { uri, NULL }, (GObject *[]) { processor },
+                                     THRIFT_THREADED_SERVER_POOL, &options, &error);
+  if (status == THRIFT_SERVE_STOPPED)
     say ("stopped");
   else
     fprintf (stderr, "calculator-server: %s\n", error->message);
 
   g_clear_error (&error);
-  g_object_unref (server);
-  g_object_unref (pf);
   g_object_unref (processor);
   g_object_unref (handler);
-  g_object_unref (st);
-  g_object_unref (in_f);
-  g_object_unref (out_f);
   g_free (what);
   g_free (listen_text);
   g_free (uri);
-  return ok ? 0 : 1;
+  return status;
 }

@@ -16,8 +16,7 @@
 #include "config.h"
 
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
-#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
-#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/server/thrift_server_uri.h>
 #include <thrift/c_glib/transport/thrift_server_hybrid.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
@@ -120,34 +119,24 @@ wait_listening (LegsTestServer *s, const gchar *uri, GError **error)
 gboolean
 legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
 {
-  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
-  ThriftServerTransport *st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, error);
-  ThriftProtocolFactory *pf;
-  GObject *handler, *processor;
+  GObject *handler = g_object_new (test_legs_get_type (), NULL);
+  GObject *processor = g_object_new (TYPE_LEGS_PROCESSOR, "handler", handler, NULL);
+  ThriftThreadedServer *server =
+    thrift_server_new_for_uri (uri, processor, THRIFT_THREADED_SERVER_POOL, error);
+  ThriftServerTransport *st;
 
-  if (st == NULL)
+  g_object_unref (handler);
+  g_object_unref (processor);
+  if (server == NULL)
     return FALSE;
   /* a hybrid server listens here to show its error at once (its listen may be repeated;
    * ThriftServerSocket's and ThriftServerRdma's may not, and serve listens) */
+  st = THRIFT_SERVER (server)->server_transport;
   if (THRIFT_IS_SERVER_HYBRID (st) && !thrift_server_transport_listen (st, error)) {
-    g_object_unref (st);
-    g_object_unref (in_f);
-    g_object_unref (out_f);
+    g_object_unref (server);
     return FALSE;
   }
-  handler = g_object_new (test_legs_get_type (), NULL);
-  processor = g_object_new (TYPE_LEGS_PROCESSOR, "handler", handler, NULL);
-  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  s->server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor,
-                            "server_transport", st, "input_transport_factory", in_f,
-                            "output_transport_factory", out_f,
-                            "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
-  g_object_unref (handler);
-  g_object_unref (processor);
-  g_object_unref (pf);
-  g_object_unref (in_f);
-  g_object_unref (out_f);
-  g_object_unref (st);
+  s->server = THRIFT_SERVER (server);
   serve_thread_init (&s->serve);
   serve_thread_start (&s->serve, s->server);
   /* serve listens in its thread: a client that came before it would be refused */

@@ -51,6 +51,7 @@ why=""
 for f in usr/bin/thrift-hatrpc usr/include/thrift/c_glib/transport/thrift_rdma.h \
          usr/include/thrift/c_glib/transport/thrift_transport_uri.h \
          usr/include/thrift/c_glib/server/thrift_threaded_server.h \
+         usr/include/thrift/c_glib/server/thrift_server_uri.h \
          "usr/lib/$multiarch/libthrift_c_glib_rdma.so.0" \
          "usr/lib/$multiarch/pkgconfig/thrift_c_glib_rdma.pc"; do
   [ -e "$work/root/$f" ] || why="$why $f"

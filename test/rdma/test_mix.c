@@ -17,7 +17,7 @@
  * functions, one that always raises its declared exception, sizes from 0 B to 70 KB)
  * interleaved on one connection, so that every call's request goes by another protocol than
  * the call before, and every reply by another than the reply before.  The server is
- * ThriftThreadedServer on rdma:// (thrift_server_transport_new_for_uri).  Every call is
+ * ThriftThreadedServer on rdma:// (thrift_server_new_for_uri).  Every call is
  * checked byte-exact, with the carrier of its request (after send_) and of its reply (after
  * recv_), by thrift_rdma_get_protocol_name; the oneway calls are counted and checked by the
  * server and asked for by the next tally.
@@ -36,8 +36,7 @@
 
 #include <thrift/c_glib/thrift_application_exception.h>
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
-#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
-#include <thrift/c_glib/server/thrift_threaded_server.h>
+#include <thrift/c_glib/server/thrift_server_uri.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "lib/c_glib/transport/rdma/rdma_proto.h"
@@ -279,7 +278,6 @@ test_mix_handler_init (TestMixHandler *self)
 typedef struct
 {
   ThriftServer *server;
-  ThriftServerTransport *transport;
   ServeThread serve;
   guint port;
 } Server;
@@ -308,8 +306,7 @@ static void
 server_start (Server *s)
 {
   g_autofree gchar *uri = g_strdup_printf ("rdma://%s:%u", rt_server_addr (), free_port ());
-  ThriftTransportFactory *in_f = NULL, *out_f = NULL;
-  GObject *handler, *processor, *pf;
+  GObject *handler, *processor;
   gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   gboolean listening = FALSE;
   GError *error = NULL;
@@ -317,21 +314,14 @@ server_start (Server *s)
   memset (s, 0, sizeof *s);
   tally_reset ();
   serve_thread_init (&s->serve);
-  s->transport = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
-  g_assert_no_error (error);
   handler = g_object_new (test_mix_handler_get_type (), NULL);
   processor = g_object_new (TYPE_MIX_PROCESSOR, "handler", handler, NULL);
-  pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  s->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                            "processor", processor, "server_transport", s->transport,
-                            "input_transport_factory", in_f, "output_transport_factory", out_f,
-                            "input_protocol_factory", pf, "output_protocol_factory", pf,
-                            "max-connections", MAX_CLIENTS, NULL);
+  s->server = THRIFT_SERVER (thrift_server_new_for_uri (uri, processor,
+                                                        THRIFT_THREADED_SERVER_POOL, &error));
+  g_assert_no_error (error);
+  g_object_set (s->server, "max-connections", MAX_CLIENTS, NULL);
   g_object_unref (handler);
   g_object_unref (processor);
-  g_object_unref (pf);
-  g_object_unref (in_f);
-  g_object_unref (out_f);
   serve_thread_start (&s->serve, s->server);
   while (!listening && g_get_monotonic_time () < until) {
     g_object_get (s->server, "listening", &listening, NULL);
@@ -339,7 +329,7 @@ server_start (Server *s)
       g_usleep (5000);
   }
   g_assert_true (listening);
-  s->port = thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s->transport));
+  s->port = thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s->server->server_transport));
   g_assert_cmpuint (s->port, >, 0);
 }
 
@@ -350,7 +340,6 @@ server_stop (Server *s)
   g_assert_true (serve_thread_join (&s->serve, 10 * G_USEC_PER_SEC));
   g_assert_no_error (s->serve.error);
   g_clear_object (&s->server);
-  g_clear_object (&s->transport);
   serve_thread_clear (&s->serve);
 }
 

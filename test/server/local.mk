@@ -35,6 +35,18 @@ test_server_test_threaded_server_LDFLAGS = $(test_link)
 test/server/test_threaded_server-test_threaded_server.$(OBJEXT) \
 test/server/test_threaded_server-gate_handler.$(OBJEXT): test/server/gen/stamp
 
+# thrift_server_uri.h: servers from URIs and serving until a signal, over tcp:// on 127.0.0.1.
+check_PROGRAMS += test/server/test_server_uri
+TESTS += test/server/test_server_uri
+test_server_test_server_uri_SOURCES = test/server/test_server_uri.c $(gate_test_support)
+nodist_test_server_test_server_uri_SOURCES = $(gate_gen)
+test_server_test_server_uri_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/test/server/gen
+test_server_test_server_uri_CFLAGS = $(gen_cflags)
+test_server_test_server_uri_LDADD = $(test_libs)
+test_server_test_server_uri_LDFLAGS = $(test_link)
+test/server/test_server_uri-test_server_uri.$(OBJEXT) \
+test/server/test_server_uri-gate_handler.$(OBJEXT): test/server/gen/stamp
+
 check_PROGRAMS += test/server/test_transport_uri
 TESTS += test/server/test_transport_uri
 test_server_test_transport_uri_SOURCES = test/server/test_transport_uri.c

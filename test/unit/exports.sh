@@ -24,6 +24,7 @@ missing=
 for s in thrift_rdma_get_type thrift_server_rdma_get_type thrift_threaded_server_get_type \
          thrift_hybrid_get_type thrift_server_hybrid_get_type thrift_hybrid_get_last_leg \
          thrift_transport_new_for_uri thrift_server_transport_new_for_uri thrift_hints_apply \
+         thrift_server_new_for_uri thrift_server_serve_uris \
          thrift_checked_binary_protocol_factory_get_type thrift_idle_watch_get_type \
          thrift_interruptible_get_type thrift_interruptible_interrupt \
          thrift_rdma_get_stats thrift_rdma_interrupt thrift_rdma_explain_sets \

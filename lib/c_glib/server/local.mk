@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The thrift-c-glib-rdma authors (see LICENSE).
-# lib/c_glib/server: servers (ThriftThreadedServer), and choosing transports from URIs.
+# lib/c_glib/server: servers (ThriftThreadedServer, and servers from URIs), and choosing
+# transports from URIs.
 # Public headers install under include/thrift/c_glib/server/ beside Debian's thrift_server.h.
 serverincludedir = $(includedir)/thrift/c_glib/server
-serverinclude_HEADERS = lib/c_glib/server/thrift_threaded_server.h
+serverinclude_HEADERS = lib/c_glib/server/thrift_threaded_server.h \
+	lib/c_glib/server/thrift_server_uri.h
 lib_c_glib_libthrift_c_glib_rdma_engine_la_SOURCES += \
 	lib/c_glib/server/thrift_threaded_server.c \
 	lib/c_glib/server/thrift_server_dispatch.c \
 	lib/c_glib/server/thrift_server_dispatch.h \
 	lib/c_glib/server/thrift_server_interrupt.c \
-	lib/c_glib/server/thrift_server_interrupt.h
+	lib/c_glib/server/thrift_server_interrupt.h \
+	lib/c_glib/server/thrift_server_uri.c
 
 # thrift_transport_uri: tcp:// and rdma:// URIs to transports (lib/c_glib/transport/).
 transportinclude_HEADERS += lib/c_glib/transport/thrift_transport_uri.h
