@@ -41,28 +41,32 @@ headers() {
   printf '%s\n' "${!seen[@]}" | sort
 }
 
+# none_include N WHAT PATTERN FILE...: rule N, "none of FILE... includes, directly or through
+# the tree's headers, a header matching the extended regex PATTERN"; fails if no FILE exists
+none_include() {
+  local num=$1 what=$2 pattern=$3 f h bad= n=0
+  shift 3
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    for h in $(headers "$f" | grep -xE "$pattern"); do
+      bad="$bad $(basename "$f"):$h"
+    done
+  done
+  if [ $n -eq 0 ]; then echo "not ok $num $what (none of its files found)"
+  elif [ -z "$bad" ]; then echo "ok $num $what ($n files)"
+  else echo "not ok $num $what (these do:$bad)"; fi
+}
+
 echo "1..5"
 bad=$(headers "$t/rdma/rdma_poll.c" | grep -E '^(rdma_conn|rdma_conn_private|rdma_keepalive|rdma_proto)\.h$')
 if [ -z "$bad" ]; then echo "ok 1 rdma_poll.c does not include the connection's headers"
 else echo "not ok 1 rdma_poll.c does not include the connection's headers (it does:" $bad")"; fi
 
-bad= n=0
-for f in "$t"/thrift_*.c; do
-  n=$((n + 1))
-  headers "$f" | grep -qx 'rdma_conn_private.h' && bad="$bad $(basename "$f")"
-done
-if [ $n -eq 0 ]; then echo "not ok 2 the shells do not include rdma_conn_private.h (no thrift_*.c found)"
-elif [ -z "$bad" ]; then echo "ok 2 the shells ($n files) do not include rdma_conn_private.h"
-else echo "not ok 2 the shells do not include rdma_conn_private.h (these do:$bad)"; fi
-
-bad= n=0
-for f in "$t"/rdma/rdma_conn*.c; do
-  n=$((n + 1))
-  headers "$f" | grep -qxE 'rdma_(ring|bulk|keepalive)\.h' && bad="$bad $(basename "$f")"
-done
-if [ $n -eq 0 ]; then echo "not ok 3 the connection does not include its helpers' headers (no rdma_conn*.c found)"
-elif [ -z "$bad" ]; then echo "ok 3 the connection ($n files) does not include its helpers' headers"
-else echo "not ok 3 the connection does not include its helpers' headers (these do:$bad)"; fi
+none_include 2 "the shells do not include rdma_conn_private.h" 'rdma_conn_private\.h' \
+  "$t"/thrift_*.c
+none_include 3 "the connection does not include its helpers' headers" \
+  'rdma_(ring|bulk|keepalive)\.h' "$t"/rdma/rdma_conn*.c
 
 # includes FILE: the names of FILE's quoted includes, as written ("../rdma_op.h")
 includes() {
@@ -139,13 +143,5 @@ else
   printf '# cycle: %s\n' "${cycles[@]}"
 fi
 
-bad= n=0
-for f in "$src"/lib/c_glib/server/*.c; do
-  n=$((n + 1))
-  for h in $(headers "$f" | grep -xE 'thrift_(server_)?(rdma|hybrid)\.h'); do
-    bad="$bad $(basename "$f"):$h"
-  done
-done
-if [ $n -eq 0 ]; then echo "not ok 5 the server includes no transport's header (no lib/c_glib/server/*.c found)"
-elif [ -z "$bad" ]; then echo "ok 5 the server ($n files) includes no transport's header"
-else echo "not ok 5 the server includes no transport's header (these do:$bad)"; fi
+none_include 5 "the server includes no transport's header" \
+  'thrift_(server_)?(rdma|hybrid)\.h' "$src"/lib/c_glib/server/*.c
