@@ -13,7 +13,12 @@
 EXTRA_DIST += bench/echo.thrift bench/suite.thrift bench/run-latency bench/run-all bench/run-bulk \
 	bench/test-bench-smoke.sh bench/test-bench-rdma-smoke.sh bench/check-suite-csv bench/plot-results
 
-bench_util = bench/bench_util.c bench/bench_util.h bench/bench_serve.c bench/bench_serve.h
+# What the benchmark programs share with HatKV's YCSB driver: clocks, CPU time, summaries,
+# lists, CSV and counters.  A convenience library, so no program compiles another's sources.
+noinst_LTLIBRARIES += bench/libbench_util.la
+bench_libbench_util_la_SOURCES = bench/bench_util.c bench/bench_util.h
+bench_libbench_util_la_CFLAGS = $(gen_cflags)
+bench_util = bench/bench_serve.c bench/bench_serve.h
 
 bench_gen = \
 	bench/gen/bench_echo.c bench/gen/bench_echo.h \
@@ -29,7 +34,7 @@ bench_thrift_rdma_bench_SOURCES = bench/thrift_rdma_bench.c $(bench_util)
 nodist_bench_thrift_rdma_bench_SOURCES = $(bench_gen)
 bench_thrift_rdma_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/gen -I$(srcdir)/bench
 bench_thrift_rdma_bench_CFLAGS = $(gen_cflags)
-bench_thrift_rdma_bench_LDADD = $(user_libs)
+bench_thrift_rdma_bench_LDADD = bench/libbench_util.la $(user_libs)
 bench_thrift_rdma_bench_LDFLAGS = $(test_link)
 bench/thrift_rdma_bench-thrift_rdma_bench.$(OBJEXT): bench/gen/stamp
 
@@ -54,7 +59,7 @@ bench_thrift_rdma_suite_SOURCES = bench/thrift_rdma_suite.c bench/suite_modes.h 
 nodist_bench_thrift_rdma_suite_SOURCES = $(suite_gen)
 bench_thrift_rdma_suite_CPPFLAGS = $(AM_CPPFLAGS) -I$(builddir)/bench/suite-gen -I$(srcdir)/bench
 bench_thrift_rdma_suite_CFLAGS = $(gen_cflags)
-bench_thrift_rdma_suite_LDADD = $(user_libs)
+bench_thrift_rdma_suite_LDADD = bench/libbench_util.la $(user_libs)
 bench_thrift_rdma_suite_LDFLAGS = $(test_link)
 $(bench_thrift_rdma_suite_OBJECTS): bench/suite-gen/stamp
 

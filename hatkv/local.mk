@@ -50,11 +50,10 @@ hatkv_hatkv_cli_LDADD = $(hatkv_libs)
 hatkv_hatkv_cli_LDFLAGS = $(test_link)
 $(hatkv_hatkv_cli_OBJECTS): hatkv/gen/stamp
 
-hatkv_hatkv_ycsb_SOURCES = hatkv/hatkv_ycsb.c \
-	bench/bench_util.c bench/bench_util.h
+hatkv_hatkv_ycsb_SOURCES = hatkv/hatkv_ycsb.c
 hatkv_hatkv_ycsb_CPPFLAGS = $(hatkv_cppflags)
 hatkv_hatkv_ycsb_CFLAGS = $(gen_cflags)
-hatkv_hatkv_ycsb_LDADD = $(hatkv_libs)
+hatkv_hatkv_ycsb_LDADD = bench/libbench_util.la $(hatkv_libs)
 hatkv_hatkv_ycsb_LDFLAGS = $(test_link)
 $(hatkv_hatkv_ycsb_OBJECTS): hatkv/gen/stamp
 

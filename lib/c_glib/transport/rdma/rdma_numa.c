@@ -70,14 +70,6 @@ rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaMachine *m)
   return !m->numa_available || m->max_node == 0;
 }
 
-static gchar *
-set_name (const ThriftHintSet *h)
-{
-  return g_strdup_printf ("%s.%s (%s side)", h->service != NULL ? h->service : "?",
-                          h->function != NULL ? h->function : "(service default)",
-                          h->side == THRIFT_HINT_SIDE_SERVER ? "server" : "client");
-}
-
 const gchar *
 rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property,
                   gboolean connected, gint buffer_node, const RdmaMachine *m)
@@ -156,7 +148,7 @@ rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaMachine *m)
       || (h->numa < RDMA_MACHINE_MAX_NODES && rdma_machine_has_node (m, (gint) h->numa))
       || !first_time (&seen, h))
     return FALSE;
-  name = set_name (h);
+  name = rdma_plan_set_name (h);
   nodes = rdma_machine_nodes_text (m);
   g_warning ("ThriftRdma: %s: hint numa = %u names a NUMA node this machine does not have "
              "(nodes available: %s%s); the hint is ignored", name, h->numa, nodes,
@@ -172,7 +164,7 @@ rdma_numa_warn_late (const ThriftHintSet *h, gint node, gint buffer_node)
 
   if (h == NULL || !first_time (&seen, h))
     return FALSE;
-  name = set_name (h);
+  name = rdma_plan_set_name (h);
   if (buffer_node == RDMA_NUMA_NONE)
     g_warning ("ThriftRdma: %s: hint numa = %d came after the connection's buffers were "
                "registered, on no particular node: the polling thread is bound to node %d, "

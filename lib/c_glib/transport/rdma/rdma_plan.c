@@ -360,6 +360,14 @@ append_peer (GString *s, guint32 peer_protocols)
 }
 
 gchar *
+rdma_plan_set_name (const ThriftHintSet *h)
+{
+  return g_strdup_printf ("%s.%s (%s side)", h->service != NULL ? h->service : "?",
+                          h->function != NULL ? h->function : "(service default)",
+                          h->side == THRIFT_HINT_SIDE_SERVER ? "server" : "client");
+}
+
+gchar *
 rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h)
 {
   GString *s = g_string_new (NULL);

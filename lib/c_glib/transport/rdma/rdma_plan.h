@@ -121,6 +121,9 @@ rdma_plan_measure (const RdmaPlan *p, gsize len)
  * thrift_rdma_explain.h.  Free with g_free (). */
 gchar *rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h);
 
+/* "Service.function (client side)": how warnings and explain name @h.  Free with g_free (). */
+gchar *rdma_plan_set_name (const ThriftHintSet *h);
+
 /* The IDL spelling of a polling mode ("busy", "event", "hybrid"). */
 const gchar *rdma_plan_polling_name (ThriftRdmaPolling polling);
 

@@ -44,14 +44,6 @@ rdma_select_polling (const ThriftHintSet *h, ThriftRdmaPolling fallback, RdmaMea
   return rdma_plan_polling (&plan, 0);
 }
 
-static gchar *
-set_name (const ThriftHintSet *h)
-{
-  return g_strdup_printf ("%s.%s (%s side)", h->service ? h->service : "?",
-                          h->function ? h->function : "(service default)",
-                          h->side == THRIFT_HINT_SIDE_SERVER ? "server" : "client");
-}
-
 guint
 rdma_select_warn_unimplemented (const ThriftHintSet *h)
 {
@@ -71,7 +63,7 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
   if (!first)
     return 0;
 
-  name = set_name (h);
+  name = rdma_plan_set_name (h);
   /* (every proto hint has its protocol in the registry, eager_rndv a pair of two that are:
    * /rdma_engine/proto/registry_complete) */
   if ((h->set & THRIFT_HINT_HAS_TRANSPORT) && h->transport == THRIFT_HINT_TRANSPORT_TCP) {

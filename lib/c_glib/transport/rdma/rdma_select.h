@@ -26,7 +26,6 @@
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
 #include "rdma_plan.h"
-#include "rdma_proto.h"
 
 G_BEGIN_DECLS
 
