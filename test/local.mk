@@ -67,6 +67,17 @@ test_unit_test_loopback_LDADD = $(THRIFT_LIBS) $(GLIB_LIBS) $(RDMACM_LIBS) $(IBV
 	$(NUMA_LIBS)
 test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 
+# A client's reply wait blocked in the completion channel's read alone (rdma_block.h), woken
+# for each reason poll (2) watched.  ASan/UBSan.
+check_PROGRAMS += test/unit/test_block
+TESTS += test/unit/test_block
+test_unit_test_block_SOURCES = test/unit/test_block.c test/unit/fake_verbs.c \
+	test/unit/fake_verbs.h $(rdma_engine_sources)
+test_unit_test_block_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
+test_unit_test_block_CFLAGS = $(test_unit_test_loopback_CFLAGS)
+test_unit_test_block_LDADD = $(test_unit_test_loopback_LDADD)
+test_unit_test_block_LDFLAGS = $(test_unit_test_loopback_LDFLAGS)
+
 # Bulk transfer's framing: tables of lent fields written and taken apart, malformed ones
 # refused (every cut, every field), and the reader's view of a message.  ASan/UBSan.
 check_PROGRAMS += test/unit/test_bulk_wire

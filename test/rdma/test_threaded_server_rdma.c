@@ -33,6 +33,7 @@
 #include <thrift/c_glib/server/thrift_threaded_server.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
 
+#include "lib/c_glib/transport/rdma/rdma_block.h"
 #include "lib/c_glib/transport/rdma/rdma_domain.h"
 #include "gate.h"
 #include "gate_client.h"
@@ -434,8 +435,10 @@ test_stop_connected (gconstpointer data)
   g_assert_cmpuint (active, ==, n_clients);
   /* POOL: serve, acceptor, watchdog, 2 dispatchers, whatever the connections; PER_CONNECTION:
    * serve, acceptor, one worker per connection; and the engine's thread per device with a
-   * shared receive queue (the clients' and the server's, rdma_domain.h) */
-  expected = (pool ? threads0 + 3 + 2 : threads0 + 2 + n_clients) + rdma_domain_threads ();
+   * shared receive queue (the clients' and the server's, rdma_domain.h), and the watcher of
+   * the clients' blocked waits (rdma_block.h) */
+  expected = (pool ? threads0 + 3 + 2 : threads0 + 2 + n_clients) + rdma_domain_threads ()
+             + rdma_block_threads ();
   g_assert_cmpuint (threads_settled (expected), ==, expected);
   for (i = n_clients; i-- > 0;) {
     g_assert_true (gate_if_ping (c[i].client, &r, 100 + (gint32) i, &error));
@@ -445,8 +448,8 @@ test_stop_connected (gconstpointer data)
   with_clients = rt_live_resources ();
 
   fixture_stop (&f);
-  /* (the clients' device keeps its thread while they hold connections) */
-  expected = threads0 + rdma_domain_threads ();
+  /* (the clients' device keeps its thread while they hold connections, so does the watcher) */
+  expected = threads0 + rdma_domain_threads () + rdma_block_threads ();
   g_assert_cmpuint (threads_settled (expected), ==, expected);
   g_object_get (f.server, "active-connections", &active, NULL);
   g_assert_cmpuint (active, ==, 0);

@@ -16,6 +16,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -220,6 +222,7 @@ static guint live_pds, live_mrs, live_mws, live_channels, live_cqs, live_qps, li
   live_ev_channels, live_events, live_srqs, live_async_events;
 static FdQueue async_events;   /* struct ibv_async_event *: the context's async_fd */
 static guint misuse;
+static gint blocked_reads;    /* threads blocked in a completion channel's read (atomic) */
 static gchar *first_misuse;
 static FakeTiming timing = FAKE_IMMEDIATE;
 static guint32 timing_seed;
@@ -1559,26 +1562,55 @@ fake_req_notify_cq (struct ibv_cq *ibcq, int solicited_only)
   return 0;
 }
 
+/* A channel made blocking (O_NONBLOCK cleared on its fd) blocks its read until an event
+ * comes, as the kernel's does; a signal ends it with EINTR (poll (2) here never restarts, as
+ * a read does not after a handler without SA_RESTART).  Returns 0, or the errno that ends
+ * the read (EAGAIN: a non-blocking channel). */
+static int
+channel_block (FakeChannel *ch)
+{
+  struct pollfd pfd = { .fd = ch->events.fd, .events = POLLIN };
+  int flags = fcntl (ch->events.fd, F_GETFL), err = 0;
+
+  if (flags < 0 || (flags & O_NONBLOCK))
+    return EAGAIN;
+  g_atomic_int_inc (&blocked_reads);
+  if (poll (&pfd, 1, -1) < 0)
+    err = errno;
+  g_atomic_int_add (&blocked_reads, -1);
+  return err;
+}
+
 static int
 fake_get_cq_event (struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
   FakeCq *c;
 
   g_mutex_lock (&lock);
-  c = fdq_pop (&((FakeChannel *) channel)->events);
-  if (c != NULL) {
-    c->events++;
-    *cq = &c->cq;
-    *cq_context = c->cq.cq_context;
-    if (c->owner != NULL)
-      c->owner->stats.cq_events++;
+  while ((c = fdq_pop (&((FakeChannel *) channel)->events)) == NULL) {
+    int err;
+
+    g_mutex_unlock (&lock);
+    err = channel_block ((FakeChannel *) channel);
+    if (err != 0) {
+      errno = err;
+      return -1;
+    }
+    g_mutex_lock (&lock);
   }
+  c->events++;
+  *cq = &c->cq;
+  *cq_context = c->cq.cq_context;
+  if (c->owner != NULL)
+    c->owner->stats.cq_events++;
   g_mutex_unlock (&lock);
-  if (c == NULL) {
-    errno = EAGAIN;
-    return -1;
-  }
   return 0;
+}
+
+guint
+fake_verbs_blocked_reads (void)
+{
+  return (guint) g_atomic_int_get (&blocked_reads);
 }
 
 static void
@@ -1946,6 +1978,14 @@ fake_modify_qp (struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
   FakeQp *qp = (FakeQp *) ibqp;
 
+  /* the error state, as a waker puts a QP in it (rdma_block.h): everything flushes */
+  if (attr_mask == IBV_QP_STATE && attr->qp_state == IBV_QPS_ERR) {
+    g_mutex_lock (&lock);
+    qp->id->calls++;
+    qp_fail (qp);
+    g_mutex_unlock (&lock);
+    return 0;
+  }
   if (attr_mask != IBV_QP_MIN_RNR_TIMER || attr->min_rnr_timer > 31) {
     misused ("ibv_modify_qp with mask 0x%x: not an RTS -> RTS change the engine makes",
              attr_mask);

@@ -192,6 +192,10 @@ void fake_verbs_vanish (struct rdma_cm_id *id, gboolean tell_peer);
  * failed on a replayed bind); ibv_query_qp tells. */
 void fake_verbs_fail_silently (struct rdma_cm_id *id);
 
+/* Threads blocked now in a completion channel's read (a channel whose fd was made blocking:
+ * ibv_get_cq_event then waits for an event, as the kernel's does; EINTR on a signal). */
+guint fake_verbs_blocked_reads (void);
+
 /* Completions waiting in @id's CQ (not yet polled). */
 guint fake_verbs_pending (struct rdma_cm_id *id);
 

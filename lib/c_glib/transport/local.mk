@@ -100,6 +100,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/thrift_rdma_explain.c \
 	lib/c_glib/transport/rdma/rdma_signal.c \
 	lib/c_glib/transport/rdma/rdma_signal.h \
+	lib/c_glib/transport/rdma/rdma_block.c \
+	lib/c_glib/transport/rdma/rdma_block.h \
 	lib/c_glib/transport/rdma/rdma_keepalive.c \
 	lib/c_glib/transport/rdma/rdma_keepalive.h \
 	lib/c_glib/transport/rdma/rdma_conn.c \

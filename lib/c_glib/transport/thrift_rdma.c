@@ -550,7 +550,8 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
   rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
   priv->last_wait = priv->effective;
   follow_numa (priv);
-  msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
+  /* a failed wait fails the connection (fail_call): it may block in the read alone */
+  msg = rdma_conn_wait_reply (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg == NULL) {
     fail_call (priv, e);
     fail (priv, e, error);

@@ -240,6 +240,10 @@ typedef struct _ThriftRdmaStats
                                  ring, batched-write slots, an RFP region), not made: the
                                  process reached max-pinned-bytes; those messages went by
                                  Eager-SendRecv */
+  guint64 poll_waits;         /* waits that blocked in poll (2) */
+  guint64 read_waits;         /* waits that blocked in the completion channel's read alone,
+                                 a watcher thread standing in for the rest (a client's wait
+                                 for its reply: docs/guarantees.md) */
 } ThriftRdmaStats;
 
 /* Six type macros. */

@@ -747,6 +747,8 @@ rdma_conn_free (RdmaConn *conn)
 
   if (conn == NULL)
     return;
+  /* before anything it watches goes */
+  rdma_conn_block_forget (conn);
   if (conn->state == RDMA_CONN_CONNECTED) {
     gint64 deadline = g_get_monotonic_time () + RDMA_CLOSE_FLUSH_US;
     for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {

@@ -144,6 +144,9 @@ RdmaMessage *rdma_conn_ready_message (RdmaConn *conn);
 /* Waits until a whole message is received; returns it (still queued) or NULL with @error
  * (RDMA_ERR_PEER_GONE when the peer disconnected, RDMA_ERR_TIMED_OUT). */
 RdmaMessage *rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* The same, for a client's reply, whose wait's timeout or interrupt the caller ends the
+ * connection for: it may block in the completion channel's read alone (rdma_block.h). */
+RdmaMessage *rdma_conn_wait_reply (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Gives the oldest received message back (its slot is reposted). */
 gboolean rdma_conn_release_message (RdmaConn *conn, GError **error);
 

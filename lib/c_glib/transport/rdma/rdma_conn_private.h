@@ -162,6 +162,8 @@ struct _RdmaConn
   gboolean probe_outstanding;
   gint64 probe_sent_us;
 
+  gboolean block_refused;             /* the watcher cannot take it (rdma_block.h): waits poll */
+
   ThriftRdmaStats stats;
 };
 
@@ -244,6 +246,8 @@ gboolean rdma_conn_progress (RdmaConn *conn, gint64 deadline_us, GError **error)
 /* The same, for a wait that only a peer's message ends (a reply, a request): its CQ armed for
  * solicited completions where nothing of ours waits for a send's completion. */
 gboolean rdma_conn_progress_message (RdmaConn *conn, gint64 deadline_us, GError **error);
+/* The connection leaves the watcher (rdma_conn_free). */
+void rdma_conn_block_forget (RdmaConn *conn);
 /* Sets up conn->poller from conn->settings, with the connection as its sink
  * (rdma_conn_wait.c). */
 void rdma_conn_poller_init (RdmaConn *conn);

@@ -19,9 +19,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+
 #include "rdma_conn_private.h"
 #include "rdma_conn_window.h"
 #include "rdma_helper.h"
+#include "rdma_verbs.h"
 
 static gboolean
 sink_completion (gpointer owner, const struct ibv_wc *wc, GError **error)
@@ -119,6 +123,103 @@ rdma_conn_poller_init (RdmaConn *conn)
   rdma_poller_init (&conn->poller, &conn_sink, conn, conn->settings.polling,
                     conn->settings.spin_us, &conn->stats.cq_events);
   conn->poller.spins_declined = &conn->stats.spins_declined;
+  conn->poller.poll_waits = &conn->stats.poll_waits;
+  conn->poller.read_waits = &conn->stats.read_waits;
+}
+
+/* ---- blocking in the read, the watcher standing in (rdma_block.h) ---- */
+
+/* The timers, run by the watcher while the owner is blocked: what they post (a probe, whose
+ * completion is not solicited) must wake the owner, so the CQ is armed for all first. */
+static gboolean
+block_tick (gpointer owner, gint64 now, GError **error)
+{
+  RdmaConn *conn = owner;
+
+  if (conn->poller.armed < RDMA_ARM_ALL && rdma_verbs->req_notify_cq (conn->poller.cq, 0) == 0)
+    conn->poller.armed = RDMA_ARM_ALL;
+  return rdma_helpers_tick (conn, now, error);
+}
+
+/* Wakes the blocked owner at once, whatever the peer does: the QP to the error state flushes
+ * a zero-byte WRITE (posted first: a provider may refuse a post to a QP in the error state),
+ * as qp_failed does for the device's events (rdma_conn.c), and raises an event: the wait's
+ * end is terminal, so the QP's is too. */
+static void
+block_force (gpointer owner)
+{
+  RdmaConn *conn = owner;
+  struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+  struct ibv_send_wr wr = {
+    .wr_id = rdma_op_wr_id (&conn->fatal_op),
+    .opcode = IBV_WR_RDMA_WRITE,
+    .send_flags = IBV_SEND_SIGNALED,
+  };
+  struct ibv_send_wr *bad = NULL;
+  int rc;
+
+  (void) rdma_verbs->req_notify_cq (conn->poller.cq, 0);
+  conn->poller.armed = RDMA_ARM_ALL;
+  if ((rc = rdma_verbs->post_send (conn->id->qp, &wr, &bad)) != 0)
+    g_debug ("ThriftRdma: waking a blocked wait, ibv_post_send: %s", g_strerror (rc));
+  if ((rc = rdma_verbs->modify_qp (conn->id->qp, &attr, IBV_QP_STATE)) != 0)
+    g_debug ("ThriftRdma: waking a blocked wait, ibv_modify_qp: %s", g_strerror (rc));
+}
+
+static const RdmaBlockOps block_ops = {
+  .tick = block_tick,
+  .timer_due = sink_timer_due,
+  .force = block_force,
+};
+
+/* Whether the next wait may block in the read: a client's connection, not busy-polled, whose
+ * completion channel can block and which the watcher took (once; else it polls). */
+static gboolean
+block_ready (RdmaConn *conn)
+{
+  GError *e = NULL;
+  int flags;
+
+  if (!conn->is_client || conn->poller.polling == THRIFT_RDMA_POLLING_BUSY
+      || conn->state != RDMA_CONN_CONNECTED || conn->block_refused)
+    return FALSE;
+  if (conn->poller.block != NULL)
+    return TRUE;
+  conn->block_refused = TRUE;
+  flags = fcntl (conn->poller.comp_channel->fd, F_GETFL);
+  if (flags < 0 || fcntl (conn->poller.comp_channel->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+    g_debug ("ThriftRdma: the completion channel cannot block (%s): waits poll",
+             g_strerror (errno));
+    return FALSE;
+  }
+  conn->poller.block = rdma_block_register (conn->poller.cm_fd, conn->poller.wake_fd,
+                                            &block_ops, conn, &e);
+  if (conn->poller.block == NULL) {
+    g_debug ("ThriftRdma: %s: waits poll", e->message);
+    g_error_free (e);
+    (void) fcntl (conn->poller.comp_channel->fd, F_SETFL, flags);
+    return FALSE;
+  }
+  conn->block_refused = FALSE;
+  return TRUE;
+}
+
+RdmaMessage *
+rdma_conn_wait_reply (RdmaConn *conn, gint64 deadline_us, GError **error)
+{
+  RdmaMessage *msg;
+
+  conn->poller.block_ok = block_ready (conn);
+  msg = rdma_conn_wait_message (conn, deadline_us, error);
+  conn->poller.block_ok = FALSE;
+  return msg;
+}
+
+void
+rdma_conn_block_forget (RdmaConn *conn)
+{
+  rdma_block_unregister (conn->poller.block);
+  conn->poller.block = NULL;
 }
 
 /* What a wait for a peer's message arms the CQ for: an idle connection in a server's poll

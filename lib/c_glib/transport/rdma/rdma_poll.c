@@ -42,6 +42,12 @@
  * Waits also wake for the owner's timer (the keepalive's ticks, rdma_keepalive.h).
  * Once the owner is interrupted (p->interrupted set), a wait that finds nothing completed
  * fails with RDMA_ERR_INTERRUPTED; spinning checks the flag on every turn.
+ *
+ * A wait whose deadline and interrupt end its owner (p->block_ok, with a registration,
+ * p->block) blocks in the completion channel's read instead of poll (2): one system call
+ * less per wait.  The watcher (rdma_block.h) stands in for what poll (2) watched: it runs the
+ * timer, and makes a completion arrive for a CM event, an interrupt or the deadline, which
+ * the wait then reports as poll (2)'s did, before it looks at the CQ.
  */
 #include "config.h"
 
@@ -117,6 +123,18 @@ arm (RdmaPoller *p, RdmaArm how, GError **error)
   return TRUE;
 }
 
+/* An event was taken: the CQ is no longer armed, and events are acknowledged in batches. */
+static void
+took_event (RdmaPoller *p)
+{
+  p->armed = RDMA_ARM_NONE;
+  (*p->cq_events)++;
+  if (++p->unacked_events >= RDMA_POLL_ACK_BATCH) {
+    rdma_verbs->ack_cq_events (p->cq, p->unacked_events);
+    p->unacked_events = 0;
+  }
+}
+
 gboolean
 rdma_poller_take_event (RdmaPoller *p, GError **error)
 {
@@ -130,12 +148,7 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_get_cq_event", err, -1, NULL);
     return FALSE;
   }
-  p->armed = RDMA_ARM_NONE;
-  (*p->cq_events)++;
-  if (++p->unacked_events >= RDMA_POLL_ACK_BATCH) {
-    rdma_verbs->ack_cq_events (p->cq, p->unacked_events);
-    p->unacked_events = 0;
-  }
+  took_event (p);
   return TRUE;
 }
 
@@ -336,6 +349,81 @@ deadline_passed (gint64 deadline_us, gint64 now, GError **error)
   return TRUE;
 }
 
+static void
+interrupted_error (GError **error)
+{
+  rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
+                         "thrift_rdma_interrupt was called");
+}
+
+static void
+signal_error (const gchar *call, GError **error)
+{
+  rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, call, EINTR, -1,
+                         "a signal interrupted the wait (its handler was installed "
+                         "without SA_RESTART, which would end recv (2) as well)");
+}
+
+/* Blocks in the completion channel's read (the CQ armed, found empty).  Returns -1 with
+ * @error, 1 when the owner's state changed (a CM event), 0 to look at the CQ again.  What
+ * the watcher woke us for is handled before the CQ is looked at: the flushed completions
+ * that woke us would otherwise be taken for the reason. */
+static gint
+block_in_read (RdmaPoller *p, gint64 deadline_us, gint before, GError **error)
+{
+  const RdmaPollSink *sink = p->sink;
+  GError *failure = NULL;
+  struct ibv_cq *cq;
+  void *ctx;
+  int rc = -1, err = 0;
+  guint why = rdma_block_enter (p->block, deadline_us, sink->timer_due (p->owner));
+
+  if (why == 0) {
+    if (p->read_waits != NULL)
+      (*p->read_waits)++;
+    rc = rdma_verbs->get_cq_event (p->comp_channel, &cq, &ctx);
+    err = errno;
+  }
+  why |= rdma_block_leave (p->block, &failure);
+  if (rc == 0)
+    took_event (p);
+  if (failure != NULL) {
+    g_propagate_error (error, failure);
+    return -1;
+  }
+  /* a signal first, as poll (2)'s EINTR was (a handler that interrupts sets the flag too) */
+  if (rc != 0 && err == EINTR && why == 0) {
+    if (!rdma_signal_interrupts_waits ())
+      return 0;
+    signal_error ("ibv_get_cq_event", error);
+    return -1;
+  }
+  if (why & RDMA_BLOCK_INTERRUPT
+      || (p->interrupted != NULL && g_atomic_int_get (p->interrupted))) {
+    interrupted_error (error);
+    return -1;
+  }
+  if (why & RDMA_BLOCK_DEADLINE) {
+    deadline_passed (deadline_us, G_MAXINT64, error);
+    return -1;
+  }
+  if (why & RDMA_BLOCK_CM) {
+    gint n = sink->cm_events (p->owner, error);
+
+    rdma_block_rearm_cm (p->block);
+    if (n < 0)
+      return -1;
+    if (sink->state (p->owner) != before)
+      return 1;   /* (what arrived before the disconnect: the caller looks) */
+  }
+  if (rc != 0 && why == 0 && err != EAGAIN) {
+    rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_get_cq_event", err, -1,
+                           "waiting on the completion channel");
+    return -1;
+  }
+  return 0;
+}
+
 static gboolean
 poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *ticket,
              GError **error)
@@ -384,8 +472,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
       spin_until = choose_cost (p, ticket, start);
     waited = TRUE;
     if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
-      rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "waiting for the peer", 0, -1,
-                             "thrift_rdma_interrupt was called");
+      interrupted_error (error);
       return FALSE;
     }
     if (deadline_us < 0) {
@@ -428,6 +515,14 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
         return FALSE;
       continue;
     }
+    if (p->block_ok && p->block != NULL) {
+      n = block_in_read (p, deadline_us, before, error);
+      if (n != 0)
+        return n > 0;
+      continue;
+    }
+    if (p->poll_waits != NULL)
+      (*p->poll_waits)++;
     {
       struct pollfd pfd[3] = {
         { .fd = p->comp_channel->fd, .events = POLLIN },
@@ -442,9 +537,7 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
         if (err == EINTR && !rdma_signal_interrupts_waits ())
           continue;
         if (err == EINTR) {
-          rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "poll", EINTR, -1,
-                                 "a signal interrupted the wait (its handler was installed "
-                                 "without SA_RESTART, which would end recv (2) as well)");
+          signal_error ("poll", error);
           return FALSE;
         }
         rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1,

@@ -27,6 +27,7 @@
 
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_block.h"
 #include "rdma_poll_cost.h"
 
 G_BEGIN_DECLS
@@ -82,6 +83,12 @@ typedef struct
   guint progress_mask;                /* non-zero: sink->progress runs on every turn */
   guint64 *cq_events;                 /* counts the CQ events taken (a statistic) */
   guint64 *spins_declined;            /* (nullable) counts hybrid waits refused a spin */
+  guint64 *poll_waits;                /* (nullable) counts the waits blocked in poll (2) */
+  guint64 *read_waits;                /* (nullable) ... and in the channel's read */
+  RdmaBlock *block;                   /* (nullable) the owner's registration with the
+                                         watcher (rdma_block.h) */
+  gboolean block_ok;                  /* the current wait may block in the read: its
+                                         deadline and interrupt end the owner */
   const RdmaPollSink *sink;
   gpointer owner;
 
