@@ -19,7 +19,8 @@
  * an accepted connection over the in-memory provider; a setting on an accepted ThriftRdma
  * reaches its connection; the hybrids have the same five; values out of range are refused,
  * by GObject with a warning naming the property and by the URI parser with an error naming
- * the option and its range.  ASan/UBSan as test_loopback.
+ * the option and its range; a message's payload_size hint beats the threshold, and a
+ * threshold of 0 lends nothing.  ASan/UBSan as test_loopback.
  */
 #include "config.h"
 
@@ -34,6 +35,7 @@
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
 #include "lib/c_glib/transport/rdma/rdma_bulk_msg.h"
+#include "lib/c_glib/transport/rdma/rdma_call_policy.h"
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/rdma_transport.h"
@@ -213,6 +215,54 @@ test_accepted (void)
   g_object_unref (conf);
 }
 
+/* The size from which a field is lent (rdma_call_policy.h): the payload_size hint of the
+ * message's set (its set_hints, else the default set), else the bulk-threshold property,
+ * by measurement until the user sets it; nothing is lent with a threshold of 0, whatever the
+ * hint says. */
+static void
+test_threshold_by_hint (void)
+{
+  static const ThriftHintSet plain = { .version = THRIFT_HINT_SET_VERSION };
+  static const ThriftHintSet service = { .version = THRIFT_HINT_SET_VERSION,
+                                         .set = THRIFT_HINT_HAS_PAYLOAD_SIZE,
+                                         .payload_size = 65536 };
+  static const ThriftHintSet function = { .version = THRIFT_HINT_SET_VERSION,
+                                          .set = THRIFT_HINT_HAS_PAYLOAD_SIZE,
+                                          .payload_size = 8192 };
+  RdmaCallPolicy p = { 0 };
+  GValue v = G_VALUE_INIT;
+
+  rdma_call_policy_init (&p);
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, RDMA_BULK_DEFAULT_THRESHOLD);
+  g_assert_true (rdma_call_policy_lends_by_measure (&p));
+  p.hints = &service;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 65536);
+  p.msg_hints = &function;   /* as set_hints does */
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 8192);
+  /* sent: the next message goes by the default set until its set_hints */
+  rdma_call_policy_sent (&p);
+  g_assert_null (p.msg_hints);
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 65536);
+  /* the message's set without the hint: the property's, not the default set's hint */
+  p.msg_hints = &plain;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, RDMA_BULK_DEFAULT_THRESHOLD);
+  /* set by the user (the threshold is the first of the bulk properties) */
+  g_value_init (&v, G_TYPE_UINT);
+  g_value_set_uint (&v, 20000);
+  g_assert_true (rdma_bulk_props_set (1, 1, &p.bulk, &v));
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 20000);
+  g_assert_false (rdma_call_policy_lends_by_measure (&p));
+  p.msg_hints = &function;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 8192);
+  g_value_set_uint (&v, 0);
+  g_assert_true (rdma_bulk_props_set (1, 1, &p.bulk, &v));
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 0);
+  p.msg_hints = NULL;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 0);
+  rdma_call_policy_clear (&p);
+  g_assert_null (p.plans);
+}
+
 /* The URI options: rdma:// only, each onto its property, ranges the properties'. */
 static void
 test_uri (void)
@@ -283,6 +333,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk_props/client_settings", test_client_settings);
   g_test_add_func ("/bulk_props/accepted", test_accepted);
   g_test_add_func ("/bulk_props/uri", test_uri);
+  g_test_add_func ("/bulk_props/threshold_by_hint", test_threshold_by_hint);
   rc = g_test_run ();
   fake_verbs_uninstall ();
   return rc;

@@ -97,6 +97,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/proto/rdma_proto_batched_write.h \
 	lib/c_glib/transport/rdma/rdma_select.c \
 	lib/c_glib/transport/rdma/rdma_select.h \
+	lib/c_glib/transport/rdma/rdma_call_policy.c \
+	lib/c_glib/transport/rdma/rdma_call_policy.h \
 	lib/c_glib/transport/thrift_rdma_explain.c \
 	lib/c_glib/transport/rdma/rdma_signal.c \
 	lib/c_glib/transport/rdma/rdma_signal.h \

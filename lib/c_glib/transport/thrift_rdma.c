@@ -31,16 +31,13 @@
 
 #include "rdma/rdma_budget.h"
 #include "rdma/rdma_bulk_msg.h"
+#include "rdma/rdma_call_policy.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
 #include "rdma/rdma_keepalive.h"
 #include "rdma/rdma_machine.h"
 #include "rdma/rdma_numa.h"
-#include "rdma/rdma_plan.h"
-#include "rdma/rdma_plan_cache.h"
-#include "rdma/rdma_poll_cost.h"
-#include "rdma/rdma_select.h"
 #include "rdma/rdma_signal.h"
 #include "rdma/rdma_status.h"
 #include "rdma/rdma_transport.h"
@@ -72,16 +69,13 @@ typedef struct
   guint port;
   gchar *source_address;              /* (owned) (nullable) */
   GBytes *pair_token;                 /* (owned) (nullable): "pair-token" */
-  const ThriftHintSet *hints;         /* (unowned) (nullable): default hints (property), the
-                                         caller's (generated code's static data) */
-  ThriftRdmaPolling polling;
   guint connect_timeout_ms;
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
-  gint numa_node;                     /* the numa-node property (-1: none) */
   guint64 max_pinned_bytes;           /* asked of the process's budget at open (0: default) */
-  RdmaBulkProps bulk;                 /* the bulk-* properties */
+  RdmaCallPolicy policy;              /* the hints, polling, numa-node and bulk-* properties,
+                                         and what they decide for each message */
   gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
 
   RdmaConn *conn;                     /* (owned) (nullable): NULL while closed */
@@ -89,20 +83,8 @@ typedef struct
   RdmaBulkWriter writer;              /* the message being written: its lent fields */
   RdmaBulkReader reader;              /* the head received message, being read */
   gboolean reading;                   /* the head message is being read */
-  const ThriftHintSet *msg_hints;     /* (unowned) (nullable): set_hints of the message being
-                                         written */
-  const ThriftHintSet *wait_hints;    /* (unowned) (nullable): hints of the last message sent
-                                         (its reply's wait) */
-  const ThriftHintSet *checked_hints; /* (unowned) (nullable): the last set looked at for
-                                         unimplemented hints; only compared */
-  ThriftRdmaPolling effective;
-  RdmaMeasure measure;                /* effective EVENT: spin or block by this measure */
   ThriftRdmaPolling last_wait;         /* the mode of the last wait */
-  gint poll_node;                     /* NUMA node of the thread that uses the connection, by
-                                         the set in use (use_hints); -1: leave it alone */
   const gchar *proto_name;            /* (unowned): a protocol's static name */
-  RdmaPlanCache *plans;               /* (owned) what each hint set selects on the
-                                         connection */
   ThriftRdmaStats saved;              /* counters of the last closed connection */
   gint last_status;                   /* (atomic) ThriftRdmaStatus of the last failure */
 
@@ -111,13 +93,6 @@ typedef struct
   gint interrupted;
   int wake_fd;
 } ThriftRdmaPrivate;
-
-/* The plan of @h on the open connection (the properties' polling and node). */
-static const RdmaCachedPlan *
-plan_for (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
-{
-  return rdma_plan_cache_get (priv->plans, priv->conn, h, priv->polling, priv->numa_node);
-}
 
 static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface);
@@ -186,57 +161,6 @@ thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling 
    * Thrift wrote against the configuration's size */
   rdma_conn_settings_init (out, max_message_of (configuration) + RDMA_BULK_FRAMING_MAX,
                            polling);
-}
-
-static void
-use_hints (ThriftRdmaPrivate *priv, const ThriftHintSet *h)
-{
-  if (h == NULL)
-    h = priv->hints;
-  if (priv->conn == NULL) {
-    priv->effective = rdma_select_polling (h, priv->polling, &priv->measure);
-    return;
-  }
-  /* the set's cached plan already has it: no plan is made again on every message */
-  {
-    const RdmaCachedPlan *cp = plan_for (priv, h);
-
-    priv->effective = cp->plan.small_polling;
-    priv->measure = cp->plan.small_measure;
-    priv->poll_node = cp->plan.numa_node;
-  }
-  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
-}
-
-/* Binds the calling thread to the node of the set in use, the first time this thread uses
- * the connection for it (then it costs a pointer compare).  At first use, not at open: a
- * server's connection is accepted on its accept thread and served on a worker, a client
- * may open on one thread and call on another, and a function's hint may name another
- * node; binding where the connection is used follows all of them.  A thread is never
- * unbound: one that served a bound connection stays on its node. */
-static inline void
-follow_numa (ThriftRdmaPrivate *priv)
-{
-  GError *e = NULL;
-
-  if (priv->poll_node != RDMA_NUMA_NONE && !rdma_numa_bind_thread (priv->poll_node, &e)) {
-    g_warning ("ThriftRdma: %s; the thread runs where it did", e->message);
-    g_error_free (e);
-  }
-}
-
-/* The size from which a field of the message being written is lent: the function's
- * payload_size hint, else the "bulk-threshold" property; 0: never. */
-static inline gsize
-bulk_threshold (ThriftRdmaPrivate *priv)
-{
-  const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
-
-  if (priv->bulk.threshold == 0)
-    return 0;
-  if (h != NULL && (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE))
-    return (gsize) MIN (h->payload_size, (guint64) G_MAXSIZE);
-  return priv->bulk.threshold;
 }
 
 static void
@@ -361,9 +285,10 @@ thrift_rdma_settings_of (ThriftRdma *self, RdmaConnSettings *out)
 {
   ThriftRdmaPrivate *priv = PRIV (self);
 
-  thrift_rdma_settings_for (THRIFT_TRANSPORT (self)->configuration, priv->effective, out);
+  thrift_rdma_settings_for (THRIFT_TRANSPORT (self)->configuration, priv->policy.effective,
+                            out);
   out->keepalive_ms = priv->keepalive_ms;
-  rdma_bulk_props_to_settings (&priv->bulk, out);
+  rdma_bulk_props_to_settings (&priv->policy.bulk, out);
 }
 
 /* implements thrift_transport_open */
@@ -373,7 +298,6 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaConnSettings settings;
   const RdmaMachine *machine = rdma_machine_get ();
-  RdmaNumaChoice choice;
   GError *e = NULL;
 
   if (priv->conn != NULL) {
@@ -382,20 +306,20 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
     return FALSE;
   }
   /* what the caller set wrong, before anything is tried */
-  use_hints (priv, NULL);
+  rdma_call_policy_use (&priv->policy, NULL, NULL);
   thrift_rdma_settings_of (THRIFT_RDMA (transport), &settings);
   if (!take_pair_token (priv, &settings, error))
     return FALSE;
-  if (!rdma_numa_check_property (priv->numa_node, machine, "ThriftRdma", &e))
+  if (!rdma_numa_check_property (priv->policy.numa_node, machine, "ThriftRdma", &e))
     return fail (priv, e, error);
   if (rdma_device_probe (&e) == 0)
     return fail (priv, e, error);
   rdma_budget_request (priv->max_pinned_bytes, "ThriftRdma");
   /* the buffers are mapped at connect: the service's set (the "hints" property) or the
    * property places them; a function's set comes too late for them (plan_numa) */
-  rdma_numa_choose (priv->hints, priv->numa_node, machine, &choice);
-  rdma_numa_warn_ignored (priv->hints, machine);
-  settings.numa_node = choice.node;
+  settings.numa_node = rdma_call_policy_buffer_node (priv->policy.hints,
+                                                     priv->policy.numa_node);
+  rdma_numa_warn_ignored (priv->policy.hints, machine);
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), &e);
   if (priv->conn == NULL)
@@ -403,10 +327,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   g_atomic_int_set (&priv->last_status, THRIFT_RDMA_STATUS_OK);
   attach_wake (priv, priv->conn);
   rdma_signal_snapshot ();
-  rdma_plan_cache_reset (priv->plans);
-  priv->poll_node = settings.numa_node;
-  if (thrift_rdma_explain_enabled ())
-    plan_for (priv, priv->hints);
+  rdma_call_policy_connected (&priv->policy, priv->conn, settings.numa_node);
   priv->reading = FALSE;
   priv->wlen = 0;
   return TRUE;
@@ -427,7 +348,7 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
     rdma_conn_free (priv->conn);
     priv->conn = NULL;
   }
-  rdma_plan_cache_reset (priv->plans);
+  rdma_call_policy_closed (&priv->policy);
   priv->reading = FALSE;
   priv->wlen = 0;
   /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
@@ -463,9 +384,7 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
     if (!release_current (priv, &e))
       return fail (priv, e, error);
   }
-  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
-  priv->last_wait = priv->effective;
-  follow_numa (priv);
+  priv->last_wait = rdma_call_policy_wait (&priv->policy, priv->conn);
   msg = rdma_conn_wait_message (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg != NULL)
     return TRUE;
@@ -509,7 +428,7 @@ take (ThriftRdmaPrivate *priv, gpointer buf, guint32 len, GError **error)
   }
   if (priv->reader.left == 0)
     return 0;
-  follow_numa (priv);
+  rdma_call_policy_follow_numa (&priv->policy);
   n = rdma_bulk_reader_pull (&priv->reader, priv->conn, buf, len,
                              deadline_after (priv->call_timeout_ms), &e);
   if (n == 0) {
@@ -547,9 +466,7 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
     fail (priv, e, error);
     return -1;
   }
-  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
-  priv->last_wait = priv->effective;
-  follow_numa (priv);
+  priv->last_wait = rdma_call_policy_wait (&priv->policy, priv->conn);
   /* a failed wait fails the connection (fail_call): it may block in the read alone */
   msg = rdma_conn_wait_reply (priv->conn, wait_deadline (priv, TRUE), &e);
   if (msg == NULL) {
@@ -610,8 +527,7 @@ thrift_rdma_read_end (ThriftTransport *transport, GError **error)
   GError *e = NULL;
   gboolean ok = release_current (priv, &e);
 
-  priv->wait_hints = NULL;
-  use_hints (priv, NULL);
+  rdma_call_policy_message_read (&priv->policy, priv->conn);
   return ok || fail (priv, e, error);
 }
 
@@ -634,7 +550,7 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
     return fail (priv, e, error);
   }
   if (priv->wlen == 0) {
-    follow_numa (priv);
+    rdma_call_policy_follow_numa (&priv->policy);
     if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
       fail_call (priv, e);
       return fail (priv, e, error);
@@ -644,8 +560,9 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
   }
   /* straight into registered memory, the only copy on the way out; a large field is not
    * copied at all but lent (rdma_bulk_msg.h) */
-  if (!rdma_bulk_writer_write (&priv->writer, priv->conn, buf, len, bulk_threshold (priv),
-                               !priv->bulk.threshold_set, &e))
+  if (!rdma_bulk_writer_write (&priv->writer, priv->conn, buf, len,
+                               rdma_call_policy_bulk_threshold (&priv->policy),
+                               rdma_call_policy_lends_by_measure (&priv->policy), &e))
     return fail (priv, e, error);
   priv->wlen += len;
   return TRUE;
@@ -680,7 +597,6 @@ static gboolean
 thrift_rdma_flush (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
-  const ThriftHintSet *h = priv->msg_hints != NULL ? priv->msg_hints : priv->hints;
   GError *e = NULL;
   gint64 deadline;
   gboolean ok, sent;
@@ -691,17 +607,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   }
   if (priv->wlen == 0)
     return TRUE;
-  if (h != priv->checked_hints) {
-    /* once per change of hint set, not per call: the check takes a process-wide lock */
-    rdma_select_warn_unimplemented (h);
-    priv->checked_hints = h;
-  }
-  use_hints (priv, h);
-  follow_numa (priv);
-  {
-    rdma_conn_set_tx_proto (priv->conn, rdma_plan_cache_proto (plan_for (priv, h), priv->conn,
-                                                                priv->wlen));
-  }
+  rdma_call_policy_send (&priv->policy, priv->conn, priv->wlen);
   deadline = deadline_after (priv->call_timeout_ms);
   /* a message that lends fields returns when the reader has them: then no key of ours
    * reaches the caller's memory any more, and the caller may change or free it */
@@ -719,8 +625,7 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
     fail (priv, e, error);
   }
   priv->wlen = 0;
-  priv->wait_hints = priv->msg_hints;
-  priv->msg_hints = NULL;
+  rdma_call_policy_sent (&priv->policy);
   return ok;
 }
 
@@ -728,7 +633,7 @@ static void
 thrift_rdma_set_hints (ThriftHintReceiver *receiver, const ThriftHintSet *hints)
 {
   ThriftRdmaPrivate *priv = PRIV (receiver);
-  priv->msg_hints = hints;
+  priv->policy.msg_hints = hints;
 }
 
 static void
@@ -849,9 +754,8 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
     peek_ended (priv, e);
     return TRUE;
   }
-  /* by the connection's own polling mode (use_hints): a latency hint spins */
-  rdma_conn_set_polling (priv->conn, priv->effective, priv->measure);
-  follow_numa (priv);
+  /* by the connection's own polling mode (rdma_call_policy_use): a latency hint spins */
+  rdma_call_policy_wait (&priv->policy, priv->conn);
   there = rdma_conn_wait_message (priv->conn, g_get_monotonic_time () + max_us, &e) != NULL
           || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
   g_clear_error (&e);
@@ -881,10 +785,10 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
     g_value_set_uint (value, priv->port);
     break;
   case PROP_HINTS:
-    g_value_set_pointer (value, (gpointer) priv->hints);
+    g_value_set_pointer (value, (gpointer) priv->policy.hints);
     break;
   case PROP_POLLING:
-    g_value_set_enum (value, priv->polling);
+    g_value_set_enum (value, priv->policy.polling);
     break;
   case PROP_CONNECT_TIMEOUT:
     g_value_set_uint (value, priv->connect_timeout_ms);
@@ -905,7 +809,7 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
     g_value_set_boxed (value, priv->pair_token);
     break;
   case PROP_NUMA_NODE:
-    g_value_set_int (value, priv->numa_node);
+    g_value_set_int (value, priv->policy.numa_node);
     break;
   case PROP_MAX_PINNED_BYTES:
     g_value_set_uint64 (value, priv->max_pinned_bytes);
@@ -913,7 +817,8 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value)
-        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value))
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk,
+                                 value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     break;
   }
@@ -935,14 +840,11 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     priv->port = g_value_get_uint (value);
     break;
   case PROP_HINTS:
-    priv->hints = g_value_get_pointer (value);
+    priv->policy.hints = g_value_get_pointer (value);
     break;
   case PROP_POLLING:
-    priv->polling = g_value_get_enum (value);
-    priv->effective = priv->polling;
-    priv->measure = RDMA_MEASURE_NONE;
-    priv->last_wait = priv->polling;
-    rdma_plan_cache_reset (priv->plans);   /* they were made with the old default */
+    rdma_call_policy_set_polling (&priv->policy, g_value_get_enum (value));
+    priv->last_wait = priv->policy.polling;
     break;
   case PROP_CONNECT_TIMEOUT:
     priv->connect_timeout_ms = g_value_get_uint (value);
@@ -968,17 +870,16 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     break;
   case PROP_NUMA_NODE:
     /* checked at open, where a bad node is an error rather than a GObject warning */
-    priv->numa_node = g_value_get_int (value);
-    rdma_plan_cache_reset (priv->plans);   /* they were made with the old one */
+    rdma_call_policy_set_numa_node (&priv->policy, g_value_get_int (value));
     break;
   case PROP_MAX_PINNED_BYTES:
     priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
-    if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->bulk, value)) {
+    if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk, value)) {
       if (priv->conn != NULL) {
         RdmaConnSettings bulk;
-        rdma_bulk_props_to_settings (&priv->bulk, &bulk);
+        rdma_bulk_props_to_settings (&priv->policy.bulk, &bulk);
         rdma_conn_set_bulk (priv->conn, &bulk);
       }
     } else if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
@@ -998,7 +899,7 @@ thrift_rdma_finalize (GObject *object)
 
   rdma_conn_free (priv->conn);
   priv->conn = NULL;
-  rdma_plan_cache_free (priv->plans);
+  rdma_call_policy_clear (&priv->policy);
   if (priv->wake_fd >= 0)
     close (priv->wake_fd);
   g_free (priv->hostname);
@@ -1083,12 +984,8 @@ thrift_rdma_init (ThriftRdma *self)
 {
   ThriftRdmaPrivate *priv = PRIV (self);
 
-  priv->polling = THRIFT_RDMA_DEFAULT_POLLING;
-  priv->effective = priv->polling;
-  rdma_bulk_props_init (&priv->bulk, FALSE);
-  priv->numa_node = priv->poll_node = THRIFT_RDMA_DEFAULT_NUMA_NODE;
+  rdma_call_policy_init (&priv->policy);
   priv->proto_name = rdma_proto_eager_ops.name;
-  priv->plans = rdma_plan_cache_new ();
   /* without the eventfd (out of descriptors) an interrupt still sets the flag: spinning
    * and the next wait see it, a thread blocked in poll(2) only at its call timeout */
   priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1115,13 +1012,9 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   ThriftRdmaPrivate *priv = PRIV (self);
 
   priv->conn = conn;
-  /* the node the server chose for the connection (its hints' numa or its numa-node) */
-  priv->numa_node = priv->poll_node = rdma_conn_numa_node (conn);
-  rdma_conn_set_polling (conn, priv->effective, priv->measure);
+  rdma_call_policy_accepted (&priv->policy, conn);
   attach_wake (priv, conn);
   rdma_signal_snapshot ();
-  if (thrift_rdma_explain_enabled ())
-    plan_for (priv, priv->hints);
   return self;
 }
 
@@ -1167,50 +1060,12 @@ gchar *
 thrift_rdma_explain_connection (ThriftRdma *self, const ThriftHintSet *hints)
 {
   ThriftRdmaPrivate *priv;
-  const RdmaPlan *plan;
-  RdmaMeasure measure;
-  gchar *line, *full;
-  guint64 refused;
 
   g_return_val_if_fail (THRIFT_IS_RDMA (self), NULL);
   priv = PRIV (self);
   if (priv->conn == NULL)
     return NULL;
-  /* what flush does with a message written without a set */
-  if (hints == NULL)
-    hints = priv->hints;
-  plan = &plan_for (priv, hints)->plan;
-  line = rdma_plan_describe (plan, hints);
-  measure = plan->small_measure != RDMA_MEASURE_NONE ? plan->small_measure : plan->large_measure;
-  if (measure != RDMA_MEASURE_NONE) {
-    /* what the connection's calls measured, which decides between spinning and blocking */
-    g_autofree gchar *cost = rdma_poll_cost_describe (rdma_conn_poll_cost (priv->conn), measure);
-
-    full = g_strdup_printf ("%s (measured on this connection: %s)", line, cost);
-    g_free (line);
-    line = full;
-  }
-  if (!priv->bulk.threshold_set && (rdma_conn_stats (priv->conn)->bulk_sent > 0
-                                    || rdma_conn_stats (priv->conn)->bulk_copied > 0)) {
-    /* what the device's calls measured, which decides between lending and copying */
-    RdmaLendCost *lc = rdma_bulk_lend_cost (priv->conn);
-    g_autofree gchar *cost = lc != NULL ? rdma_lend_cost_describe (lc) : NULL;
-
-    if (cost != NULL) {
-      full = g_strdup_printf ("%s (measured on this device: %s)", line, cost);
-      g_free (line);
-      line = full;
-    }
-  }
-  refused = rdma_conn_stats (priv->conn)->budget_refusals;
-  if (refused == 0)
-    return line;
-  /* what the plan chose is not what went: say why */
-  full = g_strdup_printf ("%s (max-pinned-bytes %" G_GUINT64_FORMAT " reached: %"
-                          G_GUINT64_FORMAT " buffers not made, those messages by eager)", line,
-                          rdma_budget_limit (), refused);
-  g_free (line);
-  return full;
+  return rdma_call_policy_explain (&priv->policy, priv->conn, hints);
 }
 
 void

@@ -31,6 +31,7 @@
 
 #include "rdma/rdma_budget.h"
 #include "rdma/rdma_admit.h"
+#include "rdma/rdma_call_policy.h"
 #include "rdma/rdma_conn.h"
 #include "rdma/rdma_device.h"
 #include "rdma/rdma_gobject.h"
@@ -288,15 +289,13 @@ thrift_server_rdma_settings_of (ThriftServerRdma *self, RdmaConnSettings *settin
 {
   ThriftServerTransport *transport = THRIFT_SERVER_TRANSPORT (self);
   ThriftServerRdmaPrivate *priv = PRIV (transport);
-  RdmaNumaChoice choice;
 
   thrift_rdma_settings_for (transport->configuration, priv->polling, settings);
   settings->keepalive_ms = priv->keepalive_ms;
   rdma_bulk_props_to_settings (&priv->bulk, settings);
   /* the service's set (the "hints" property), else the property, places the buffers that
    * accept maps; the accepted ThriftRdma binds the threads that serve it */
-  rdma_numa_choose (priv->hints, priv->numa_node, rdma_machine_get (), &choice);
-  settings->numa_node = choice.node;
+  settings->numa_node = rdma_call_policy_buffer_node (priv->hints, priv->numa_node);
 }
 
 ThriftRdma *
