@@ -342,6 +342,18 @@ pair_close (Pair *p)
   assert_clean ();
 }
 
+/* A pair without an echo server: each side's counters (@cn, @sn: what to call them) are what
+ * the provider saw it do, and nothing is left once both are freed. */
+static void
+pair_free_counted (Pair *p, const gchar *cn, const gchar *sn)
+{
+  check_counts (p->c, p->cid, cn);
+  check_counts (p->s, p->sid, sn);
+  rdma_conn_free (p->c);
+  rdma_conn_free (p->s);
+  assert_clean ();
+}
+
 /* One call: @len bytes by @ops both ways; both carriers are @ops. */
 static void
 echo_by (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
@@ -1932,7 +1944,8 @@ test_ring_edges (gconstpointer data)
 /* ---- the direct ring: sized for its messages, given back when idle ---- */
 
 /* The owner sizes its ring from the message that asked for it: a 100-byte message gets a
- * small ring, a 64 KiB one room for several such messages, neither more than ring_size. */
+ * small ring, a 64 KiB one room for several such messages, neither more than ring_size; a
+ * larger message later asks for a larger one. */
 static void
 test_ring_sized (void)
 {
@@ -1957,9 +1970,13 @@ test_ring_sized (void)
       g_assert_cmpuint (size, <=, ss.ring_size / 8);
     else
       g_assert_cmpuint (size, >=, 3 * first[i]);
-    /* a larger message later still passes, in chunks */
+    /* a larger message later passes, in chunks; the next grows the ring, to ring_size (the
+     * first found the small message's chunk not yet reported freed: the echo server
+     * releases a message after its answer, rdma_ring.h) */
     echo_by (&p, &rdma_proto_direct_write_imm_ops, 3 * (gsize) ss.ring_size + 5, 7);
     g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, size);
+    echo_by (&p, &rdma_proto_direct_write_imm_ops, 3 * (gsize) ss.ring_size + 5, 8);
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, ss.ring_size);
     pair_close (&p);
   }
 }
@@ -2118,24 +2135,47 @@ wait_for_message (gpointer conn)
   return NULL;
 }
 
+/* A pair that polls busy on both sides, its rings given back after 10 s idle. */
+static void
+pair_open_idle_10s (Pair *p)
+{
+  RdmaConnSettings cs, ss;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+  settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
+  cs.ring_idle_ms = ss.ring_idle_ms = 10000;
+  pair_open (p, &cs, &ss);
+}
+
+/* Two idle checks of @owner's ring, as 11 and 22 s from now: the first sees the message
+ * written since the last, the second asks for the ring back (one REVOKE). */
+static void
+ring_idle_revoke (RdmaConn *owner)
+{
+  guint64 controls = rdma_conn_stats (owner)->control_messages;
+  gint64 now = g_get_monotonic_time ();
+  GError *error = NULL;
+
+  g_assert_true (rdma_ring_tick (owner, now + 11 * G_USEC_PER_SEC, &error));
+  g_assert_cmpuint (rdma_conn_stats (owner)->control_messages, ==, controls);
+  g_assert_true (rdma_ring_tick (owner, now + 22 * G_USEC_PER_SEC, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (rdma_conn_stats (owner)->control_messages, ==, controls + 1);
+}
+
 /* A message written while the owner's REVOKE is on its way keeps the ring (the writer
  * answers KEEP), and arrives intact. */
 static void
 test_ring_revoke_crossed (void)
 {
-  RdmaConnSettings cs, ss;
   GError *error = NULL;
   RdmaMessage *msg;
   GThread *server;
   guint64 controls;
   guint8 *buf;
-  gint64 now;
   Pair p;
 
-  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
-  settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
-  cs.ring_idle_ms = ss.ring_idle_ms = 10000;
-  pair_open (&p, &cs, &ss);
+  pair_open_idle_10s (&p);
   buf = pattern_new (1000, 1);
   rdma_conn_set_tx_proto (p.c, &rdma_proto_direct_write_imm_ops);
   /* the server answers the ring request meanwhile */
@@ -2149,14 +2189,7 @@ test_ring_revoke_crossed (void)
   g_assert_true (rdma_conn_release_message (p.s, &error));
   g_assert_cmpuint (rdma_ring_rx_size (p.s), >, 0);
 
-  /* two idle checks later (the first sees the message), the server asks for its ring */
-  now = g_get_monotonic_time ();
-  controls = rdma_conn_stats (p.s)->control_messages;
-  g_assert_true (rdma_ring_tick (p.s, now + 11 * G_USEC_PER_SEC, &error));
-  g_assert_cmpuint (rdma_conn_stats (p.s)->control_messages, ==, controls);
-  g_assert_true (rdma_ring_tick (p.s, now + 22 * G_USEC_PER_SEC, &error));
-  g_assert_no_error (error);
-  g_assert_cmpuint (rdma_conn_stats (p.s)->control_messages, ==, controls + 1);
+  ring_idle_revoke (p.s);
   controls = rdma_conn_stats (p.c)->control_messages;
 
   /* the client writes before it looks */
@@ -2183,11 +2216,7 @@ test_ring_revoke_crossed (void)
   check_message (msg, 3000, 3, "after the revoke");
   g_assert_true (rdma_conn_release_message (p.s, &error));
   g_assert_no_error (error);
-  check_counts (p.c, p.cid, "client");
-  check_counts (p.s, p.sid, "server");
-  rdma_conn_free (p.c);
-  rdma_conn_free (p.s);
-  assert_clean ();
+  pair_free_counted (&p, "client", "server");
 }
 
 /* Both sides answer a SEND that finds no receive posted with a short RNR NAK timer, not
@@ -2366,6 +2395,25 @@ send_one (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
   return carrier;
 }
 
+/* send_one, then a one-byte answer by eager, which reports the chunks of the server's ring
+ * the message freed: nothing of the client's is left in it. */
+static const gchar *
+send_one_answered (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
+{
+  const gchar *carrier = send_one (p, ops, len, seed);
+  GError *error = NULL;
+  RdmaMessage *msg;
+
+  rdma_conn_set_tx_proto (p->s, &rdma_proto_eager_ops);
+  g_assert_true (rdma_conn_send (p->s, (const guint8 *) "a", 1, deadline (), &error));
+  msg = rdma_conn_wait_message (p->c, deadline (), &error);
+  g_assert_nonnull (msg);
+  g_assert_cmpmem (rdma_message_data (msg), 1, "a", 1);
+  g_assert_true (rdma_conn_release_message (p->c, &error));
+  g_assert_no_error (error);
+  return carrier;
+}
+
 /* The owner takes its new ring back before the writer wrote into it (its idle period ran
  * out while the advert was on its way, as under load): the writer takes ADVERT and REVOKE in
  * one look, gives the ring back, asks again, and the message arrives by a new ring.  (It
@@ -2373,15 +2421,11 @@ send_one (Pair *p, const RdmaProtoOps *ops, gsize len, guint seed)
 static void
 test_ring_revoked_unused (void)
 {
-  RdmaConnSettings cs, ss;
   GError *error = NULL;
   guint64 controls;
   Pair p;
 
-  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
-  settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
-  cs.ring_idle_ms = ss.ring_idle_ms = 10000;
-  pair_open (&p, &cs, &ss);
+  pair_open_idle_10s (&p);
   rdma_conn_set_tx_proto (p.c, &rdma_proto_direct_write_imm_ops);
 
   /* the client asks, and does not look for the answer yet (one look only) */
@@ -2402,11 +2446,7 @@ test_ring_revoked_unused (void)
                    "direct_write_imm");
   g_assert_cmpuint (rdma_ring_rx_size (p.s), >, 0);
   g_assert_no_error (error);
-  check_counts (p.c, p.cid, "client");
-  check_counts (p.s, p.sid, "server");
-  rdma_conn_free (p.c);
-  rdma_conn_free (p.s);
-  assert_clean ();
+  pair_free_counted (&p, "client", "server");
 }
 
 /* Over max-pinned-bytes, what only speeds a connection up is not made (the owner's direct
@@ -2452,6 +2492,221 @@ test_budget_fallback (void)
   rdma_conn_free (p.s);
   assert_clean ();
   rdma_budget_reset ();
+}
+
+/* ---- the direct ring grows for larger messages (rdma_ring.h) ---- */
+
+/* WRs the side posted to its send queue (SENDs, credits and controls among them). */
+static guint64
+cost_wrs (const Cost *c)
+{
+  return c->sends + c->writes + c->write_imms + c->reads;
+}
+
+/* Echo number @seed (from 0) of @len bytes, then the counters of both sides from its end
+ * (the server's once its thread is past its reply): *@cb, *@sb. */
+static void
+echo_then_mark (Pair *p, gsize len, guint seed, ThriftRdmaStats *cb, ThriftRdmaStats *sb)
+{
+  echo_by (p, &rdma_proto_direct_write_imm_ops, len, seed);
+  echo_wait_answered (p, seed + 1);
+  *cb = *rdma_conn_stats (p->c);
+  *sb = *rdma_conn_stats (p->s);
+}
+
+/* A pair whose rings are capped at @cap, its first direct call 64 B (16 KiB rings), the
+ * counters from there in *@cb, *@sb; with @old_peer, neither side takes an unprompted
+ * RELEASED (the flag taken off both copies, as with a peer from before). */
+static void
+ring_pair_small_first (Pair *p, guint32 cap, gboolean old_peer, ThriftRdmaStats *cb,
+                       ThriftRdmaStats *sb)
+{
+  RdmaConnSettings cs, ss;
+
+  settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+  settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
+  cs.ring_size = ss.ring_size = cap;
+  pair_open (p, &cs, &ss);
+  if (old_peer) {
+    p->c->peer.flags &= ~RDMA_WIRE_HELLO_RING_GROW;
+    p->s->peer.flags &= ~RDMA_WIRE_HELLO_RING_GROW;
+  }
+  echo_start (p);
+  echo_then_mark (p, 64, 0, cb, sb);
+  g_assert_cmpuint (rdma_ring_rx_size (p->s), ==, RDMA_RING_MIN_SIZE);
+  g_assert_cmpuint (rdma_ring_rx_size (p->c), ==, RDMA_RING_MIN_SIZE);
+}
+
+/* Echoes @from to @from + @n - 1 of @len bytes; the cost of each side since *@cb, *@sb. */
+static void
+echoes_cost (Pair *p, gsize len, guint from, guint n, const ThriftRdmaStats *cb,
+             const ThriftRdmaStats *sb, Cost *c, Cost *s)
+{
+  for (guint i = 0; i < n; i++)
+    echo_by (p, &rdma_proto_direct_write_imm_ops, len, from + i);
+  echo_wait_answered (p, from + n);
+  *c = cost_since (p->c, cb);
+  *s = cost_since (p->s, sb);
+}
+
+/* A connection whose first direct message is 64 B and whose later ones are 1 MiB: each
+ * writer gives the 16 KiB ring the first one asked for up and asks for one made for them
+ * (4 MiB, the owners' cap here), by the second such call at the latest (the first may find
+ * the 64 B message, which the echo server releases after its answer, not yet reported
+ * freed), and each call after costs two chunks each way (a chunk is at most
+ * RDMA_RING_MAX_CHUNK, one byte short of 1 MiB), the freed reports riding on the replies:
+ * at most 4 WRs per message and direction.  Between peers that do not take an
+ * unprompted RELEASED (@data TRUE: the flag taken off both copies, as with a peer from
+ * before) the 16 KiB rings stay, and each message goes in 64 or more chunks. */
+static void
+test_ring_grows (gconstpointer data)
+{
+  const gboolean old_peer = GPOINTER_TO_INT (data);
+  const guint32 cap = 4u << 20;
+  const gsize big = 1u << 20;
+  const guint n = 6;
+  ThriftRdmaStats cb, sb;
+  Cost c, s;
+  Pair p;
+
+  ring_pair_small_first (&p, cap, old_peer, &cb, &sb);
+  echo_by (&p, &rdma_proto_direct_write_imm_ops, big, 1);
+  echo_then_mark (&p, big, 2, &cb, &sb);
+  echoes_cost (&p, big, 3, n, &cb, &sb, &c, &s);
+  g_test_message ("%s: %u echoes of 1 MiB after one of 64 B: rings %u / %u B, WRs per call: "
+                  "client %.1f (write_imms %" G_GUINT64_FORMAT ", credits %" G_GUINT64_FORMAT
+                  "), server %.1f (write_imms %" G_GUINT64_FORMAT ", credits %"
+                  G_GUINT64_FORMAT ")", old_peer ? "old peers" : "growing", n,
+                  rdma_ring_rx_size (p.s), rdma_ring_rx_size (p.c),
+                  (gdouble) cost_wrs (&c) / n, c.write_imms, c.credits,
+                  (gdouble) cost_wrs (&s) / n, s.write_imms, s.credits);
+  if (old_peer) {
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, RDMA_RING_MIN_SIZE);
+    g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, RDMA_RING_MIN_SIZE);
+    g_assert_cmpuint (c.write_imms, >=, n * (big / RDMA_RING_MIN_SIZE));
+    g_assert_cmpuint (s.write_imms, >=, n * (big / RDMA_RING_MIN_SIZE));
+  } else {
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, cap);
+    g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, cap);
+    g_assert_cmpuint (c.controls + s.controls, ==, 0);
+    g_assert_cmpuint (cost_wrs (&c), <=, 4 * n);
+    g_assert_cmpuint (cost_wrs (&s), <=, 4 * n);
+  }
+  pair_close (&p);
+}
+
+/* Owners whose ring_size (64 KiB) is less than what 256 KiB messages ask for answer the
+ * larger request with it, and the writers remember: the first two large calls (the ring
+ * grows by the second, test_ring_grows) cost each side one RELEASED and REQUEST of its own
+ * and one ADVERT for the peer's, the later ones no control message (without the memory,
+ * each would give the ring up and ask again). */
+static void
+test_ring_grow_capped (void)
+{
+  const guint32 cap = 64u << 10;
+  const gsize big = 256u << 10;
+  ThriftRdmaStats cb, sb;
+  Cost c, s;
+  Pair p;
+
+  ring_pair_small_first (&p, cap, FALSE, &cb, &sb);
+  echoes_cost (&p, big, 1, 2, &cb, &sb, &c, &s);
+  g_assert_cmpuint (c.controls, ==, 3);
+  g_assert_cmpuint (s.controls, ==, 3);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, cap);
+  g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, cap);
+  cb = *rdma_conn_stats (p.c);
+  sb = *rdma_conn_stats (p.s);
+  echoes_cost (&p, big, 3, 8, &cb, &sb, &c, &s);
+  g_test_message ("8 echoes of 256 KiB through 64 KiB rings: control messages %"
+                  G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, c.controls, s.controls);
+  g_assert_cmpuint (c.controls + s.controls, ==, 0);
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, cap);
+  pair_close (&p);
+}
+
+/* The owner's idle check asks for its ring back (REVOKE) while the writer, with nothing in
+ * it, gives it up unprompted for a larger message (RELEASED, then REQUEST): the owner takes
+ * the RELEASED for the answer and makes the new ring, the writer lets the REVOKE go
+ * unanswered, and the connection goes on, the messages intact. */
+static void
+test_ring_grow_revoke_crossed (void)
+{
+  GError *error = NULL;
+  guint64 controls;
+  Pair p;
+
+  pair_open_idle_10s (&p);
+  g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1000, 1), ==,
+                   "direct_write_imm");
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, RDMA_RING_MIN_SIZE);
+
+  ring_idle_revoke (p.s);
+
+  /* the client grows the ring before it looks: its RELEASED crosses the REVOKE */
+  controls = rdma_conn_stats (p.c)->control_messages;
+  g_assert_cmpstr (send_one (&p, &rdma_proto_direct_write_imm_ops, 64u << 10, 3), ==,
+                   "direct_write_imm");
+  g_assert_cmpuint (rdma_ring_rx_size (p.s), >, RDMA_RING_MIN_SIZE);
+  wait_on (p.c, 20000);
+  wait_on (p.s, 20000);
+  /* RELEASED and REQUEST; the REVOKE unanswered */
+  g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 2);
+  g_assert_cmpint (rdma_conn_get_state (p.c), ==, RDMA_CONN_CONNECTED);
+  g_assert_cmpint (rdma_conn_get_state (p.s), ==, RDMA_CONN_CONNECTED);
+  /* and the new ring works */
+  g_assert_cmpstr (send_one (&p, &rdma_proto_direct_write_imm_ops, 64u << 10, 4), ==,
+                   "direct_write_imm");
+  g_assert_no_error (error);
+  pair_free_counted (&p, "client", "server");
+}
+
+/* A larger ring the owner's budget refuses: the writer asks once for the ring it gave up,
+ * and its messages go through that (the old ring fits again, a larger one not: @k 0), or by
+ * eager if that is refused too (not even the old one: @k 1); byte-exact either way, and the
+ * writer does not ask again for every message. */
+static void
+test_ring_grow_refused (void)
+{
+  for (guint k = 0; k < 2; k++) {
+    const gchar *by = k == 0 ? "direct_write_imm" : "eager";
+    RdmaConnSettings cs, ss;
+    RdmaResCounts counts;
+    guint64 controls;
+    Pair p;
+
+    settings_for (&cs, THRIFT_RDMA_POLLING_BUSY);
+    settings_for (&ss, THRIFT_RDMA_POLLING_BUSY);
+    pair_open (&p, &cs, &ss);
+    g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 64, 0), ==,
+                     "direct_write_imm");
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, RDMA_RING_MIN_SIZE);
+    /* the client's transmit buffers (never refused) made for 1 MiB messages first */
+    for (guint i = 0; i < 2; i++)
+      g_assert_cmpstr (send_one_answered (&p, &rdma_proto_eager_ops, 1u << 20, 10 + i), ==,
+                       "eager");
+    rdma_res_counts (&counts);
+    rdma_budget_reset ();
+    rdma_budget_request (k == 0 ? (guint64) counts.pinned_bytes + 4096
+                                : (guint64) counts.pinned_bytes - 4096, "the test");
+
+    g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*max-pinned-bytes*");
+    controls = rdma_conn_stats (p.c)->control_messages;
+    g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20, 1), ==,
+                     by);
+    g_test_assert_expected_messages ();
+    /* RELEASED, REQUEST for the larger ring, REQUEST for the old one */
+    g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 3);
+    g_assert_cmpuint (rdma_conn_stats (p.s)->budget_refusals, ==, k + 1);
+    g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, k == 0 ? RDMA_RING_MIN_SIZE : 0);
+    for (guint i = 0; i < 3; i++)
+      g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20,
+                                          2 + i), ==, by);
+    g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 3);
+    g_assert_cmpuint (rdma_conn_stats (p.s)->budget_refusals, ==, k + 1);
+    pair_free_counted (&p, "client", "server");
+    rdma_budget_reset ();
+  }
 }
 
 /* ---- streams: one side sends, the other only reads ---- */
@@ -2535,11 +2790,7 @@ stream (Pair *p, Sender *s, guint delay_ms)
 static void
 stream_close (Pair *p)
 {
-  check_counts (p->c, p->cid, "sender");
-  check_counts (p->s, p->sid, "receiver");
-  rdma_conn_free (p->c);
-  rdma_conn_free (p->s);
-  assert_clean ();
+  pair_free_counted (p, "sender", "receiver");
 }
 
 static gsize
@@ -4029,6 +4280,12 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/ring/revoked-unused", test_ring_revoked_unused);
   g_test_add_func ("/loopback/rnr-timer", test_rnr_timer);
   g_test_add_func ("/loopback/budget/fallback", test_budget_fallback);
+  g_test_add_data_func ("/loopback/ring/grows", GINT_TO_POINTER (FALSE), test_ring_grows);
+  g_test_add_data_func ("/loopback/ring/grows/old-peer", GINT_TO_POINTER (TRUE),
+                        test_ring_grows);
+  g_test_add_func ("/loopback/ring/grow-capped", test_ring_grow_capped);
+  g_test_add_func ("/loopback/ring/grow-revoke-crossed", test_ring_grow_revoke_crossed);
+  g_test_add_func ("/loopback/ring/grow-refused", test_ring_grow_refused);
   g_test_add_func ("/loopback/answer-then-gone", test_answer_then_gone);
   g_test_add_func ("/loopback/eager/unread-stream", test_unread_stream);
   g_test_add_func ("/loopback/interleaved/both-ways", test_stream_both_ways);

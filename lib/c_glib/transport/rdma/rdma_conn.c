@@ -382,7 +382,8 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   conn->settings.rx_protocols |= 1u << RDMA_PROTO_EAGER;
   conn->settings.rx_protocols &= rdma_proto_implemented ();
   hello->protocols = GUINT16_TO_LE (conn->settings.rx_protocols);
-  hello->flags = GUINT32_TO_LE (RDMA_WIRE_HELLO_SOLICITED | RDMA_WIRE_HELLO_RFP_NOTIFY);
+  hello->flags = GUINT32_TO_LE (RDMA_WIRE_HELLO_SOLICITED | RDMA_WIRE_HELLO_RFP_NOTIFY
+                                | RDMA_WIRE_HELLO_RING_GROW);
   return TRUE;
 }
 

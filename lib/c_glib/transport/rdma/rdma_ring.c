@@ -71,6 +71,13 @@ struct _RdmaRing
   guint32 tx_len[RDMA_RING_MAX_CHUNKS];    /* FIFO of chunk lengths */
   guint tx_head, tx_count;
   gint64 tx_last_us;                       /* when the last chunk was placed */
+  /* growth (rdma_ring.h) */
+  guint32 tx_asked;                        /* the message size of the last request */
+  guint32 tx_fallback;                     /* while a request for a larger ring is out: the
+                                              size of the ring given up for it (0: none) */
+  guint32 tx_tried, tx_got;                /* the largest ring asked for that the owner did
+                                              not give (rdma_ring_size_for the message, no
+                                              cap; 0: none), and what it gave instead */
 };
 
 static RdmaRing *
@@ -116,13 +123,68 @@ tx_look_before_writing (RdmaConn *conn, RdmaRing *r, GError **error)
   return TRUE;
 }
 
+static gboolean
+tx_request (RdmaConn *conn, RdmaRing *r, gsize len, GError **error)
+{
+  guint32 want = (guint32) MIN (len, G_MAXUINT32), le = GUINT32_TO_LE (want);
+
+  if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
+                               (const guint8 *) &le, sizeof le, error))
+    return FALSE;
+  r->tx_asked = want;
+  r->tx_state = TX_REQUESTED;
+  return TRUE;
+}
+
+/* Gives the ring up (the writer's side of RELEASED): nothing of ours is in it. */
+static gboolean
+tx_release (RdmaConn *conn, RdmaRing *r, GError **error)
+{
+  r->tx_state = TX_UNKNOWN;
+  r->tx_addr = 0;
+  r->tx_rkey = 0;
+  r->tx_size = r->tx_off = r->tx_used = 0;
+  r->tx_head = 0;
+  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_RELEASED, NULL, 0,
+                                 error);
+}
+
+/* Whether a message of @len bytes should have a larger ring: it would not go whole (it is
+ * more than half the ring), a larger one is possible (rdma_ring_size_for without the
+ * owner's cap, which the writer does not know), the owner has not already answered a request
+ * for as much with less (its ring_size, or its budget: then the writer asks again only for a
+ * larger message, or when it holds less than it was given then, as after the ring went back
+ * idle and came again for a small message), the owner takes an unprompted RELEASED, and
+ * nothing of ours is in the ring (else the ring as it is, this time). */
+static gboolean
+tx_should_grow (RdmaConn *conn, const RdmaRing *r, gsize len)
+{
+  guint32 want = rdma_ring_size_for ((guint32) MIN (len, G_MAXUINT32), G_MAXUINT32);
+
+  return len > r->tx_size / RDMA_RING_WHOLE && want > r->tx_size
+         && (want > r->tx_tried || r->tx_size < r->tx_got) && r->tx_count == 0
+         && (conn->peer.flags & RDMA_WIRE_HELLO_RING_GROW);
+}
+
 RdmaOpenStatus
 rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   RdmaRing *r = ring_of (conn);
+  /* sized for the message as it would be with its lent fields copied, when the next may be:
+   * a ring made for the rest alone would cut every copied one into chunks (a 128 KB field
+   * through a 16 KiB ring: 10 WRs per call against 2) */
+  gsize len = conn->tx[conn->tx_cur].len + conn->tx_may_copy;
 
   if (r->tx_state == TX_READY && !tx_look_before_writing (conn, r, error))
     return RDMA_OPEN_ERROR;
+  if (r->tx_state == TX_READY && tx_should_grow (conn, r, len)) {
+    /* given up as the idle path does, and asked for again with this message's size */
+    guint32 old = r->tx_size;
+
+    if (!tx_release (conn, r, error))
+      return RDMA_OPEN_ERROR;
+    r->tx_fallback = old;
+  }
   if (r->tx_state == TX_READY)
     return RDMA_OPEN_READY;
   /* a refusal (the owner's budget, rdma_budget.h) is asked again after the idle period */
@@ -132,18 +194,8 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
   if (r->tx_state == TX_REFUSED)
     return RDMA_OPEN_REFUSED;
   do {
-    if (r->tx_state == TX_UNKNOWN) {
-      /* sized for the message as it would be with its lent fields copied, when the next may
-       * be: a ring made for the rest alone would cut every copied one into chunks (a 128 KB
-       * field through a 16 KiB ring: 10 WRs per call against 2) */
-      gsize len = conn->tx[conn->tx_cur].len + conn->tx_may_copy;
-      guint32 want = GUINT32_TO_LE ((guint32) MIN (len, G_MAXUINT32));
-
-      if (!rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_REQUEST,
-                                   (const guint8 *) &want, sizeof want, error))
-        return RDMA_OPEN_ERROR;
-      r->tx_state = TX_REQUESTED;
-    }
+    if (r->tx_state == TX_UNKNOWN && !tx_request (conn, r, len, error))
+      return RDMA_OPEN_ERROR;
     if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
       return RDMA_OPEN_ERROR;
   } while (r->tx_state == TX_UNKNOWN);
@@ -502,22 +554,48 @@ rdma_ring_tick (RdmaConn *conn, gint64 now, GError **error)
   return TRUE;
 }
 
-/* Writer: the owner asks for its ring back. */
+/* Writer: the owner asks for its ring back.  In any state but TX_READY, it is the ring this
+ * side gave up unprompted to ask for a larger one, the REVOKE crossing the RELEASED (which
+ * the owner takes as the answer): nothing to answer, and nothing of ours was left in it to
+ * be freed. */
 static gboolean
 tx_revoke (RdmaConn *conn, RdmaRing *r, guint32 freed, GError **error)
 {
   if (!rdma_ring_tx_freed (conn, freed, error))
     return FALSE;
+  if (r->tx_state != TX_READY)
+    return TRUE;
   if (r->tx_count > 0)
     return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_KEEP, NULL, 0,
                                    error);
-  r->tx_state = TX_UNKNOWN;
-  r->tx_addr = 0;
-  r->tx_rkey = 0;
-  r->tx_size = r->tx_off = r->tx_used = 0;
-  r->tx_head = 0;
-  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_RELEASED, NULL, 0,
-                                 error);
+  return tx_release (conn, r, error);
+}
+
+/* Writer: the owner's answer to a request.  Less than the message asked for (the owner's
+ * ring_size or budget) is remembered, so the writer does not ask again for as much.  A
+ * request for a larger ring that is refused (size 0, the owner's budget) asks once for the
+ * size given up: the writer cannot know what the budget admits, and the ring it had worked;
+ * only if that is refused too do its messages go by eager, asked again after the idle period
+ * as for any refusal. */
+static gboolean
+tx_advert (RdmaConn *conn, RdmaRing *r, guint64 addr, guint32 rkey, guint32 size,
+           GError **error)
+{
+  guint32 fallback = r->tx_fallback, want = rdma_ring_size_for (r->tx_asked, G_MAXUINT32);
+
+  r->tx_fallback = 0;
+  r->tx_addr = addr;
+  r->tx_rkey = rkey;
+  r->tx_size = size;
+  r->tx_last_us = g_get_monotonic_time ();
+  if (size < want && (size > 0 || fallback > 0) && want >= r->tx_tried) {
+    r->tx_tried = want;
+    r->tx_got = size > 0 ? size : fallback;
+  }
+  if (size == 0 && fallback > 0)
+    return tx_request (conn, r, fallback / RDMA_RING_MESSAGES, error);
+  r->tx_state = size > 0 ? TX_READY : TX_REFUSED;
+  return TRUE;
 }
 
 /* ---- control ---- */
@@ -593,24 +671,22 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
     memcpy (&addr, payload, 8);
     memcpy (&rkey, payload + 8, 4);
     memcpy (&size, payload + 12, 4);
-    r->tx_addr = GUINT64_FROM_LE (addr);
-    r->tx_rkey = GUINT32_FROM_LE (rkey);
-    r->tx_size = GUINT32_FROM_LE (size);
-    r->tx_state = r->tx_size > 0 ? TX_READY : TX_REFUSED;
-    r->tx_last_us = g_get_monotonic_time ();
-    return TRUE;
+    return tx_advert (conn, r, GUINT64_FROM_LE (addr), GUINT32_FROM_LE (rkey),
+                      GUINT32_FROM_LE (size), error);
   }
   case RDMA_RING_REVOKE: {
     guint32 freed;
 
-    if (len != 4 || r->tx_state != TX_READY)
+    if (len != 4)
       break;
     memcpy (&freed, payload, 4);
     return tx_revoke (conn, r, GUINT32_FROM_LE (freed), error);
   }
   case RDMA_RING_RELEASED:
-    /* the writer's chunks were all freed before it answered (rdma_ring.h) */
-    if (len != 0 || !r->revoking || r->rx_used != 0)
+    /* the writer's chunks were all freed before it answered, or before it gave the ring up
+     * unprompted to ask for a larger one (rdma_ring.h); the window goes at once
+     * (rdma_window_free), so the REQUEST that follows finds no ring */
+    if (len != 0 || r->base == NULL || r->rx_used != 0 || r->partial != NULL)
       break;
     rx_destroy (conn, r);
     return TRUE;

@@ -31,6 +31,28 @@
  * it next looks at its completions, and looks before it writes after a quiet spell, so a
  * ring that is used less often than the idle period is given back between uses.
  *
+ * A ring is made for the message that asked for it, but a connection's first messages may be
+ * small and its later ones large, and a message more than half the ring (which cannot go
+ * whole) is cut into chunks that each wait for the owner's report of freed room (a 1 MB
+ * message through a 16 KiB ring: 134 WRs a call).  So the writer grows it: before such a
+ * message, if a larger ring is possible, nothing of its chunks is in the ring and the peer
+ * takes it (RDMA_WIRE_HELLO_RING_GROW), it gives the ring up unprompted (RELEASED, as after a
+ * REVOKE) and asks again with the message's size (REQUEST).  With chunks of its own in the
+ * ring it writes into the ring as it is, that time: a reader that releases a message only
+ * after answering it reports it freed with its next answer, so the first larger message of
+ * a call-and-reply goes through the old ring and the next grows it; a one-way stream, whose
+ * freed chunks are reported once half the ring waits, may keep its ring.  The owner, with
+ * nothing of the
+ * writer's left in the ring, frees it at once (its window deallocated, not invalidated: no
+ * completion to wait for) and answers the REQUEST that follows in QP order as a first one.
+ * An answer for less than was asked (the owner's ring_size) is remembered: the writer asks
+ * again only for a larger message, or when it holds a smaller ring than that answer gave
+ * (after an idle return).  A refused one (the owner's budget) asks once more for the size
+ * given up, which the writer has the best reason to expect (it cannot know what the budget
+ * admits); refused again, its messages go by eager as after any refusal.  An owner's REVOKE
+ * that crosses an unprompted RELEASED finds the writer without that ring: it is not
+ * answered, and the owner takes the RELEASED for the answer.
+ *
  * A message goes as one or more chunks.  A chunk is contiguous: it starts where the last one
  * ended, and where it would run past the end of the ring, it is either cut there (the next
  * starts again at 0) or, for a message of at most half the ring when the start has room,
@@ -72,7 +94,7 @@ enum
   RDMA_RING_ADVERT = 2,    /* le64 addr, le32 rkey, le32 size (0: no ring) */
   /* (3 is bulk transfer's, rdma_bulk.h) */
   RDMA_RING_REVOKE = 4,    /* owner: please give the ring up; le32 chunks freed */
-  RDMA_RING_RELEASED = 5,  /* writer: given up; no payload */
+  RDMA_RING_RELEASED = 5,  /* writer: given up (answering REVOKE, or to grow); no payload */
   RDMA_RING_KEEP = 6       /* writer: still in use; no payload */
 };
 

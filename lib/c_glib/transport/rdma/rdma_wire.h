@@ -52,6 +52,9 @@ G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
 /* The sender takes RFP's RFP_NOTIFY control message (proto/rdma_proto_rfp.c): a client that
  * will wait in the kernel asks for its RFP replies to be announced, not polled for. */
 #define RDMA_WIRE_HELLO_RFP_NOTIFY 0x2u
+/* The sender takes an unprompted RDMA_RING_RELEASED for its direct ring (rdma_ring.h): a
+ * writer gives a ring too small for its messages up and asks for a larger one. */
+#define RDMA_WIRE_HELLO_RING_GROW 0x4u
 
 void rdma_wire_hello_init (RdmaWireHello *hello, guint16 version);
 /* Checks length, magic and version of a peer's hello; @out gets it in host order. */
