@@ -72,7 +72,8 @@ test_unit_test_loopback_LDFLAGS = -fsanitize=address,undefined
 check_PROGRAMS += test/unit/test_block
 TESTS += test/unit/test_block
 test_unit_test_block_SOURCES = test/unit/test_block.c test/unit/fake_verbs.c \
-	test/unit/fake_verbs.h $(rdma_engine_sources)
+	test/unit/fake_verbs.h test/server/serve_thread.c test/server/serve_thread.h \
+	$(rdma_engine_sources)
 test_unit_test_block_CPPFLAGS = $(test_unit_test_loopback_CPPFLAGS)
 test_unit_test_block_CFLAGS = $(test_unit_test_loopback_CFLAGS)
 test_unit_test_block_LDADD = $(test_unit_test_loopback_LDADD)

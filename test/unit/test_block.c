@@ -22,7 +22,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 #include "lib/c_glib/transport/rdma/rdma_status.h"
 #include "lib/c_glib/transport/rdma/rdma_verbs.h"
 #include "fake_verbs.h"
+#include "test/server/serve_thread.h"
 
 #define MAX_MESSAGE (1u << 20)
 #define WAIT_S 30
@@ -50,19 +50,6 @@ typedef struct
   guint fds;                    /* open before */
 } Pair;
 
-static guint
-open_fds (void)
-{
-  GDir *d = g_dir_open ("/proc/self/fd", 0, NULL);
-  guint n = 0;
-
-  g_assert_nonnull (d);
-  while (g_dir_read_name (d) != NULL)
-    n++;
-  g_dir_close (d);
-  return n;
-}
-
 static void
 pair_open (Pair *p, guint client_keepalive_ms)
 {
@@ -70,7 +57,7 @@ pair_open (Pair *p, guint client_keepalive_ms)
   GError *error = NULL;
 
   memset (p, 0, sizeof *p);
-  p->fds = open_fds ();
+  p->fds = test_count_entries ("/proc/self/fd");
   rdma_conn_settings_init (&cs, MAX_MESSAGE, THRIFT_RDMA_POLLING_EVENT);
   rdma_conn_settings_init (&ss, MAX_MESSAGE, THRIFT_RDMA_POLLING_EVENT);
   cs.keepalive_ms = client_keepalive_ms;
@@ -94,7 +81,7 @@ pair_close (Pair *p)
   g_assert_cmpuint (rdma_block_registered (), ==, 0);
   g_assert_cmpuint (rdma_block_threads (), ==, 0);
   g_assert_cmpuint (fake_verbs_blocked_reads (), ==, 0);
-  g_assert_cmpuint (open_fds (), ==, p->fds);
+  g_assert_cmpuint (test_count_entries ("/proc/self/fd"), ==, p->fds);
 }
 
 /* Every wait of the client blocked in the read (at least @min), none in poll (2). */
