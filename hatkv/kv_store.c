@@ -23,7 +23,10 @@
 
 #include "kv_store.h"
 
+/* the domain is spelled out as it is, not an expression */
+/* clang-format off */
 G_DEFINE_QUARK (kv-store-error-quark, kv_store_error)
+/* clang-format on */
 
 /* A write waiting for the group commit that will carry it. */
 typedef struct

@@ -141,7 +141,10 @@ struct _Connection
   ThriftServerWatch watch;    /* POOL: how it waits for its next request */
 };
 
+/* the domain is spelled out as it is, not an expression */
+/* clang-format off */
 G_DEFINE_QUARK (thrift-threaded-server-error-quark, thrift_threaded_server_error)
+/* clang-format on */
 
 GType
 thrift_threaded_server_mode_get_type (void)

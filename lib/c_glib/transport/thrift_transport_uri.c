@@ -36,7 +36,10 @@
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 #include <thrift/c_glib/transport/thrift_transport_uri.h>
 
+/* the domain is spelled out as it is, not an expression */
+/* clang-format off */
 G_DEFINE_QUARK (thrift-transport-uri-error-quark, thrift_transport_uri_error)
+/* clang-format on */
 
 #define URI_ERROR(error, code, ...) \
   g_set_error ((error), THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_##code, __VA_ARGS__)

@@ -37,7 +37,10 @@ static const gint status_codes[] = { RDMA_STATUS_LIST (RDMA_STATUS_CODE) };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (status_names) == RDMA_STATUS_COUNT);
 
+/* the domain is spelled out as it is, not an expression */
+/* clang-format off */
 G_DEFINE_QUARK (rdma-engine-error-quark, rdma_engine_error)
+/* clang-format on */
 
 const gchar *
 rdma_status_name (RdmaStatus status)
