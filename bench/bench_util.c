@@ -121,10 +121,12 @@ bench_parse_list (const gchar *text, gboolean sizes, GArray *out, GError **error
 }
 
 const gchar *const bench_counter_names[BENCH_N_COUNTERS] = {
-  "wr_posted", "post_send_calls", "post_recv_calls", "completions",
-  "sends", "writes", "write_imms", "reads", "recvs",
-  "bytes_copied", "round_trips", "cq_events", "control_messages", "credit_messages",
-  "window_binds", "window_invalidations"
+  "wr_posted",           "post_send_calls", "post_recv_calls",
+  "completions",         "sends",           "writes",
+  "write_imms",          "reads",           "recvs",
+  "bytes_copied",        "round_trips",     "cq_events",
+  "control_messages",    "credit_messages", "window_binds",
+  "window_invalidations"
 };
 
 void

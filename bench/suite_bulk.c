@@ -41,8 +41,8 @@
 typedef struct
 {
   const gchar *name;
-  const gchar *options;     /* URI options, the same on both sides */
-  const gchar *what;        /* for the legend */
+  const gchar *options; /* URI options, the same on both sides */
+  const gchar *what;    /* for the legend */
 } BulkMode;
 
 /* bulk=16384 spells the default threshold out, so that a build without bulk transfer refuses
@@ -100,8 +100,8 @@ suite_bulk_base_check (const gchar *base, gboolean for_server, GError **error)
   if (u->scheme != THRIFT_TRANSPORT_URI_RDMA || u->port + G_N_ELEMENTS (modes) - 1 > 65535)
   {
     g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                 "%s: the bulk part needs an rdma:// URI with %u ports free from its port on",
-                 base, (guint) G_N_ELEMENTS (modes));
+                 "%s: the bulk part needs an rdma:// URI with %u ports free from its port on", base,
+                 (guint) G_N_ELEMENTS (modes));
     return FALSE;
   }
   return TRUE;
@@ -153,14 +153,19 @@ static const struct
   glong offset;
 } bulk_counters[] = {
 #define C(f) { #f, G_STRUCT_OFFSET (ThriftRdmaStats, f) },
-  C (bulk_sent) C (bulk_received) C (rcache_hits) C (rcache_misses)
-  C (rcache_evictions) C (rcache_invalidations)
+  C (bulk_sent) C (bulk_received) C (rcache_hits) C (rcache_misses) C (rcache_evictions)
+      C (rcache_invalidations)
 #undef C
 };
 enum
 {
-  K_BULK_SENT = BENCH_N_COUNTERS, K_BULK_RECEIVED, K_HITS, K_MISSES, K_EVICTIONS,
-  K_INVALIDATIONS, N_K
+  K_BULK_SENT = BENCH_N_COUNTERS,
+  K_BULK_RECEIVED,
+  K_HITS,
+  K_MISSES,
+  K_EVICTIONS,
+  K_INVALIDATIONS,
+  N_K
 };
 G_STATIC_ASSERT (N_K == BENCH_N_COUNTERS + G_N_ELEMENTS (bulk_counters));
 
@@ -178,20 +183,20 @@ counters_now (ThriftRdma *rdma, guint64 k[N_K])
 typedef struct
 {
   guint mode;
-  gchar *uri;               /* NULL: skipped */
+  gchar *uri; /* NULL: skipped */
   const gchar *note;
-  gchar *skipped;           /* why: this build refuses the mode's options */
-  SuiteConn *conn;          /* open while a size is measured; both buffer columns use it */
+  gchar *skipped;  /* why: this build refuses the mode's options */
+  SuiteConn *conn; /* open while a size is measured; both buffer columns use it */
 } Mode;
 
 typedef struct
 {
   Mode *m;
   gboolean fresh;
-  gchar *error;             /* the first failure at this size */
-  GArray *lat;              /* us of each measured call at this size */
-  double time_s;            /* in the measured calls */
-  guint64 k[N_K];           /* counters over the measured calls */
+  gchar *error;   /* the first failure at this size */
+  GArray *lat;    /* us of each measured call at this size */
+  double time_s;  /* in the measured calls */
+  guint64 k[N_K]; /* counters over the measured calls */
   const gchar *request_proto, *reply_proto;
   gboolean protocol_changed;
 } Column;
@@ -209,8 +214,8 @@ mapped_length (guint64 size)
 static GByteArray *
 fresh_new (guint64 size, GError **error)
 {
-  void *p = mmap (NULL, mapped_length (size), PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap (NULL, mapped_length (size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                  -1, 0);
 
   if (p == MAP_FAILED)
   {
@@ -283,8 +288,8 @@ stamps_explain (const guint8 *data, gsize len, guint64 seq)
                                   off, len, back);
       }
       return g_strdup_printf ("first wrong at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT
-                              ": %s (0x%016" G_GINT64_MODIFIER "x)", off, len,
-                              got == 0 ? "zeros" : "no recent call's stamp", got);
+                              ": %s (0x%016" G_GINT64_MODIFIER "x)",
+                              off, len, got == 0 ? "zeros" : "no recent call's stamp", got);
     }
     if (off + n == len)
       break;
@@ -320,16 +325,15 @@ bulk_call (Column *c, GByteArray *repeat, guint64 size, guint64 seq, double *us)
     c->error = g_strdup_printf ("%s: %s", label, error->message);
     g_error_free (error);
   }
-  else if (back == NULL || back->len != data->len
-           || !stamps (back->data, back->len, seq, TRUE))
+  else if (back == NULL || back->len != data->len || !stamps (back->data, back->len, seq, TRUE))
   {
     g_autofree gchar *why = back == NULL || back->len != data->len
-                              ? g_strdup_printf ("%u bytes", back != NULL ? back->len : 0)
-                              : stamps_explain (back->data, back->len, seq);
+                                ? g_strdup_printf ("%u bytes", back != NULL ? back->len : 0)
+                                : stamps_explain (back->data, back->len, seq);
 
     c->error = g_strdup_printf ("%s: the echo of %u bytes came back wrong (%s; %s buffer, "
-                                "call %" G_GUINT64_FORMAT ")", label, data->len, why,
-                                c->fresh ? "fresh" : "repeated", seq);
+                                "call %" G_GUINT64_FORMAT ")",
+                                label, data->len, why, c->fresh ? "fresh" : "repeated", seq);
     ok = FALSE;
   }
   else if (c->request_proto == NULL)
@@ -361,8 +365,7 @@ measure_round (Column *c, GByteArray *repeat, guint64 size, double seconds, guin
       break;
     g_array_append_val (c->lat, us);
     c->time_s += us / 1e6;
-  }
-  while (bench_now_us () - start < seconds * 1e6);
+  } while (bench_now_us () - start < seconds * 1e6);
   counters_now (rdma, k1);
   for (guint i = 0; i < N_K; i++)
     c->k[i] += k1[i] - k0[i];
@@ -401,8 +404,8 @@ print_row (Column *c, guint64 size)
     return;
   }
   bench_summarize ((double *) c->lat->data, c->lat->len, &s);
-  printf ("%7.2f %8.1f %8.2f | %10.0f %6.1f %6.1f %6.1f %6.1f %6.1f | %10.0f %10.0f %5.1f ",
-          rate, rate * 2 * size / 1e6, s.p50 / 1e3, k[BENCH_C_COPIED] / d, k[BENCH_C_READS] / d,
+  printf ("%7.2f %8.1f %8.2f | %10.0f %6.1f %6.1f %6.1f %6.1f %6.1f | %10.0f %10.0f %5.1f ", rate,
+          rate * 2 * size / 1e6, s.p50 / 1e3, k[BENCH_C_COPIED] / d, k[BENCH_C_READS] / d,
           k[BENCH_C_WRITES] / d, k[BENCH_C_SENDS] / d, k[BENCH_C_POST_SEND] / d,
           k[BENCH_C_COMPLETIONS] / d, k[K_BULK_RECEIVED] / d, k[K_BULK_SENT] / d,
           k[BENCH_C_BINDS] / d);
@@ -422,7 +425,8 @@ static void
 csv_header (FILE *f)
 {
   fputs ("column,buffer,options,uri,transport,size,status,calls,time_s,rpc_per_s,mb_per_s,"
-         "mean_us,p50_us,p99_us,request_protocol,reply_protocol,protocol_changed", f);
+         "mean_us,p50_us,p99_us,request_protocol,reply_protocol,protocol_changed",
+         f);
   for (guint i = 0; i < BENCH_N_COUNTERS; i++)
     fprintf (f, ",%s", bench_counter_names[i]);
   for (guint i = 0; i < G_N_ELEMENTS (bulk_counters); i++)
@@ -449,9 +453,9 @@ csv_row (FILE *f, Column *c, guint64 size)
 
   bench_summarize ((double *) c->lat->data, c->lat->len, &s);
   fprintf (f, "%s,%s,%s,%s,rdma,%" G_GUINT64_FORMAT ",%s,%u,%.4f,%.3f,%.3f,%.1f,%.1f,%.1f,%s,%s,%d",
-           modes[m->mode].name, buffer_name (c), modes[m->mode].options, m->uri ? m->uri : "",
-           size, status, c->lat->len, c->time_s, rate, rate * 2 * size / 1e6, s.mean, s.p50,
-           s.p99, c->request_proto ? c->request_proto : "", c->reply_proto ? c->reply_proto : "",
+           modes[m->mode].name, buffer_name (c), modes[m->mode].options, m->uri ? m->uri : "", size,
+           status, c->lat->len, c->time_s, rate, rate * 2 * size / 1e6, s.mean, s.p50, s.p99,
+           c->request_proto ? c->request_proto : "", c->reply_proto ? c->reply_proto : "",
            c->protocol_changed);
   for (guint i = 0; i < N_K; i++)
     if (m->skipped == NULL)
@@ -507,8 +511,8 @@ suite_run_bulk (const SuiteOptions *o)
   {
     GError *error = NULL;
 
-    if (o->bulk_modes != NULL && !g_strv_contains ((const gchar *const *) o->bulk_modes,
-                                                   modes[i].name))
+    if (o->bulk_modes != NULL
+        && !g_strv_contains ((const gchar *const *) o->bulk_modes, modes[i].name))
       continue;
     ms[n_modes].mode = i;
     ms[n_modes].uri = suite_bulk_mode_uri (o->bulk_uri, i, FALSE, &ms[n_modes].note, &error);
@@ -528,7 +532,8 @@ suite_run_bulk (const SuiteOptions *o)
   }
 
   printf ("\n== Bulk transfer (issue 10): echo of a binary (bulk_echo, no hints), one call at a "
-          "time, %.1f s per column in %u rounds ==\n", o->duration, o->load_rounds);
+          "time, %.1f s per column in %u rounds ==\n",
+          o->duration, o->load_rounds);
   printf ("modes (their URI options on both sides, each server on a port of its own):\n");
   for (guint i = 0; i < n_modes; i++)
   {
@@ -570,8 +575,7 @@ suite_run_bulk (const SuiteOptions *o)
       cols[i].request_proto = cols[i].reply_proto = NULL;
       cols[i].protocol_changed = FALSE;
     }
-    fprintf (stderr, "bulk: %s: connecting and %u warm-up call(s) per column ...\n", st,
-             o->warmup);
+    fprintf (stderr, "bulk: %s: connecting and %u warm-up call(s) per column ...\n", st, o->warmup);
     open_modes (ms, n_modes, cols, n_cols);
     for (guint i = 0; i < n_cols; i++)
     {
@@ -597,9 +601,9 @@ suite_run_bulk (const SuiteOptions *o)
       }
 
     printf ("\n%s: %s per call each way\n", st, st);
-    printf ("%-16s %-6s %7s %8s %8s | %10s %6s %6s %6s %6s %6s | %10s %10s %5s %5s %s\n",
-            "column", "buffer", "RPC/s", "MB/s", "p50 ms", "copied", "READs", "WRITEs",
-            "SENDs", "posts", "CQEs", "bulk rx", "bulk tx", "binds", "hit%", "request/reply");
+    printf ("%-16s %-6s %7s %8s %8s | %10s %6s %6s %6s %6s %6s | %10s %10s %5s %5s %s\n", "column",
+            "buffer", "RPC/s", "MB/s", "p50 ms", "copied", "READs", "WRITEs", "SENDs", "posts",
+            "CQEs", "bulk rx", "bulk tx", "binds", "hit%", "request/reply");
     for (guint i = 0; i < n_cols; i++)
     {
       print_row (&cols[i], size);

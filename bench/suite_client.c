@@ -40,25 +40,11 @@ struct _SuiteFunction
 #define ECHO(p) FN (echo_##p)
 #define MIX(p) FN (mix_lat_##p) FN (mix_tput_##p)
 static const SuiteFunction functions[] = {
-  FN (echo_plan)
-  FN (echo_plain)
-  SUITE_PROTOCOLS (ECHO)
-  FN (tput_small_under)
-  FN (tput_small_over)
-  FN (tput_large_under)
-  FN (tput_large_over)
-  FN (tput_small_under_eager_rndv)
-  FN (tput_small_over_eager_rndv)
-  FN (tput_large_under_eager_rndv)
-  FN (tput_large_over_eager_rndv)
-  MIX (small_under)
-  MIX (small_over)
-  MIX (large_under)
-  MIX (large_over)
-  SUITE_PROTOCOLS (MIX)
-  FN (hy_small)
-  FN (hy_bulk)
-  FN (bulk_echo)
+  FN (echo_plan) FN (echo_plain) SUITE_PROTOCOLS (ECHO) FN (tput_small_under) FN (tput_small_over)
+      FN (tput_large_under) FN (tput_large_over) FN (tput_small_under_eager_rndv)
+          FN (tput_small_over_eager_rndv) FN (tput_large_under_eager_rndv)
+              FN (tput_large_over_eager_rndv) MIX (small_under) MIX (small_over) MIX (large_under)
+                  MIX (large_over) SUITE_PROTOCOLS (MIX) FN (hy_small) FN (hy_bulk) FN (bulk_echo)
 };
 #undef FN
 #undef ECHO
@@ -68,9 +54,10 @@ const gchar *
 suite_proto_short (const gchar *proto)
 {
   static const gchar *const names[][2] = {
-    { "write_rndv", "w_rndv" }, { "read_rndv", "r_rndv" }, { "direct_write_send", "dw_send" },
-    { "chained_write_send", "cw_send" }, { "direct_write_imm", "dw_imm" },
-    { "batched_write", "batched" }, { "eager_rndv", "e+r_rndv" },
+    { "write_rndv", "w_rndv" },         { "read_rndv", "r_rndv" },
+    { "direct_write_send", "dw_send" }, { "chained_write_send", "cw_send" },
+    { "direct_write_imm", "dw_imm" },   { "batched_write", "batched" },
+    { "eager_rndv", "e+r_rndv" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     if (g_strcmp0 (names[i][0], proto) == 0)
@@ -208,9 +195,10 @@ suite_server_usage (SuiteConn *c, SuiteServerUsage *out, GError **error)
   gboolean ok = bench_suite_if_usage (c->client, &u, error);
 
   if (ok)
-    *out = (SuiteServerUsage) { .cpu_s = (u->user_us + u->system_us) / 1e6,
-                                .calls = u->calls, .wakeups = u->wakeups,
-                                .switches = u->switches };
+    *out = (SuiteServerUsage){ .cpu_s = (u->user_us + u->system_us) / 1e6,
+                               .calls = u->calls,
+                               .wakeups = u->wakeups,
+                               .switches = u->switches };
   g_object_unref (u);
   return ok;
 }

@@ -32,8 +32,15 @@ G_BEGIN_DECLS
  * is the pair of eager (up to 4 KiB) and read_rndv (above): the HatRPC paper's
  * Hybrid-EagerRNDV baseline, whose columns move whole messages (suite_uri_whole_messages). */
 #define SUITE_PROTOCOLS(X) \
-  X (eager) X (write_rndv) X (read_rndv) X (direct_write_send) X (chained_write_send) \
-  X (direct_write_imm) X (rfp) X (batched_write) X (eager_rndv)
+  X (eager)                \
+  X (write_rndv)           \
+  X (read_rndv)            \
+  X (direct_write_send)    \
+  X (chained_write_send)   \
+  X (direct_write_imm)     \
+  X (rfp)                  \
+  X (batched_write)        \
+  X (eager_rndv)
 
 /* The proto hint spellings, NULL-terminated. */
 extern const gchar *const suite_protocol_names[];
@@ -80,9 +87,8 @@ const gchar *suite_conn_leg (SuiteConn *c);
  * with the protocol that carried the request and the one that carried the reply read
  * (thrift_rdma_get_protocol_name) after each half: "" for tcp://.  @ret gets the reply.
  * FALSE with @error if the call failed. */
-gboolean suite_call (SuiteConn *c, const SuiteFunction *f, const GByteArray *data,
-                     GByteArray **ret, const gchar **request_proto, const gchar **reply_proto,
-                     GError **error);
+gboolean suite_call (SuiteConn *c, const SuiteFunction *f, const GByteArray *data, GByteArray **ret,
+                     const gchar **request_proto, const gchar **reply_proto, GError **error);
 
 /* TRUE if @clients concurrent calls are "under-subscription" on this machine (at most the
  * cores of one NUMA node, as the engine compares the concurrency hint), so that the hinted
@@ -96,8 +102,8 @@ const gchar *suite_column_transport (const gchar *label, const gchar *uri);
 /* The server's CPU seconds and benchmark calls so far (the usage function). */
 typedef struct
 {
-  double cpu_s;              /* user and system */
-  gint64 calls, wakeups, switches;   /* ServerUsage's (suite.thrift) */
+  double cpu_s;                    /* user and system */
+  gint64 calls, wakeups, switches; /* ServerUsage's (suite.thrift) */
 } SuiteServerUsage;
 gboolean suite_server_usage (SuiteConn *c, SuiteServerUsage *out, GError **error);
 

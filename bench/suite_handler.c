@@ -23,8 +23,14 @@
 #include "suite_client.h"
 #include "suite_handler.h"
 
-typedef struct { BenchSuiteHandler parent; } SuiteHandler;
-typedef struct { BenchSuiteHandlerClass parent; } SuiteHandlerClass;
+typedef struct
+{
+  BenchSuiteHandler parent;
+} SuiteHandler;
+typedef struct
+{
+  BenchSuiteHandlerClass parent;
+} SuiteHandlerClass;
 static GType suite_handler_get_type (void);
 G_DEFINE_TYPE (SuiteHandler, suite_handler, TYPE_BENCH_SUITE_HANDLER)
 
@@ -70,9 +76,8 @@ usage (BenchSuiteIf *iface, ServerUsage **ret, GError **error)
   bench_cpu_seconds (&user, &system);
   getrusage (RUSAGE_SELF, &ru);
   g_object_set (*ret, "user_us", (gint64) (user * 1e6), "system_us", (gint64) (system * 1e6),
-                "calls", (gint64) g_atomic_pointer_get (&served),
-                "wakeups", (gint64) bench_serve_wakeups (), "switches", (gint64) ru.ru_nvcsw,
-                NULL);
+                "calls", (gint64) g_atomic_pointer_get (&served), "wakeups",
+                (gint64) bench_serve_wakeups (), "switches", (gint64) ru.ru_nvcsw, NULL);
   return TRUE;
 }
 
@@ -84,7 +89,9 @@ suite_handler_class_init (SuiteHandlerClass *klass)
   h->echo_plan = echo;
   h->echo_plain = echo;
 #define ECHO(p) h->echo_##p = echo;
-#define MIX(p) h->mix_lat_##p = checksum_echo; h->mix_tput_##p = checksum_echo;
+#define MIX(p)                    \
+  h->mix_lat_##p = checksum_echo; \
+  h->mix_tput_##p = checksum_echo;
   SUITE_PROTOCOLS (ECHO)
   MIX (small_under)
   MIX (small_over)
@@ -118,6 +125,6 @@ suite_processor_new (void)
   GObject *handler = g_object_new (suite_handler_get_type (), NULL);
   GObject *processor = g_object_new (TYPE_BENCH_SUITE_PROCESSOR, "handler", handler, NULL);
 
-  g_object_unref (handler);   /* the processor holds it */
+  g_object_unref (handler); /* the processor holds it */
   return processor;
 }

@@ -49,8 +49,9 @@ timed_call (Column *c, const SuiteFunction *f, const GByteArray *data, double *u
 
   *us = bench_now_us () - t0;
   *leg = suite_conn_leg (c->conn);
-  if (ok && (back == NULL || back->len != data->len
-             || (data->len > 0 && memcmp (back->data, data->data, data->len) != 0)))
+  if (ok
+      && (back == NULL || back->len != data->len
+          || (data->len > 0 && memcmp (back->data, data->data, data->len) != 0)))
   {
     c->error = g_strdup_printf ("%s: the echo of %u bytes came back wrong", c->label, data->len);
     ok = FALSE;
@@ -122,11 +123,13 @@ suite_run_hybrid (const SuiteOptions *o)
 
     if (uris[i] == NULL)
       continue;
-    cols[n] = (Column) { .label = labels[i], .uri = uris[i],
-                         .unit_us = g_array_new (FALSE, FALSE, sizeof (double)),
-                         .small_us = g_array_new (FALSE, FALSE, sizeof (double)),
-                         .bulk_us = g_array_new (FALSE, FALSE, sizeof (double)),
-                         .small_leg = "-", .bulk_leg = "-" };
+    cols[n] = (Column){ .label = labels[i],
+                        .uri = uris[i],
+                        .unit_us = g_array_new (FALSE, FALSE, sizeof (double)),
+                        .small_us = g_array_new (FALSE, FALSE, sizeof (double)),
+                        .bulk_us = g_array_new (FALSE, FALSE, sizeof (double)),
+                        .small_leg = "-",
+                        .bulk_leg = "-" };
     cols[n].conn = suite_conn_open (uris[i], &error);
     if (cols[n].conn == NULL)
     {
@@ -144,7 +147,8 @@ suite_run_hybrid (const SuiteOptions *o)
 
   printf ("\n== Hybrid mix (issue 9): units of %u x %s (hy_small: transport = rdma, "
           "perf_goal = latency) and 1 x %s (hy_bulk: transport = tcp), one at a time, %u units "
-          "per column in %u rounds ==\n", o->mix_small, st, bt, o->mix_units, o->rounds);
+          "per column in %u rounds ==\n",
+          o->mix_small, st, bt, o->mix_units, o->rounds);
   printf ("hybrid = hybrid:// (each call by the leg its hint names); rdma = rdma:// (every\n"
           "call by RDMA); tcp = stock framed TCP. Times: mean per unit, p50 per call kind\n");
   printf ("%-7s %12s %12s %12s %12s | %-10s %-10s\n", "column", "unit ms", "unit p50 ms",
@@ -187,8 +191,9 @@ suite_run_hybrid (const SuiteOptions *o)
         thrift_rdma_get_stats (rdma, &stats);
         bench_counters_from_stats (&stats, k);
       }
-      fprintf (o->csv, "%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                       ",%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s,%s",
+      fprintf (o->csv,
+               "%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+               ",%.3f,%.3f,%.2f,%.2f,%.3f,%.3f,%s,%s",
                c->label, c->uri, c->unit_us->len, o->mix_small, small_size, bulk_size,
                unit.mean / 1e3, unit.p50 / 1e3, sm.mean, sm.p50, bk.mean / 1e3, bk.p50 / 1e3,
                c->small_leg, c->bulk_leg);

@@ -38,23 +38,23 @@ typedef struct
   gchar *error;
   guint calls;
   BenchSummary lat_summary;
-  const gchar *request_proto, *reply_proto;   /* what carried the calls, each way */
-  gboolean protocol_changed;                    /* not all calls went by the same */
+  const gchar *request_proto, *reply_proto; /* what carried the calls, each way */
+  gboolean protocol_changed;                /* not all calls went by the same */
   gboolean have_counters;
-  guint64 counters[BENCH_N_COUNTERS];   /* summed over the measured calls */
-  double *lat;                          /* each measured call, in the order made */
+  guint64 counters[BENCH_N_COUNTERS]; /* summed over the measured calls */
+  double *lat;                        /* each measured call, in the order made */
   guint done;
   gboolean failed;
 } Cell;
 
 typedef struct
 {
-  const gchar *label;         /* plan, plain, eager, ..., tcp */
+  const gchar *label; /* plan, plain, eager, ..., tcp */
   gchar *uri;
   const gchar *function;
   const SuiteFunction *fn;
-  SuiteConn *conn;            /* open while the sizes are measured */
-  Cell *cells;                /* one per size */
+  SuiteConn *conn; /* open while the sizes are measured */
+  Cell *cells;     /* one per size */
 } Column;
 
 const gchar *
@@ -77,8 +77,8 @@ counters_now (ThriftRdma *rdma, guint64 out[BENCH_N_COUNTERS])
 /* Makes @warmup unmeasured and then @calls measured calls of @size bytes on @conn, adding
  * them to @cell; FALSE if a call failed (the connection is then unusable). */
 static gboolean
-measure_block (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint calls,
-               guint warmup, Cell *cell)
+measure_block (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint calls, guint warmup,
+               Cell *cell)
 {
   GByteArray *data = g_byte_array_sized_new ((guint) size);
   ThriftRdma *rdma = suite_conn_rdma (conn);
@@ -101,8 +101,9 @@ measure_block (SuiteConn *conn, const SuiteFunction *fn, guint64 size, guint cal
     ok = suite_call (conn, fn, data, &back, &request, &reply, &error);
     if (i >= warmup)
       cell->lat[cell->done + i - warmup] = bench_now_us () - t0;
-    if (ok && (back == NULL || back->len != data->len
-               || memcmp (back->data, data->data, data->len) != 0))
+    if (ok
+        && (back == NULL || back->len != data->len
+            || memcmp (back->data, data->data, data->len) != 0))
     {
       cell->error = g_strdup_printf ("the echo of %u bytes came back wrong", data->len);
       ok = FALSE;
@@ -178,8 +179,8 @@ measure_round (const SuiteOptions *o, Column *col, guint s, guint r, guint round
     cell->calls = calls;
     bench_summarize (cell->lat, calls, &cell->lat_summary);
     fprintf (stderr, "  %-8s p50 %9.1f us%s%s%s%s\n", col->label, cell->lat_summary.p50,
-             *cell->request_proto ? "  " : "", cell->request_proto,
-             *cell->reply_proto ? "/" : "", cell->reply_proto);
+             *cell->request_proto ? "  " : "", cell->request_proto, *cell->reply_proto ? "/" : "",
+             cell->reply_proto);
   }
 }
 
@@ -191,7 +192,8 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
           o->rdma_uri ? o->rdma_uri : "-", o->tcp_uri ? o->tcp_uri : "-");
   if (o->rsocket_uri)
     printf ("rsocket: %s, the same stock transports with every socket an rsocket (LD_PRELOAD of "
-            "librspreload)\n", o->rsocket_uri);
+            "librspreload)\n",
+            o->rsocket_uri);
   printf ("columns: plan = perf_goal=latency, concurrency=1 (hint-selected); plain = no hints;\n"
           "  the others force a protocol with the same hints (proto = ...); e+r_rndv = proto =\n"
           "  eager_rndv, eager up to 4 KiB and read_rndv above (AR-gRPC's pair, the HatRPC\n"
@@ -216,25 +218,26 @@ print_tables (const SuiteOptions *o, Column *cols, guint n)
           "(WRs = work requests posted, posts = ibv_post_send calls (doorbells), rposts =\n"
           "ibv_post_recv calls, CQEs = completions, copied = payload bytes copied by the CPU;\n"
           "request/reply = the protocols that carried them, '*' if not all calls went alike)\n");
-  printf ("%-8s %-8s %-16s %8s %8s %8s | %5s %5s %5s %5s | %5s %5s %5s %5s %5s | %9s\n",
-          "column", "size", "request/reply", "mean", "p50", "p99", "WRs", "posts", "rpost",
-          "CQEs", "SEND", "WRITE", "WIMM", "READ", "RECV", "copied");
+  printf ("%-8s %-8s %-16s %8s %8s %8s | %5s %5s %5s %5s | %5s %5s %5s %5s %5s | %9s\n", "column",
+          "size", "request/reply", "mean", "p50", "p99", "WRs", "posts", "rpost", "CQEs", "SEND",
+          "WRITE", "WIMM", "READ", "RECV", "copied");
   for (guint c = 0; c < n; c++)
     for (guint s = 0; s < o->sizes->len; s++)
     {
       Cell *x = &cols[c].cells[s];
       g_autofree gchar *st = bench_size_text (g_array_index (o->sizes, guint64, s));
-      g_autofree gchar *proto = x->have_counters
-        ? g_strdup_printf ("%s/%s%s", suite_proto_short (x->request_proto),
-                           suite_proto_short (x->reply_proto), x->protocol_changed ? "*" : "")
-        : g_strdup (suite_column_transport (cols[c].label, cols[c].uri));
+      g_autofree gchar *proto =
+          x->have_counters
+              ? g_strdup_printf ("%s/%s%s", suite_proto_short (x->request_proto),
+                                 suite_proto_short (x->reply_proto), x->protocol_changed ? "*" : "")
+              : g_strdup (suite_column_transport (cols[c].label, cols[c].uri));
       if (!x->ok)
       {
         printf ("%-8s %-8s failed: %s\n", cols[c].label, st, x->error ? x->error : "?");
         continue;
       }
-      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto,
-              x->lat_summary.mean, x->lat_summary.p50, x->lat_summary.p99);
+      printf ("%-8s %-8s %-16s %8.1f %8.1f %8.1f", cols[c].label, st, proto, x->lat_summary.mean,
+              x->lat_summary.p50, x->lat_summary.p99);
       if (x->have_counters)
       {
         const guint64 *k = x->counters;
@@ -290,16 +293,17 @@ suite_run_latency (const SuiteOptions *o)
   {
     cols[c].label = suite_short_label (o->functions[c]);
     cols[c].uri = suite_function_is_eager_rndv (o->functions[c])
-                  ? suite_uri_whole_messages (o->rdma_uri) : g_strdup (o->rdma_uri);
+                      ? suite_uri_whole_messages (o->rdma_uri)
+                      : g_strdup (o->rdma_uri);
     cols[c].function = o->functions[c];
   }
   /* stock transports ignore hints: any function is the baseline; the unhinted one says so */
   if (o->tcp_uri)
-    cols[n_rdma] = (Column) { .label = "tcp", .uri = g_strdup (o->tcp_uri),
-                              .function = "echo_plain" };
+    cols[n_rdma] =
+        (Column){ .label = "tcp", .uri = g_strdup (o->tcp_uri), .function = "echo_plain" };
   if (o->rsocket_uri)
-    cols[n - 1] = (Column) { .label = "rsocket", .uri = g_strdup (o->rsocket_uri),
-                             .function = "echo_plain" };
+    cols[n - 1] =
+        (Column){ .label = "rsocket", .uri = g_strdup (o->rsocket_uri), .function = "echo_plain" };
   for (guint c = 0; c < n; c++)
   {
     cols[c].fn = suite_function_find (cols[c].function);

@@ -27,13 +27,13 @@ typedef struct
   guint index;
   SuiteConn *conn;
   const SuiteFunction *fn[2];
-  GArray *latency[2];         /* double microseconds */
+  GArray *latency[2]; /* double microseconds */
   const gchar *request_proto[2], *reply_proto[2];
   gboolean protocol_changed[2];
   gchar *error;
   ThriftRdmaStats stats;
   GThread *thread;
-  GArray *slow;               /* SlowCall: its calls over SLOW_CALL_US */
+  GArray *slow; /* SlowCall: its calls over SLOW_CALL_US */
 } Worker;
 
 /* A call this slow is listed with when it began (to tell a stall from a slow column). */
@@ -41,7 +41,7 @@ typedef struct
 
 typedef struct
 {
-  double start_us;            /* since the point's clock started */
+  double start_us; /* since the point's clock started */
   double took_us;
   guint client;
 } SlowCall;
@@ -51,12 +51,12 @@ struct _Load
   const SuiteLoadSpec *spec;
   GMutex lock;
   GCond cond;
-  guint ready;                /* workers connected and warmed up (or failed) */
-  gboolean go;                /* set with deadline: start calling */
-  double start_us;            /* set with deadline */
+  guint ready;     /* workers connected and warmed up (or failed) */
+  gboolean go;     /* set with deadline: start calling */
+  double start_us; /* set with deadline */
   double deadline_us;
-  double last_end_us;         /* when the last call of any worker ended */
-  guint32 seed;               /* the workers' random choices: another each run */
+  double last_end_us; /* when the last call of any worker ended */
+  guint32 seed;       /* the workers' random choices: another each run */
 };
 
 /* One call of function @f of @w with @data; FALSE (error kept in @w) if it failed. */
@@ -71,9 +71,11 @@ call_once (Worker *w, guint f, GByteArray *data, double *took_us)
 
   *took_us = bench_now_us () - t0;
   /* The length and the ends of the echo: a full compare would add client CPU per RPC. */
-  if (ok && (back == NULL || back->len != data->len
-             || (data->len > 0 && (back->data[0] != data->data[0]
-                                   || back->data[data->len - 1] != data->data[data->len - 1]))))
+  if (ok
+      && (back == NULL || back->len != data->len
+          || (data->len > 0
+              && (back->data[0] != data->data[0]
+                  || back->data[data->len - 1] != data->data[data->len - 1]))))
   {
     w->error = g_strdup_printf ("client %u: %s: the echo of %u bytes came back wrong", w->index,
                                 w->load->spec->functions[f], data->len);
@@ -92,8 +94,9 @@ call_once (Worker *w, guint f, GByteArray *data, double *took_us)
     w->request_proto[f] = request;
     w->reply_proto[f] = reply;
   }
-  else if (ok && (g_strcmp0 (w->request_proto[f], request) != 0
-                  || g_strcmp0 (w->reply_proto[f], reply) != 0))
+  else if (ok
+           && (g_strcmp0 (w->request_proto[f], request) != 0
+               || g_strcmp0 (w->reply_proto[f], reply) != 0))
     w->protocol_changed[f] = TRUE;
   return ok;
 }
@@ -178,9 +181,10 @@ report_slow (const SuiteLoadSpec *spec, Worker *workers)
   {
     g_array_sort (all, by_start);
     line = g_string_new (NULL);
-    g_string_printf (line, "slow calls: %s, %u clients, %" G_GUINT64_FORMAT " B: %u over %.0f ms"
-                     " (began at ms, took ms, client):", spec->functions[0], spec->clients,
-                     spec->size, all->len, SLOW_CALL_US / 1000);
+    g_string_printf (line,
+                     "slow calls: %s, %u clients, %" G_GUINT64_FORMAT " B: %u over %.0f ms"
+                     " (began at ms, took ms, client):",
+                     spec->functions[0], spec->clients, spec->size, all->len, SLOW_CALL_US / 1000);
     for (guint k = 0; k < MIN (all->len, 12u); k++)
     {
       const SlowCall *c = &g_array_index (all, SlowCall, k);

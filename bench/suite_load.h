@@ -34,33 +34,33 @@ typedef struct
 {
   const gchar *uri;
   guint clients;
-  guint64 size;               /* payload bytes of every call */
-  double duration;            /* seconds of calls; a call in flight at the end still ends */
-  guint warmup;               /* unmeasured calls per thread before the clock starts */
-  guint n_functions;          /* 1 or 2 */
+  guint64 size;      /* payload bytes of every call */
+  double duration;   /* seconds of calls; a call in flight at the end still ends */
+  guint warmup;      /* unmeasured calls per thread before the clock starts */
+  guint n_functions; /* 1 or 2 */
   const gchar *functions[2];
-  guint ratio;                /* percent of the calls that go to functions[0] (two only) */
+  guint ratio; /* percent of the calls that go to functions[0] (two only) */
 } SuiteLoadSpec;
 
 typedef struct
 {
   gboolean ok;
-  gchar *error;               /* the first failure, if !ok */
-  double elapsed_s;           /* from the start to the end of the last call */
-  guint64 calls[2];           /* per function */
-  BenchSummary latency[2];    /* microseconds, per function */
-  double client_cpu_s;        /* this process, during the calls */
-  double server_cpu_s;        /* the server process, during the calls (usage function) */
-  gint64 server_calls;        /* benchmark calls the server served meanwhile */
-  gint64 server_wakeups;      /* its dispatchers' wake-ups meanwhile (usage function) */
-  gint64 server_switches;     /* its voluntary context switches meanwhile */
-  gboolean have_counters;     /* rdma:// */
-  guint64 counters[BENCH_N_COUNTERS];   /* summed over the connections */
-  const gchar *request_proto[2];   /* per function: what carried its requests ("" for tcp://) */
-  const gchar *reply_proto[2];     /* and its replies */
-  gboolean protocol_changed[2];    /* its calls did not all go alike */
-  guint rounds;               /* runs added together */
-  GArray *samples[2];         /* every measured call's latency, per function, all rounds */
+  gchar *error;                       /* the first failure, if !ok */
+  double elapsed_s;                   /* from the start to the end of the last call */
+  guint64 calls[2];                   /* per function */
+  BenchSummary latency[2];            /* microseconds, per function */
+  double client_cpu_s;                /* this process, during the calls */
+  double server_cpu_s;                /* the server process, during the calls (usage function) */
+  gint64 server_calls;                /* benchmark calls the server served meanwhile */
+  gint64 server_wakeups;              /* its dispatchers' wake-ups meanwhile (usage function) */
+  gint64 server_switches;             /* its voluntary context switches meanwhile */
+  gboolean have_counters;             /* rdma:// */
+  guint64 counters[BENCH_N_COUNTERS]; /* summed over the connections */
+  const gchar *request_proto[2];      /* per function: what carried its requests ("" for tcp://) */
+  const gchar *reply_proto[2];        /* and its replies */
+  gboolean protocol_changed[2];       /* its calls did not all go alike */
+  guint rounds;                       /* runs added together */
+  GArray *samples[2];                 /* every measured call's latency, per function, all rounds */
 } SuiteLoadResult;
 
 /* Makes @r an empty result, to which runs are added. */

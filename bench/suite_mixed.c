@@ -31,7 +31,7 @@ typedef struct
 {
   gchar *label;
   gchar *uri;
-  gchar *functions[2];      /* latency, throughput */
+  gchar *functions[2]; /* latency, throughput */
 } Target;
 
 static void
@@ -39,15 +39,16 @@ print_row (const Target *t, guint clients, const SuiteLoadResult *r, guint64 siz
 {
   guint64 calls = suite_load_calls (r);
   double d = MAX (calls, 1);
-  g_autofree gchar *protos = r->have_counters
-    ? g_strdup_printf ("%s/%s%s %s/%s%s",
-                       r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
-                       r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
-                       r->protocol_changed[0] ? "*" : "",
-                       r->request_proto[1] ? suite_proto_short (r->request_proto[1]) : "-",
-                       r->reply_proto[1] ? suite_proto_short (r->reply_proto[1]) : "-",
-                       r->protocol_changed[1] ? "*" : "")
-    : g_strdup (suite_column_transport (t->label, t->uri));
+  g_autofree gchar *protos =
+      r->have_counters
+          ? g_strdup_printf ("%s/%s%s %s/%s%s",
+                             r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
+                             r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
+                             r->protocol_changed[0] ? "*" : "",
+                             r->request_proto[1] ? suite_proto_short (r->request_proto[1]) : "-",
+                             r->reply_proto[1] ? suite_proto_short (r->reply_proto[1]) : "-",
+                             r->protocol_changed[1] ? "*" : "")
+          : g_strdup (suite_column_transport (t->label, t->uri));
 
   printf ("%-8s %4u %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.0f %8.0f %8.2f | %7.1f %7.1f | %s",
           t->label, clients, r->latency[0].p50, r->latency[0].p99, r->latency[0].mean,
@@ -67,8 +68,9 @@ csv_row (FILE *f, const Target *t, const SuiteOptions *o, guint64 size, guint cl
   guint64 calls = suite_load_calls (r);
   double d = MAX (calls, 1);
 
-  fprintf (f, "%s,%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%"
-              G_GUINT64_FORMAT ",%" G_GINT64_FORMAT ",%.1f,%.1f,%.1f,%.3f",
+  fprintf (f,
+           "%s,%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%u,%.2f,%.4f,%" G_GUINT64_FORMAT
+           ",%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT ",%.1f,%.1f,%.1f,%.3f",
            t->label, t->functions[0], t->functions[1], suite_column_transport (t->label, t->uri),
            size, clients, o->ratio, o->duration, r->elapsed_s, r->calls[0], r->calls[1],
            r->server_calls, suite_load_rate (r), r->elapsed_s > 0 ? r->calls[0] / r->elapsed_s : 0,
@@ -125,10 +127,11 @@ targets_for (const SuiteOptions *o, guint64 size, guint clients)
     {
       g_autofree gchar *echo = g_strdup_printf ("echo_%s", suite_protocol_names[p]);
       g_autofree gchar *uri = suite_function_is_eager_rndv (echo)
-                              ? suite_uri_whole_messages (o->rdma_uri) : g_strdup (o->rdma_uri);
+                                  ? suite_uri_whole_messages (o->rdma_uri)
+                                  : g_strdup (o->rdma_uri);
 
-      g_ptr_array_add (targets, target_new (suite_short_label (echo), uri,
-                                            suite_protocol_names[p]));
+      g_ptr_array_add (targets,
+                       target_new (suite_short_label (echo), uri, suite_protocol_names[p]));
     }
   }
   if (o->tcp_uri)
@@ -167,15 +170,14 @@ suite_run_mixed (const SuiteOptions *o)
 
   if (o->csv)
   {
-    bench_csv_header (o->csv,
-                      "column,lat_function,tput_function,transport,size,clients,ratio,"
-                      "duration_s,elapsed_s,lat_calls,tput_calls,server_calls,rpc_per_s,"
-                      "lat_rpc_per_s,tput_rpc_per_s,mb_per_s,lat_mean_us,lat_p50_us,"
-                      "lat_p99_us,tput_mean_us,tput_p50_us,tput_p99_us,"
-                      "lat_request_protocol,lat_reply_protocol,lat_protocol_changed,"
-                      "tput_request_protocol,tput_reply_protocol,tput_protocol_changed,"
-                      "client_cpu_s,server_cpu_s,client_cpu_us_per_rpc,"
-                      "server_cpu_us_per_rpc");
+    bench_csv_header (o->csv, "column,lat_function,tput_function,transport,size,clients,ratio,"
+                              "duration_s,elapsed_s,lat_calls,tput_calls,server_calls,rpc_per_s,"
+                              "lat_rpc_per_s,tput_rpc_per_s,mb_per_s,lat_mean_us,lat_p50_us,"
+                              "lat_p99_us,tput_mean_us,tput_p50_us,tput_p99_us,"
+                              "lat_request_protocol,lat_reply_protocol,lat_protocol_changed,"
+                              "tput_request_protocol,tput_reply_protocol,tput_protocol_changed,"
+                              "client_cpu_s,server_cpu_s,client_cpu_us_per_rpc,"
+                              "server_cpu_us_per_rpc");
   }
   for (guint s = 0; s < o->sizes->len; s++)
   {
@@ -186,14 +188,16 @@ suite_run_mixed (const SuiteOptions *o)
     double *lat = NULL, *tput = NULL;
 
     printf ("\n== Mixed (HatRPC Sec. 5.3): %s payload, N clients, %u%% latency function, "
-            "%.1f s per point in %u rounds ==\n", st, o->ratio, o->duration, o->load_rounds);
+            "%.1f s per point in %u rounds ==\n",
+            st, o->ratio, o->duration, o->load_rounds);
     printf ("plan = mix_lat_%s_* (perf_goal=latency) and mix_tput_%s_* (perf_goal=throughput),\n"
             "both with payload_size and concurrency 1 or 64 (whichever is true for N here); the\n"
             "protocol columns force proto on both (e+r_rndv: the pair eager_rndv, the\n"
             "Hybrid-EagerRNDV baseline, bulk=0); tcp = stock framed TCP; rsocket = the same\n"
             "over librspreload. The server checksums each payload. The columns of one N take\n"
             "turns, a round each. Latency in us; RPC/s total and of the throughput function;\n"
-            "MB/s payload one way; CPU us per RPC of client and server\n", class, class);
+            "MB/s payload one way; CPU us per RPC of client and server\n",
+            class, class);
     printf ("%-8s %4s %8s %8s %8s | %8s %8s %8s | %8s %8s %8s | %7s %7s | %s\n", "column", "N",
             "lat p50", "lat p99", "lat mean", "tpt p50", "tpt p99", "tpt mean", "RPC/s",
             "tpt RPC/s", "MB/s", "cli CPU", "srv CPU", "request/reply: lat, tput");
@@ -224,13 +228,18 @@ suite_run_mixed (const SuiteOptions *o)
 
           if (!res[i].ok)
             continue;
-          spec = (SuiteLoadSpec) {
-            .uri = t->uri, .clients = clients, .size = size,
-            .duration = o->duration / o->load_rounds, .warmup = o->warmup, .n_functions = 2,
-            .ratio = o->ratio, .functions = { t->functions[0], t->functions[1] },
+          spec = (SuiteLoadSpec){
+            .uri = t->uri,
+            .clients = clients,
+            .size = size,
+            .duration = o->duration / o->load_rounds,
+            .warmup = o->warmup,
+            .n_functions = 2,
+            .ratio = o->ratio,
+            .functions = { t->functions[0], t->functions[1] },
           };
-          fprintf (stderr, "mixed: %s, %s, %u clients, round %u/%u ...", t->label, st,
-                   clients, round + 1, o->load_rounds);
+          fprintf (stderr, "mixed: %s, %s, %u clients, round %u/%u ...", t->label, st, clients,
+                   round + 1, o->load_rounds);
           suite_load_run (&spec, &res[i]);
           fprintf (stderr, " %.0f RPC/s so far%s%s\n", suite_load_rate (&res[i]),
                    res[i].ok ? "" : ", failed: ", res[i].ok ? "" : res[i].error);

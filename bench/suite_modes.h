@@ -85,8 +85,8 @@ gboolean suite_bulk_base_check (const gchar *base, gboolean for_server, GError *
 /* @base (rdma://HOST:PORT[?OPTIONS]) with mode @mode's port and options added, for a client
  * or a server; NULL with @error if @base is wrong or this build refuses the options.  @note (may be NULL) gets a
  * sentence when the URI is not the mode's own spelling (static; NULL otherwise). */
-gchar *suite_bulk_mode_uri (const gchar *base, guint mode, gboolean for_server,
-                            const gchar **note, GError **error);
+gchar *suite_bulk_mode_uri (const gchar *base, guint mode, gboolean for_server, const gchar **note,
+                            GError **error);
 
 /* A short column label for a function ("echo_direct_write_imm" -> "dw_imm"). */
 const gchar *suite_short_label (const gchar *name);

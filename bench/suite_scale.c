@@ -49,12 +49,14 @@ proc_mem (gint pid)
 
   if (!g_file_get_contents (path, &text, NULL, NULL))
     return m;
-  for (gchar *line = text; line != NULL && *line != '\0';) {
+  for (gchar *line = text; line != NULL && *line != '\0';)
+  {
     gchar *next = strchr (line, '\n');
 
     if (g_str_has_prefix (line, "VmPin:"))
       m.pin_kb = g_ascii_strtoull (line + 6, NULL, 10);
-    else if (g_str_has_prefix (line, "VmRSS:")) {
+    else if (g_str_has_prefix (line, "VmRSS:"))
+    {
       m.rss_kb = g_ascii_strtoull (line + 6, NULL, 10);
       m.ok = TRUE;
     }
@@ -70,7 +72,8 @@ raise_fd_limit (void)
 {
   struct rlimit rl;
 
-  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+  if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max)
+  {
     rl.rlim_cur = rl.rlim_max;
     setrlimit (RLIMIT_NOFILE, &rl);
   }
@@ -80,11 +83,11 @@ typedef struct
 {
   guint connections;
   double connect_mean_ms, connect_max_ms;
-  double first_call_us, call_us;      /* per call, on each connection in turn */
-  ProcMem client, server;             /* absolute, at the point */
-  double client_pin_kb, client_rss_kb, server_pin_kb, server_rss_kb;   /* per connection */
-  double engine_pinned_kb;            /* ThriftRdmaStats pinned_bytes, per connection */
-  gboolean have_counters;             /* rdma://: the counters of all its connections */
+  double first_call_us, call_us; /* per call, on each connection in turn */
+  ProcMem client, server;        /* absolute, at the point */
+  double client_pin_kb, client_rss_kb, server_pin_kb, server_rss_kb; /* per connection */
+  double engine_pinned_kb; /* ThriftRdmaStats pinned_bytes, per connection */
+  gboolean have_counters;  /* rdma://: the counters of all its connections */
   guint64 counters[BENCH_N_COUNTERS];
   gchar *error;
 } ScalePoint;
@@ -97,7 +100,8 @@ call_once (SuiteConn *c, const SuiteFunction *f, const GByteArray *data, GError 
   const gchar *req, *rep;
   gboolean ok = suite_call (c, f, data, &ret, &req, &rep, error);
 
-  if (ok && (ret == NULL || ret->len != data->len)) {
+  if (ok && (ret == NULL || ret->len != data->len))
+  {
     g_set_error (error, g_quark_from_static_string ("suite-scale"), 0,
                  "the echo came back with %u bytes", ret != NULL ? ret->len : 0);
     ok = FALSE;
@@ -118,14 +122,16 @@ measure_point (const gchar *label, const gchar *uri, GPtrArray *conns, gint serv
   guint64 engine_pinned = 0;
   GError *error = NULL;
 
-  for (guint i = conns->len; i < p->connections; i++) {
+  for (guint i = conns->len; i < p->connections; i++)
+  {
     SuiteConn *c;
     double ms;
 
     t0 = bench_now_us ();
     c = suite_conn_open (uri, &error);
     ms = (bench_now_us () - t0) / 1000.0;
-    if (c == NULL) {
+    if (c == NULL)
+    {
       p->error = g_strdup_printf ("connection %u: %s", i + 1, error->message);
       g_clear_error (&error);
       return FALSE;
@@ -153,11 +159,13 @@ measure_point (const gchar *label, const gchar *uri, GPtrArray *conns, gint serv
         goto failed;
   p->call_us = (bench_now_us () - t0) / ((double) SCALE_PASSES * conns->len);
 
-  for (guint i = 0; i < conns->len; i++) {
+  for (guint i = 0; i < conns->len; i++)
+  {
     ThriftRdma *rdma = suite_conn_rdma (g_ptr_array_index (conns, i));
     ThriftRdmaStats st;
 
-    if (rdma != NULL) {
+    if (rdma != NULL)
+    {
       guint64 k[BENCH_N_COUNTERS];
 
       thrift_rdma_get_stats (rdma, &st);
@@ -172,9 +180,11 @@ measure_point (const gchar *label, const gchar *uri, GPtrArray *conns, gint serv
   p->client = proc_mem (0);
   p->client_pin_kb = ((double) p->client.pin_kb - client0.pin_kb) / conns->len;
   p->client_rss_kb = ((double) p->client.rss_kb - client0.rss_kb) / conns->len;
-  if (server_pid > 0) {
+  if (server_pid > 0)
+  {
     p->server = proc_mem (server_pid);
-    if (p->server.ok) {
+    if (p->server.ok)
+    {
       p->server_pin_kb = ((double) p->server.pin_kb - server0.pin_kb) / conns->len;
       p->server_rss_kb = ((double) p->server.rss_kb - server0.rss_kb) / conns->len;
     }
@@ -182,8 +192,7 @@ measure_point (const gchar *label, const gchar *uri, GPtrArray *conns, gint serv
   return TRUE;
 
 failed:
-  p->error = g_strdup_printf ("a call with %u connections open: %s", conns->len,
-                              error->message);
+  p->error = g_strdup_printf ("a call with %u connections open: %s", conns->len, error->message);
   g_clear_error (&error);
   return FALSE;
 }
@@ -192,11 +201,10 @@ static void
 print_point (const gchar *label, const ScalePoint *p, gboolean have_server)
 {
   printf ("%-6s %6u %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f", label, p->connections,
-          p->connect_mean_ms, p->connect_max_ms, p->first_call_us, p->call_us,
-          p->client_pin_kb, p->client_rss_kb, p->engine_pinned_kb);
+          p->connect_mean_ms, p->connect_max_ms, p->first_call_us, p->call_us, p->client_pin_kb,
+          p->client_rss_kb, p->engine_pinned_kb);
   if (have_server && p->server.ok)
-    printf (" %9.1f %9.1f %9.1f", p->server_pin_kb, p->server_rss_kb,
-            p->server.pin_kb / 1024.0);
+    printf (" %9.1f %9.1f %9.1f", p->server_pin_kb, p->server_rss_kb, p->server.pin_kb / 1024.0);
   else
     printf (" %9s %9s %9s", "-", "-", "-");
   if (p->error != NULL)
@@ -208,11 +216,11 @@ print_point (const gchar *label, const ScalePoint *p, gboolean have_server)
 static void
 csv_point (FILE *f, const gchar *label, const gchar *uri, const ScalePoint *p)
 {
-  fprintf (f, "%s,%s,%u,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f,%" G_GUINT64_FORMAT ",%"
-              G_GUINT64_FORMAT ",",
-           label, suite_column_transport (label, uri), p->connections, p->connect_mean_ms,
-           p->connect_max_ms, p->first_call_us, p->call_us, p->client_pin_kb, p->client_rss_kb,
-           p->engine_pinned_kb, p->client.pin_kb, p->client.rss_kb);
+  fprintf (
+      f, "%s,%s,%u,%.3f,%.3f,%.1f,%.1f,%.1f,%.1f,%.1f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",",
+      label, suite_column_transport (label, uri), p->connections, p->connect_mean_ms,
+      p->connect_max_ms, p->first_call_us, p->call_us, p->client_pin_kb, p->client_rss_kb,
+      p->engine_pinned_kb, p->client.pin_kb, p->client.rss_kb);
   if (p->server.ok)
     fprintf (f, "%.1f,%.1f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, p->server_pin_kb,
              p->server_rss_kb, p->server.pin_kb, p->server.rss_kb);
@@ -225,14 +233,14 @@ csv_point (FILE *f, const gchar *label, const gchar *uri, const ScalePoint *p)
 
 /* One column: its connections grow point by point, then all close. */
 static gboolean
-run_column (const SuiteOptions *o, const gchar *label, const gchar *uri,
-            const GByteArray *data)
+run_column (const SuiteOptions *o, const gchar *label, const gchar *uri, const GByteArray *data)
 {
   GPtrArray *conns = g_ptr_array_new_with_free_func ((GDestroyNotify) suite_conn_free);
   ProcMem client0 = proc_mem (0), server0 = proc_mem (o->server_pid);
   gboolean ok = TRUE;
 
-  for (guint i = 0; ok && i < o->connections->len; i++) {
+  for (guint i = 0; ok && i < o->connections->len; i++)
+  {
     ScalePoint p = { .connections = (guint) g_array_index (o->connections, guint64, i) };
 
     fprintf (stderr, "scale: %s, %u connections ...\n", label, p.connections);
@@ -281,9 +289,8 @@ suite_run_scale (const SuiteOptions *o)
           "(pinned_bytes); srv = the server's (--server-pid), MiB = its whole VmPin; the CSV has\n"
           "the verbs counters of all the client's connections, totals since they opened\n",
           SCALE_PASSES);
-  printf ("%-6s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "column", "N", "conn ms",
-          "max ms", "1st call", "call us", "cli pin", "cli rss", "engine", "srv pin",
-          "srv rss", "srv MiB");
+  printf ("%-6s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "column", "N", "conn ms", "max ms",
+          "1st call", "call us", "cli pin", "cli rss", "engine", "srv pin", "srv rss", "srv MiB");
   fflush (stdout);
   if (o->rdma_uri != NULL)
     ok = run_column (o, "rdma", o->rdma_uri, data) && ok;

@@ -29,12 +29,11 @@ typedef struct
 {
   const gchar *label;
   const gchar *uri;
-  const gchar *const (*functions)[2];   /* [large][over], or NULL: echo_plain */
+  const gchar *const (*functions)[2]; /* [large][over], or NULL: echo_plain */
 } Target;
 
-static const gchar *const plan_functions[2][2] = {
-  { "tput_small_under", "tput_small_over" }, { "tput_large_under", "tput_large_over" }
-};
+static const gchar *const plan_functions[2][2] = { { "tput_small_under", "tput_small_over" },
+                                                   { "tput_large_under", "tput_large_over" } };
 static const gchar *const eager_rndv_functions[2][2] = {
   { "tput_small_under_eager_rndv", "tput_small_over_eager_rndv" },
   { "tput_large_under_eager_rndv", "tput_large_over_eager_rndv" }
@@ -63,10 +62,10 @@ print_row (const gchar *label, const gchar *function, guint clients, const Suite
   if (r->have_counters)
   {
     const guint64 *k = r->counters;
-    g_autofree gchar *protos = g_strdup_printf ("%s/%s%s",
-      r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
-      r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
-      r->protocol_changed[0] ? "*" : "");
+    g_autofree gchar *protos = g_strdup_printf (
+        "%s/%s%s", r->request_proto[0] ? suite_proto_short (r->request_proto[0]) : "-",
+        r->reply_proto[0] ? suite_proto_short (r->reply_proto[0]) : "-",
+        r->protocol_changed[0] ? "*" : "");
     printf (" %-16s %5.2f %5.2f %5.2f %5.2f", protos, k[BENCH_C_WR_POSTED] / d,
             k[BENCH_C_POST_SEND] / d, k[BENCH_C_COMPLETIONS] / d, k[BENCH_C_CQ_EVENTS] / d);
   }
@@ -82,13 +81,14 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
   guint64 calls = suite_load_calls (r);
   double d = MAX (calls, 1);
 
-  fprintf (f, "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT
-              ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%.3f,%.3f,%s,%s,%d",
-           label, function, suite_column_transport (label, uri), size, clients,
-           duration, r->elapsed_s, calls, r->server_calls, suite_load_rate (r),
-           suite_load_mb_s (r, size), r->latency[0].mean, r->latency[0].p50, r->latency[0].p99,
-           r->client_cpu_s, r->server_cpu_s, r->client_cpu_s * 1e6 / d,
-           r->server_cpu_s * 1e6 / d, r->server_wakeups / d, r->server_switches / d,
+  fprintf (f,
+           "%s,%s,%s,%" G_GUINT64_FORMAT ",%u,%.2f,%.4f,%" G_GUINT64_FORMAT ",%" G_GINT64_FORMAT
+           ",%.1f,%.3f,%.2f,%.2f,%.2f,%.4f,%.4f,%.2f,%.2f,%.3f,%.3f,%s,%s,%d",
+           label, function, suite_column_transport (label, uri), size, clients, duration,
+           r->elapsed_s, calls, r->server_calls, suite_load_rate (r), suite_load_mb_s (r, size),
+           r->latency[0].mean, r->latency[0].p50, r->latency[0].p99, r->client_cpu_s,
+           r->server_cpu_s, r->client_cpu_s * 1e6 / d, r->server_cpu_s * 1e6 / d,
+           r->server_wakeups / d, r->server_switches / d,
            r->request_proto[0] ? r->request_proto[0] : "",
            r->reply_proto[0] ? r->reply_proto[0] : "", r->protocol_changed[0]);
   bench_csv_counters (f, r->have_counters, r->counters);
@@ -99,10 +99,10 @@ csv_row (FILE *f, const gchar *label, const gchar *function, const gchar *uri, g
 /* Which server a column calls. */
 typedef enum
 {
-  COLUMN_RDMA,          /* --rdma */
-  COLUMN_RDMA_WHOLE,    /* --rdma, whole messages (bulk transfer off) */
-  COLUMN_TCP,           /* --tcp */
-  COLUMN_RSOCKET        /* --rsocket */
+  COLUMN_RDMA,       /* --rdma */
+  COLUMN_RDMA_WHOLE, /* --rdma, whole messages (bulk transfer off) */
+  COLUMN_TCP,        /* --tcp */
+  COLUMN_RSOCKET     /* --rsocket */
 } ColumnServer;
 
 /* The columns, in the order they run; their labels are what --columns takes (e+r_rndv is
@@ -144,7 +144,9 @@ suite_run_throughput (const SuiteOptions *o)
 {
   g_autofree gchar *whole = o->rdma_uri ? suite_uri_whole_messages (o->rdma_uri) : NULL;
   const gchar *uri_of[] = {
-    [COLUMN_RDMA] = o->rdma_uri, [COLUMN_RDMA_WHOLE] = whole, [COLUMN_TCP] = o->tcp_uri,
+    [COLUMN_RDMA] = o->rdma_uri,
+    [COLUMN_RDMA_WHOLE] = whole,
+    [COLUMN_TCP] = o->tcp_uri,
     [COLUMN_RSOCKET] = o->rsocket_uri,
   };
   Target targets[G_N_ELEMENTS (columns)];
@@ -156,8 +158,7 @@ suite_run_throughput (const SuiteOptions *o)
     if (uri_of[columns[i].server] != NULL
         && (o->columns == NULL
             || g_strv_contains ((const gchar *const *) o->columns, columns[i].label)))
-      targets[n++] = (Target) { columns[i].label, uri_of[columns[i].server],
-                                columns[i].functions };
+      targets[n++] = (Target){ columns[i].label, uri_of[columns[i].server], columns[i].functions };
   if (n == 0)
   {
     fprintf (stderr, "thrift-rdma-suite: throughput: no column to measure (give --rdma, --tcp "
@@ -180,7 +181,8 @@ suite_run_throughput (const SuiteOptions *o)
     double *rates = g_new0 (double, n * o->clients->len);
 
     printf ("\n== Throughput: %s payload, N clients (a connection each), %.1f s per point in %u "
-            "rounds ==\n", st, o->duration, o->load_rounds);
+            "rounds ==\n",
+            st, o->duration, o->load_rounds);
     printf ("plan = perf_goal=throughput, payload_size, concurrency 1 or 64 (whichever is true\n"
             "for N here); plain = no hints; e+r_rndv = the plan's hints with proto = eager_rndv\n"
             "(eager up to 4 KiB, read_rndv above: the HatRPC paper's Hybrid-EagerRNDV baseline),\n"
@@ -207,15 +209,19 @@ suite_run_throughput (const SuiteOptions *o)
           /* each round starts from another column */
           guint t = (c + round + i) % n;
           SuiteLoadSpec spec = {
-            .uri = targets[t].uri, .clients = clients, .size = size,
-            .duration = o->duration / o->load_rounds, .warmup = o->warmup, .n_functions = 1,
+            .uri = targets[t].uri,
+            .clients = clients,
+            .size = size,
+            .duration = o->duration / o->load_rounds,
+            .warmup = o->warmup,
+            .n_functions = 1,
             .functions = { target_function (&targets[t], size, clients) },
           };
 
           if (!res[t].ok)
             continue;
-          fprintf (stderr, "throughput: %s %s, %s, %u clients, round %u/%u ...",
-                   targets[t].label, spec.functions[0], st, clients, round + 1, o->load_rounds);
+          fprintf (stderr, "throughput: %s %s, %s, %u clients, round %u/%u ...", targets[t].label,
+                   spec.functions[0], st, clients, round + 1, o->load_rounds);
           suite_load_run (&spec, &res[t]);
           fprintf (stderr, " %.0f RPC/s so far%s%s\n", suite_load_rate (&res[t]),
                    res[t].ok ? "" : ", failed: ", res[t].ok ? "" : res[t].error);
@@ -226,8 +232,8 @@ suite_run_throughput (const SuiteOptions *o)
 
         print_row (targets[t].label, function, clients, &res[t], size);
         if (o->csv)
-          csv_row (o->csv, targets[t].label, function, targets[t].uri, size, clients,
-                   o->duration, &res[t]);
+          csv_row (o->csv, targets[t].label, function, targets[t].uri, size, clients, o->duration,
+                   &res[t]);
         if (!res[t].ok)
           status = 1;
         else

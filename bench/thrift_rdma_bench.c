@@ -44,8 +44,14 @@
 
 /* ---- server ---- */
 
-typedef struct { BenchEchoHandler parent; } BenchHandler;
-typedef struct { BenchEchoHandlerClass parent; } BenchHandlerClass;
+typedef struct
+{
+  BenchEchoHandler parent;
+} BenchHandler;
+typedef struct
+{
+  BenchEchoHandlerClass parent;
+} BenchHandlerClass;
 static GType bench_handler_get_type (void);
 G_DEFINE_TYPE (BenchHandler, bench_handler, TYPE_BENCH_ECHO_HANDLER)
 
@@ -133,7 +139,8 @@ measure (const gchar *uri, const guint *sizes, guint n_sizes, guint iterations,
         lat[i - warmup] = bench_now_us () - t0;
       if (ok && (back == NULL || back->len != size || memcmp (back->data, data->data, size) != 0))
       {
-        fprintf (stderr, "\nthrift-rdma-bench: %s: the echo of %u bytes came back wrong\n", uri, size);
+        fprintf (stderr, "\nthrift-rdma-bench: %s: the echo of %u bytes came back wrong\n", uri,
+                 size);
         ok = FALSE;
       }
       else if (!ok)
@@ -192,7 +199,8 @@ print_table (gchar **uris, Row **rows, const guint *sizes, guint n_sizes)
     g_autofree gchar *what = parsed ? thrift_transport_uri_describe (parsed) : g_strdup (uris[u]);
     printf ("  [%u] %s%s\n", u + 1, what,
             parsed && parsed->scheme == THRIFT_TRANSPORT_URI_TCP
-              ? "  -- stock Thrift c_glib, the baseline" : "");
+                ? "  -- stock Thrift c_glib, the baseline"
+                : "");
   }
   printf ("\n%-8s", "size");
   for (u = 0; u < n; u++)
@@ -220,15 +228,16 @@ print_table (gchar **uris, Row **rows, const guint *sizes, guint n_sizes)
     if (!any)
       continue;
     printf ("\n[%u] per RPC: work requests posted, ibv_post_send calls, completions, "
-            "bytes copied, round trips\n", u + 1);
+            "bytes copied, round trips\n",
+            u + 1);
     printf ("%-8s | %8s %8s %8s %12s %8s\n", "size", "WRs", "posts", "CQEs", "copied", "RTTs");
     for (s = 0; s < n_sizes; s++)
     {
       Row *r = &rows[u][s];
       g_autofree gchar *st = bench_size_text (sizes[s]);
       if (r->have_counters)
-        printf ("%-8s | %8.2f %8.2f %8.2f %12.0f %8.2f\n", st, r->wr, r->post_send,
-                r->completions, r->copied, r->round_trips);
+        printf ("%-8s | %8.2f %8.2f %8.2f %12.0f %8.2f\n", st, r->wr, r->post_send, r->completions,
+                r->copied, r->round_trips);
     }
   }
   fflush (stdout);
@@ -252,8 +261,8 @@ main (int argc, char **argv)
       "measured calls per size below 64 KB (default 200)", "N" },
     { "large-iterations", 'N', 0, G_OPTION_ARG_INT, &large_iterations,
       "measured calls per size from 64 KB (default 50)", "N" },
-    { "warmup", 'w', 0, G_OPTION_ARG_INT, &warmup,
-      "unmeasured calls before each size (default 10)", "N" },
+    { "warmup", 'w', 0, G_OPTION_ARG_INT, &warmup, "unmeasured calls before each size (default 10)",
+      "N" },
     { "min-size", 0, 0, G_OPTION_ARG_INT, &min_size, "smallest payload (default 4)", "BYTES" },
     { "max-size", 0, 0, G_OPTION_ARG_INT, &max_size, "largest payload (default 524288)", "BYTES" },
     { NULL }
@@ -266,12 +275,13 @@ main (int argc, char **argv)
   int status = 0;
 
   context = g_option_context_new ("- latency of a Thrift echo, tcp:// against rdma://");
-  g_option_context_set_summary (context,
-    "Payloads 4 B to 512 KB (powers of 4, and 512 KB). Start the servers, then the client:\n"
-    "  thrift-rdma-bench --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
-    "  thrift-rdma-bench --client tcp://10.77.0.1:9091 --client rdma://10.77.0.1:9092\n"
-    "tcp:// is stock ThriftSocket with framed transports (the fair baseline). Progress\n"
-    "goes to stderr, the table to stdout. bench/run-latency runs it all in the soft-RoCE guest.");
+  g_option_context_set_summary (
+      context,
+      "Payloads 4 B to 512 KB (powers of 4, and 512 KB). Start the servers, then the client:\n"
+      "  thrift-rdma-bench --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
+      "  thrift-rdma-bench --client tcp://10.77.0.1:9091 --client rdma://10.77.0.1:9092\n"
+      "tcp:// is stock ThriftSocket with framed transports (the fair baseline). Progress\n"
+      "goes to stderr, the table to stdout. bench/run-latency runs it all in the soft-RoCE guest.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
@@ -290,7 +300,7 @@ main (int argc, char **argv)
                      "and 0 <= min-size <= max-size\n");
     return 2;
   }
-  if (!bench_parse_server_mode (server_mode, &(ThriftThreadedServerMode) { 0 }))
+  if (!bench_parse_server_mode (server_mode, &(ThriftThreadedServerMode){ 0 }))
   {
     fprintf (stderr, "thrift-rdma-bench: --server-mode must be pool or per-connection\n");
     return 2;

@@ -54,7 +54,7 @@ static const gchar *prog = "thrift-rdma-suite";
 static const struct
 {
   const gchar *name, *part, *summary;
-  const gchar *options;       /* the options of the part, shown by --help */
+  const gchar *options; /* the options of the part, shown by --help */
 } atb_programs[] = {
   { "atb_lat", "latency",
     "ATB latency (thrift-rdma-suite --run latency): one call at a time per function and\n"
@@ -143,7 +143,7 @@ add_bulk_servers (gchar ***servers, const gchar *base)
     g_clear_error (&error);
   }
   fflush (stdout);
-  g_free (*servers);   /* the strings live on in the new array */
+  g_free (*servers); /* the strings live on in the new array */
   g_ptr_array_add (all, NULL);
   *servers = (gchar **) g_ptr_array_free (all, FALSE);
   return ok;
@@ -168,7 +168,8 @@ main (int argc, char **argv)
       "serve the suite's service on URI (repeat for several); until SIGINT", "URI" },
     { "bulk-server", 0, 0, G_OPTION_ARG_STRING, &bulk_server,
       "also serve the bulk part's modes, each with its rdma:// options, on URI's port and the "
-      "next ones (a mode this build refuses is reported and left out)", "URI" },
+      "next ones (a mode this build refuses is reported and left out)",
+      "URI" },
     { "server-mode", 0, 0, G_OPTION_ARG_STRING, &server_mode,
       "ThriftThreadedServer mode: pool (default) or per-connection", "MODE" },
     { "run", 'r', 0, G_OPTION_ARG_STRING, &run,
@@ -178,7 +179,8 @@ main (int argc, char **argv)
     { "rsocket", 0, 0, G_OPTION_ARG_STRING, &rsocket,
       "latency, throughput, mixed: a tcp:// server measured as the rsocket column; this "
       "process and the server must run under LD_PRELOAD=librspreload.so (alone: every socket "
-      "of the process is then an rsocket)", "URI" },
+      "of the process is then an rsocket)",
+      "URI" },
     { "hybrid", 0, 0, G_OPTION_ARG_STRING, &hybrid, "hybrid: the hybrid:// server", "URI" },
     { "bulk", 0, 0, G_OPTION_ARG_STRING, &bulk,
       "bulk: the rdma:// URI given to the server's --bulk-server", "URI" },
@@ -186,7 +188,8 @@ main (int argc, char **argv)
       "bulk: the modes measured (default copy,bulk,bulk-unpipelined)", "M,M,..." },
     { "columns", 0, 0, G_OPTION_ARG_STRING, &columns,
       "throughput: only these columns (plan, plain, e+r_rndv, tcp, rsocket; default every one "
-      "whose server is given)", "C,C,..." },
+      "whose server is given)",
+      "C,C,..." },
     { "mix-small", 0, 0, G_OPTION_ARG_INT, &mix_small,
       "hybrid: small calls per bulk call (default 20)", "N" },
     { "mix-units", 0, 0, G_OPTION_ARG_INT, &mix_units,
@@ -194,12 +197,14 @@ main (int argc, char **argv)
     { "client", 'c', 0, G_OPTION_ARG_STRING, &client, "calls: the server", "URI" },
     { "functions", 'f', 0, G_OPTION_ARG_STRING, &functions,
       "latency: the functions measured over rdma:// (default echo_plan,echo_plain and "
-      "echo_PROTO for each protocol)", "F,F,..." },
-    { "function", 0, 0, G_OPTION_ARG_STRING, &function,
-      "calls: the function (default echo_plan)", "F" },
+      "echo_PROTO for each protocol)",
+      "F,F,..." },
+    { "function", 0, 0, G_OPTION_ARG_STRING, &function, "calls: the function (default echo_plan)",
+      "F" },
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes,
       "payload sizes (K, M allowed; default: latency 4 B to 1M in powers of 4, "
-      "throughput and mixed 512,128K, bulk 1M,16M, calls 64)", "S,S,..." },
+      "throughput and mixed 512,128K, bulk 1M,16M, calls 64)",
+      "S,S,..." },
     { "clients", 0, 0, G_OPTION_ARG_STRING, &clients,
       "throughput: client threads per point (default 1,2,4,8,16,32,64)", "N,N,..." },
     { "mixed-clients", 0, 0, G_OPTION_ARG_STRING, &mixed_clients,
@@ -216,10 +221,12 @@ main (int argc, char **argv)
       "unmeasured calls before each measurement, per connection (default 10)", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds,
       "latency: each size's calls are made in N rounds, a block of every function per round, "
-      "so that the host's load falls on all alike (default 10)", "N" },
+      "so that the host's load falls on all alike (default 10)",
+      "N" },
     { "load-rounds", 0, 0, G_OPTION_ARG_INT, &load_rounds,
       "throughput, mixed, bulk: each point's --duration is split into N rounds, the columns "
-      "taking turns, a round each (default 4)", "N" },
+      "taking turns, a round each (default 4)",
+      "N" },
     { "calls", 0, 0, G_OPTION_ARG_INT, &calls, "calls: how many (default 1000)", "N" },
     { "connections", 0, 0, G_OPTION_ARG_STRING, &connections,
       "scale: open connections at each point, ascending (default 16,256,1024)", "N,N,..." },
@@ -251,39 +258,40 @@ main (int argc, char **argv)
         entries[i].flags |= G_OPTION_FLAG_HIDDEN;
     }
     summary = g_strdup_printf (
-      "%s\n\nStart the server (the same program), then measure:\n"
-      "  %s --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
-      "  %s --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
-      "The rsocket column: a server of its own and a client process, both under\n"
-      "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so (the server a thread per\n"
-      "connection: in pool mode, whose poller waits in librspreload's poll, calls stalled):\n"
-      "  %s --server tcp://:9097 --server-mode per-connection &\n"
-      "  %s --rsocket tcp://10.77.0.1:9097\n"
-      "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
-      "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.",
-      atb_programs[atb].summary, prog, prog, prog, prog);
+        "%s\n\nStart the server (the same program), then measure:\n"
+        "  %s --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
+        "  %s --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
+        "The rsocket column: a server of its own and a client process, both under\n"
+        "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so (the server a thread per\n"
+        "connection: in pool mode, whose poller waits in librspreload's poll, calls stalled):\n"
+        "  %s --server tcp://:9097 --server-mode per-connection &\n"
+        "  %s --rsocket tcp://10.77.0.1:9097\n"
+        "tcp:// is stock ThriftSocket with framed transports. Tables go to stdout, progress to\n"
+        "stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE guest.",
+        atb_programs[atb].summary, prog, prog, prog, prog);
   }
   else
     summary = g_strdup (
-    "Start the server, then one measurement at a time:\n"
-    "  thrift-rdma-suite --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
-    "  thrift-rdma-suite --run latency --rdma rdma://10.77.0.1:9092 --tcp tcp://10.77.0.1:9091\n"
-    "latency: one call at a time per function and size, with the protocol used and the verbs\n"
-    "counters per RPC; throughput: N client threads, a connection each, for --duration per\n"
-    "point; mixed: a latency and a throughput function called at random by --mixed-clients\n"
-    "threads (HatRPC Sec. 5.3); hybrid: units of --mix-small small calls hinted transport =\n"
-    "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
-    "--hybrid, --rdma and --tcp in turns; bulk: one client echoes large binaries in each\n"
-    "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
-    "on consecutive ports) with the same buffer every call or a new one; scale: one process\n"
-    "opens --connections connections, with connect time, memory per connection (and the\n"
-    "server's, given --server-pid) and the time of a call on each in turn; calls: --calls\n"
-    "calls and one CSV row of counters (for strace).\n"
-    "tcp:// is stock ThriftSocket with framed transports; --rsocket measures one as the\n"
-    "rsocket column, this process and its server under LD_PRELOAD of librspreload. Called as\n"
-    "atb_lat, atb_thr or atb_mix, it is --run latency, throughput or mixed. Tables go to\n"
-    "stdout, progress to stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE\n"
-    "guest.");
+        "Start the server, then one measurement at a time:\n"
+        "  thrift-rdma-suite --server tcp://:9091 --server rdma://10.77.0.1:9092 &\n"
+        "  thrift-rdma-suite --run latency --rdma rdma://10.77.0.1:9092 --tcp "
+        "tcp://10.77.0.1:9091\n"
+        "latency: one call at a time per function and size, with the protocol used and the verbs\n"
+        "counters per RPC; throughput: N client threads, a connection each, for --duration per\n"
+        "point; mixed: a latency and a throughput function called at random by --mixed-clients\n"
+        "threads (HatRPC Sec. 5.3); hybrid: units of --mix-small small calls hinted transport =\n"
+        "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
+        "--hybrid, --rdma and --tcp in turns; bulk: one client echoes large binaries in each\n"
+        "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
+        "on consecutive ports) with the same buffer every call or a new one; scale: one process\n"
+        "opens --connections connections, with connect time, memory per connection (and the\n"
+        "server's, given --server-pid) and the time of a call on each in turn; calls: --calls\n"
+        "calls and one CSV row of counters (for strace).\n"
+        "tcp:// is stock ThriftSocket with framed transports; --rsocket measures one as the\n"
+        "rsocket column, this process and its server under LD_PRELOAD of librspreload. Called as\n"
+        "atb_lat, atb_thr or atb_mix, it is --run latency, throughput or mixed. Tables go to\n"
+        "stdout, progress to stderr, CSV to --csv. bench/run-all runs it all in the soft-RoCE\n"
+        "guest.");
   context = g_option_context_new (atb >= 0 ? "- a part of the Apache Thrift Benchmarks"
                                            : "- the RDMA transport's benchmark suite");
   g_option_context_set_summary (context, summary);
@@ -327,9 +335,8 @@ main (int argc, char **argv)
     return status;
   }
 
-  if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0
-      || rounds < 1 || load_rounds < 1 || ratio < 0 || ratio > 100 || mix_small < 0
-      || mix_units < 1
+  if (iterations < 1 || large_iterations < 1 || warmup < 0 || calls < 0 || rounds < 1
+      || load_rounds < 1 || ratio < 0 || ratio > 100 || mix_small < 0 || mix_units < 1
       || !(duration > 0 && duration <= 3600))
     return usage_error ("iterations, rounds and load-rounds must be at least 1, "
                         "warmup and calls at least 0, ratio 0 to 100 and duration above 0 (at "
@@ -375,10 +382,11 @@ main (int argc, char **argv)
   o.connections = g_array_new (FALSE, FALSE, sizeof (guint64));
   o.server_pid = server_pid;
   if (sizes == NULL)
-    sizes = g_strdup (g_strcmp0 (run, "latency") == 0 ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
-                      : g_strcmp0 (run, "calls") == 0 ? "64"
-                      : g_strcmp0 (run, "bulk") == 0 ? "1M,16M"
-                      : g_strcmp0 (run, "hybrid") == 0 ? "64,1M" : "512,128K");
+    sizes = g_strdup (g_strcmp0 (run, "latency") == 0  ? "4,16,64,256,1K,4K,16K,64K,256K,1M"
+                      : g_strcmp0 (run, "calls") == 0  ? "64"
+                      : g_strcmp0 (run, "bulk") == 0   ? "1M,16M"
+                      : g_strcmp0 (run, "hybrid") == 0 ? "64,1M"
+                                                       : "512,128K");
   if (!bench_parse_list (sizes, TRUE, o.sizes, &error)
       || !bench_parse_list (clients ? clients : "1,2,4,8,16,32,64", FALSE, o.clients, &error)
       || !bench_parse_list (mixed_clients ? mixed_clients : "4", FALSE, o.mixed_clients, &error)
@@ -457,7 +465,7 @@ main (int argc, char **argv)
     status = suite_run_hybrid (&o);
   else if (g_strcmp0 (run, "scale") == 0)
     status = server_pid < 0 ? usage_error ("--server-pid must be a process id")
-             : suite_run_scale (&o);
+                            : suite_run_scale (&o);
   else if (g_strcmp0 (run, "latency") == 0)
     status = suite_run_latency (&o);
   else if (g_strcmp0 (run, "throughput") == 0)

@@ -72,18 +72,18 @@ report (KvConn *c, KvCallResult r, GError *error, const gchar *what)
              c->reply_proto);
   switch (r)
   {
-    case KV_CALL_OK:
-      return 0;
-    case KV_CALL_MISSING:
-      fprintf (stderr, "%s: %s: not found\n", PROG, what);
-      return 1;
-    case KV_CALL_REFUSED:
-      fprintf (stderr, "%s: %s: %s\n", PROG, what, error->message);
-      return 1;
-    default:
-      fprintf (stderr, "%s: %s failed: %s\n", PROG, what,
-               error != NULL ? error->message : "(no reason given)");
-      return 3;
+  case KV_CALL_OK:
+    return 0;
+  case KV_CALL_MISSING:
+    fprintf (stderr, "%s: %s: not found\n", PROG, what);
+    return 1;
+  case KV_CALL_REFUSED:
+    fprintf (stderr, "%s: %s: %s\n", PROG, what, error->message);
+    return 1;
+  default:
+    fprintf (stderr, "%s: %s failed: %s\n", PROG, what,
+             error != NULL ? error->message : "(no reason given)");
+    return 3;
   }
 }
 
@@ -94,15 +94,15 @@ main (int argc, char **argv)
   gboolean explain = FALSE;
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
-      "the server: tcp://HOST:PORT, rdma://HOST:PORT[?OPTIONS] or hybrid://... (default "
-      DEFAULT_URI ")", "URI" },
+      "the server: tcp://HOST:PORT, rdma://HOST:PORT[?OPTIONS] or hybrid://... "
+      "(default " DEFAULT_URI ")",
+      "URI" },
     { "variant", 'v', 0, G_OPTION_ARG_STRING, &variant_name,
       "the variant the server serves there (default function)", "NAME" },
     { "protocols", 'P', 0, G_OPTION_ARG_NONE, &show_protocols,
       "say on stderr which protocol carried each request and reply", NULL },
     { "explain", 'e', 0, G_OPTION_ARG_NONE, &explain,
-      "print what ThriftRdma chooses for each function of the variant, and why; no call",
-      NULL },
+      "print what ThriftRdma chooses for each function of the variant, and why; no call", NULL },
     { NULL }
   };
   GOptionContext *context = g_option_context_new ("COMMAND [ARGUMENTS] - use a HatKV store");
@@ -113,13 +113,14 @@ main (int argc, char **argv)
   int status = 0;
 
   summary = g_strdup_printf (
-    "Commands:\n"
-    "  get KEY                 print KEY's value (printable text as is, else hex:...)\n"
-    "  put KEY VALUE           store VALUE (- reads it from stdin) under KEY\n"
-    "  multi-get KEY...        print KEY<TAB>VALUE for each key, (missing) for one not there\n"
-    "  multi-put KEY VALUE...  store each pair, all or none\n"
-    "Exit status: 0 done, 1 not found or refused by the server, 2 bad usage, 3 the call\n"
-    "failed (e.g. no server). Variants: %s.", names);
+      "Commands:\n"
+      "  get KEY                 print KEY's value (printable text as is, else hex:...)\n"
+      "  put KEY VALUE           store VALUE (- reads it from stdin) under KEY\n"
+      "  multi-get KEY...        print KEY<TAB>VALUE for each key, (missing) for one not there\n"
+      "  multi-put KEY VALUE...  store each pair, all or none\n"
+      "Exit status: 0 done, 1 not found or refused by the server, 2 bad usage, 3 the call\n"
+      "failed (e.g. no server). Variants: %s.",
+      names);
   g_option_context_set_summary (context, summary);
   g_free (summary);
   g_option_context_add_main_entries (context, entries, NULL);
@@ -148,7 +149,7 @@ main (int argc, char **argv)
       || (g_strcmp0 (argv[1], "multi-put") == 0 && (argc < 4 || argc % 2 != 0)))
   {
     fprintf (stderr, PROG ": want get KEY, put KEY VALUE, multi-get KEY... or multi-put KEY "
-             "VALUE... (try --help)\n");
+                          "VALUE... (try --help)\n");
     return 2;
   }
   if (strcmp (argv[1], "get") != 0 && strcmp (argv[1], "put") != 0
@@ -215,10 +216,10 @@ main (int argc, char **argv)
       }
     }
     else
-      {
-        KvCallResult r = kv_conn_multi_put (c, keys, values, &error);
-        status = report (c, r, error, "multi-put");
-      }
+    {
+      KvCallResult r = kv_conn_multi_put (c, keys, values, &error);
+      status = report (c, r, error, "multi-put");
+    }
     if (got != NULL)
       g_ptr_array_unref (got);
     g_ptr_array_unref (keys);

@@ -65,10 +65,23 @@ parse_bytes (const gchar *text, guint64 *out)
     return FALSE;
   switch (*end)
   {
-    case 'K': case 'k': shift = 10; end++; break;
-    case 'M': case 'm': shift = 20; end++; break;
-    case 'G': case 'g': shift = 30; end++; break;
-    default: break;
+  case 'K':
+  case 'k':
+    shift = 10;
+    end++;
+    break;
+  case 'M':
+  case 'm':
+    shift = 20;
+    end++;
+    break;
+  case 'G':
+  case 'g':
+    shift = 30;
+    end++;
+    break;
+  default:
+    break;
   }
   if (*end != '\0' || v == 0 || v > (G_MAXUINT64 >> shift))
     return FALSE;
@@ -85,7 +98,8 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
       "where to serve --variant: tcp://[HOST]:PORT, rdma://[HOST]:PORT[?OPTIONS] or "
-      "hybrid://... (default " DEFAULT_URI " when no --listen)", "URI" },
+      "hybrid://... (default " DEFAULT_URI " when no --listen)",
+      "URI" },
     { "variant", 'v', 0, G_OPTION_ARG_STRING, &variant_name,
       "the variant served on --transport (default function)", "NAME" },
     { "listen", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &listens,
@@ -116,14 +130,15 @@ main (int argc, char **argv)
   int status;
 
   summary = g_strdup_printf (
-    "Serves the HatKV key-value store (hatkv/hatkv.thrift: get, put, multi_get, multi_put)\n"
-    "from one LMDB environment. Each variant is a service of its own with its own hints\n"
-    "(HatRPC paper Sec. 5.4); all share the store. Variants: %s.\n\n"
-    "The store's tuning comes from the hints of the first variant served (kv_tuning.h):\n"
-    "the writes' perf_goal picks the commit strategy (latency: durable, throughput: group,\n"
-    "res_util: nosync), the concurrency hint the max readers, the payload sizes of the writes\n"
-    "the map size. durable and group acknowledge a write after it is synced to disk; nosync\n"
-    "survives the server's death but not the machine's. SIGINT or SIGTERM stops it.", names);
+      "Serves the HatKV key-value store (hatkv/hatkv.thrift: get, put, multi_get, multi_put)\n"
+      "from one LMDB environment. Each variant is a service of its own with its own hints\n"
+      "(HatRPC paper Sec. 5.4); all share the store. Variants: %s.\n\n"
+      "The store's tuning comes from the hints of the first variant served (kv_tuning.h):\n"
+      "the writes' perf_goal picks the commit strategy (latency: durable, throughput: group,\n"
+      "res_util: nosync), the concurrency hint the max readers, the payload sizes of the writes\n"
+      "the map size. durable and group acknowledge a write after it is synced to disk; nosync\n"
+      "survives the server's death but not the machine's. SIGINT or SIGTERM stops it.",
+      names);
   g_option_context_set_summary (context, summary);
   g_free (summary);
   g_option_context_add_main_entries (context, entries, NULL);
@@ -157,8 +172,8 @@ main (int argc, char **argv)
 
     if (v == NULL || pair[1] == NULL || pair[1][0] == '\0')
     {
-      fprintf (stderr, PROG ": --listen %s: want VARIANT=URI with VARIANT one of %s\n",
-               listens[i], names);
+      fprintf (stderr, PROG ": --listen %s: want VARIANT=URI with VARIANT one of %s\n", listens[i],
+               names);
       return 2;
     }
     g_ptr_array_add (variants, (gpointer) v);
@@ -170,8 +185,10 @@ main (int argc, char **argv)
     const KvVariant *v = variants->pdata[i];
     if (v->tcp_only && !g_str_has_prefix (uris->pdata[i], "tcp://"))
     {
-      fprintf (stderr, PROG ": variant %s is stock Thrift over TCP: its URI must be tcp://, "
-               "not %s\n", v->name, (gchar *) uris->pdata[i]);
+      fprintf (stderr,
+               PROG ": variant %s is stock Thrift over TCP: its URI must be tcp://, "
+                    "not %s\n",
+               v->name, (gchar *) uris->pdata[i]);
       return 2;
     }
   }
@@ -181,14 +198,13 @@ main (int argc, char **argv)
     return 2;
   }
 
-  kv_tuning_from_hints (((const KvVariant *) variants->pdata[0])->hint_sets, variants->len,
-                        &tuning, why);
+  kv_tuning_from_hints (((const KvVariant *) variants->pdata[0])->hint_sets, variants->len, &tuning,
+                        why);
   if (sync_text != NULL && g_strcmp0 (sync_text, "auto") != 0)
   {
     if (!kv_sync_parse (sync_text, &tuning.sync))
     {
-      fprintf (stderr, PROG ": --sync must be auto, durable, group or nosync, not %s\n",
-               sync_text);
+      fprintf (stderr, PROG ": --sync must be auto, durable, group or nosync, not %s\n", sync_text);
       return 2;
     }
     g_string_append_printf (why, "sync %s: --sync\n", sync_text);
@@ -222,8 +238,9 @@ main (int argc, char **argv)
   }
   kv_store_get_tuning (store, &tuning);
   printf ("store %s: sync %s, max readers %u, map size %" G_GUINT64_FORMAT " bytes "
-          "(tuned from %s)\n", path, kv_sync_name (tuning.sync), tuning.max_readers,
-          tuning.map_size, ((const KvVariant *) variants->pdata[0])->service);
+          "(tuned from %s)\n",
+          path, kv_sync_name (tuning.sync), tuning.max_readers, tuning.map_size,
+          ((const KvVariant *) variants->pdata[0])->service);
   {
     gchar **lines = g_strsplit (why->str, "\n", -1);
     for (guint i = 0; lines[i] != NULL; i++)
@@ -241,9 +258,8 @@ main (int argc, char **argv)
   fflush (stdout);
 
   g_ptr_array_add (uris, NULL);
-  status = thrift_server_serve_uris ((gchar **) uris->pdata, (GObject **) processors->pdata,
-                                     mode, &(ThriftServeOptions) { .listening = on_listening },
-                                     &error);
+  status = thrift_server_serve_uris ((gchar **) uris->pdata, (GObject **) processors->pdata, mode,
+                                     &(ThriftServeOptions){ .listening = on_listening }, &error);
   if (status == THRIFT_SERVE_STOPPED)
     printf ("servers stopped\n");
   else
@@ -252,8 +268,9 @@ main (int argc, char **argv)
   g_clear_error (&error);
   g_ptr_array_unref (processors);
   kv_store_get_stats (store, &stats);
-  printf ("store: %" G_GUINT64_FORMAT " keys read, %" G_GUINT64_FORMAT " written in %"
-          G_GUINT64_FORMAT " commits (at most %" G_GUINT64_FORMAT " writes in one)\n",
+  printf ("store: %" G_GUINT64_FORMAT " keys read, %" G_GUINT64_FORMAT
+          " written in %" G_GUINT64_FORMAT " commits (at most %" G_GUINT64_FORMAT
+          " writes in one)\n",
           stats.gets, stats.puts, stats.commits, stats.batches_max);
   kv_store_close (store);
   g_string_free (why, TRUE);

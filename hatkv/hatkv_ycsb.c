@@ -46,7 +46,14 @@
 #define YCSB_MAX_RECORDS 100000000
 #define YCSB_MAX_MODELLED 10000000
 
-typedef enum { OP_GET, OP_PUT, OP_MULTI_GET, OP_MULTI_PUT, N_OPS } Op;
+typedef enum
+{
+  OP_GET,
+  OP_PUT,
+  OP_MULTI_GET,
+  OP_MULTI_PUT,
+  N_OPS
+} Op;
 static const gchar *const op_names[N_OPS] = { "get", "put", "multi_get", "multi_put" };
 
 typedef struct
@@ -70,9 +77,9 @@ typedef struct
 typedef struct
 {
   guint64 ops, errors, missing;
-  GArray *lat;                          /* microseconds */
+  GArray *lat; /* microseconds */
   guint64 counters[BENCH_N_COUNTERS];
-  GHashTable *protos;                   /* "request reply" -> count */
+  GHashTable *protos; /* "request reply" -> count */
 } OpStats;
 
 /* One client thread of one target. */
@@ -82,11 +89,11 @@ typedef struct
   KvConn *conn;
   GRand *rand;
   const Workload *workload;
-  gint64 deadline;                      /* monotonic us; 0: by quota */
-  guint64 quota;                        /* ops; 0: by deadline */
-  guint64 lo, hi;                       /* load: records [lo, hi) */
+  gint64 deadline; /* monotonic us; 0: by quota */
+  guint64 quota;   /* ops; 0: by deadline */
+  guint64 lo, hi;  /* load: records [lo, hi) */
   OpStats ops[N_OPS];
-  gchar *error;                         /* the first failure */
+  gchar *error; /* the first failure */
 } Worker;
 
 static guint64 opt_records = 10000, opt_operations;
@@ -95,9 +102,9 @@ static gdouble opt_duration = 10;
 static gboolean opt_quiet, opt_uniform;
 static YcsbZipf zipf;
 static YcsbModel *model;
-static gint64 next_version = 1;         /* atomic: every write's number */
-static gint64 progress_ops;             /* atomic */
-static gint64 integrity_failures;       /* atomic */
+static gint64 next_version = 1;   /* atomic: every write's number */
+static gint64 progress_ops;       /* atomic */
+static gint64 integrity_failures; /* atomic */
 static FILE *ack_log;
 static GMutex ack_lock;
 
@@ -255,18 +262,18 @@ call (Worker *w, Op op, const guint64 *ns, guint count)
   t0 = bench_now_us ();
   switch (op)
   {
-    case OP_GET:
-      r = kv_conn_get (w->conn, keys->pdata[0], &one, &error);
-      break;
-    case OP_PUT:
-      r = kv_conn_put (w->conn, keys->pdata[0], values->pdata[0], &error);
-      break;
-    case OP_MULTI_GET:
-      r = kv_conn_multi_get (w->conn, keys, &got, &error);
-      break;
-    default:
-      r = kv_conn_multi_put (w->conn, keys, values, &error);
-      break;
+  case OP_GET:
+    r = kv_conn_get (w->conn, keys->pdata[0], &one, &error);
+    break;
+  case OP_PUT:
+    r = kv_conn_put (w->conn, keys->pdata[0], values->pdata[0], &error);
+    break;
+  case OP_MULTI_GET:
+    r = kv_conn_multi_get (w->conn, keys, &got, &error);
+    break;
+  default:
+    r = kv_conn_multi_put (w->conn, keys, values, &error);
+    break;
   }
   us = bench_now_us () - t0;
   snapshot (w, after);
@@ -373,7 +380,7 @@ load_thread (gpointer data)
     for (guint i = 0; i < count; i++)
       ns[i] = n + i;
     if (!call (w, count == 1 ? OP_PUT : OP_MULTI_PUT, ns, count))
-      break;                            /* a load stops at the first broken call */
+      break; /* a load stops at the first broken call */
     n += count;
   }
   return NULL;
@@ -408,7 +415,7 @@ run_workers (Worker *workers, guint n, GThreadFunc fn, const gchar *what, guint6
 
   for (guint i = 0; i < n; i++)
   {
-    running[i] = (Running) { &workers[i], fn, &finished };
+    running[i] = (Running){ &workers[i], fn, &finished };
     threads[i] = g_thread_new ("ycsb", running_thread, &running[i]);
   }
   while ((guint) g_atomic_int_get (&finished) < n)
@@ -446,8 +453,8 @@ parse_targets (gchar **specs, GPtrArray *targets)
 
     if (v == NULL || pair[1] == NULL || pair[1][0] == '\0')
     {
-      fprintf (stderr, PROG ": --target %s: want VARIANT=URI with VARIANT one of %s\n",
-               specs[i], names);
+      fprintf (stderr, PROG ": --target %s: want VARIANT=URI with VARIANT one of %s\n", specs[i],
+               names);
       ok = FALSE;
     }
     else
@@ -514,14 +521,17 @@ verify (const Target *t, const gchar *file)
     else if (r == KV_CALL_MISSING)
     {
       if (missing++ < 5)
-        fprintf (stderr, PROG ": record %" G_GUINT64_FORMAT " (write %" G_GUINT64_FORMAT
-                 ", acknowledged) is missing\n", n, version);
+        fprintf (stderr,
+                 PROG ": record %" G_GUINT64_FORMAT " (write %" G_GUINT64_FORMAT
+                      ", acknowledged) is missing\n",
+                 n, version);
     }
     else if (r == KV_CALL_OK)
     {
       if (wrong++ < 5)
-        fprintf (stderr, PROG ": record %" G_GUINT64_FORMAT ": want write %" G_GUINT64_FORMAT
-                 ", have %s\n", n, version, why != NULL ? why : "another write");
+        fprintf (stderr,
+                 PROG ": record %" G_GUINT64_FORMAT ": want write %" G_GUINT64_FORMAT ", have %s\n",
+                 n, version, why != NULL ? why : "another write");
     }
     else
     {
@@ -594,8 +604,7 @@ workers_collect (Worker *w, guint n, OpStats *into)
       op_stats_init (&w[i].ops[k]);
     }
     if (w[i].error != NULL)
-      fprintf (stderr, PROG ": %s, thread %u: %s\n", w[i].target->variant->name, i,
-               w[i].error);
+      fprintf (stderr, PROG ": %s, thread %u: %s\n", w[i].target->variant->name, i, w[i].error);
     g_clear_pointer (&w[i].error, g_free);
   }
   return errors;
@@ -612,12 +621,13 @@ csv_row (FILE *f, const gchar *workload, const Target *t, const gchar *op, OpSta
   gboolean rdma = !g_str_has_prefix (t->uri, "tcp://");
 
   bench_summarize (lat, s->lat->len, &sum);
-  fprintf (f, "%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%.3f,%.1f,%.1f,"
-           "%.1f,%.1f,%s,%" G_GUINT64_FORMAT ",%s,%s,%s,%" G_GUINT64_FORMAT ",%"
-           G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT, workload, t->variant->name, opt_threads, op,
-           s->ops, s->errors, seconds, seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50,
-           sum.p95, sum.p99, t->uri, opt_records, rdma ? "rdma" : "tcp", req, rep, checks,
-           mismatches, s->missing);
+  fprintf (f,
+           "%s,%s,%d,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.6f,%.3f,%.1f,%.1f,"
+           "%.1f,%.1f,%s,%" G_GUINT64_FORMAT ",%s,%s,%s,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+           ",%" G_GUINT64_FORMAT,
+           workload, t->variant->name, opt_threads, op, s->ops, s->errors, seconds,
+           seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50, sum.p95, sum.p99, t->uri,
+           opt_records, rdma ? "rdma" : "tcp", req, rep, checks, mismatches, s->missing);
   bench_csv_counters (f, rdma, s->counters);
   fprintf (f, ",\n");
   g_free (req);
@@ -632,8 +642,8 @@ print_row (const gchar *name, OpStats *s, double seconds, gboolean indent)
 
   bench_summarize ((double *) (void *) s->lat->data, s->lat->len, &sum);
   printf ("%s%-*s %9.0f %8.1f %8.1f %8.1f %6" G_GUINT64_FORMAT, indent ? "  " : "",
-          indent ? 14 : 16, name, seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50,
-          sum.p99, s->errors);
+          indent ? 14 : 16, name, seconds > 0 ? s->ops / seconds : 0, sum.mean, sum.p50, sum.p99,
+          s->errors);
   if (indent)
     printf ("  %s > %s, %.1f WRs, %.1f READs per call", req, rep,
             s->ops > 0 ? (double) s->counters[BENCH_C_WR_POSTED] / s->ops : 0,
@@ -666,8 +676,8 @@ main (int argc, char **argv)
       "calls of each workload per target instead of a duration", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &opt_rounds,
       "turns the targets take, each a share of the duration (default 2)", "N" },
-    { "batch", 0, 0, G_OPTION_ARG_INT, &opt_batch,
-      "keys per MultiGET and MultiPUT (default 10)", "N" },
+    { "batch", 0, 0, G_OPTION_ARG_INT, &opt_batch, "keys per MultiGET and MultiPUT (default 10)",
+      "N" },
     { "load-batch", 0, 0, G_OPTION_ARG_INT, &opt_load_batch,
       "records per write in the load phase: 1 by put (default), more by multi_put", "N" },
     { "distribution", 0, 0, G_OPTION_ARG_STRING, &distribution,
@@ -682,8 +692,7 @@ main (int argc, char **argv)
       "only check that every write in FILE (from --ack-log) is in the first target's store",
       "FILE" },
     { "explain", 'e', 0, G_OPTION_ARG_NONE, &explain,
-      "print what ThriftRdma chooses for each function of each target's variant; no call",
-      NULL },
+      "print what ThriftRdma chooses for each function of each target's variant; no call", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "no progress on stderr", NULL },
     { NULL }
   };
@@ -698,15 +707,16 @@ main (int argc, char **argv)
   int status = 0;
 
   summary = g_strdup_printf (
-    "YCSB's core workload on HatKV (HatRPC paper Sec. 5.4): 24-byte keys, 10 fields of\n"
-    "100 bytes, a load phase writing every record, then a run phase per workload:\n"
-    "  a: 25%% get, 25%% put, 25%% multi_get, 25%% multi_put\n"
-    "  b: 47.5%% get, 2.5%% put, 47.5%% multi_get, 2.5%% multi_put\n"
-    "Targets take turns in --rounds. Every value read must be whole and its record's, and\n"
-    "one record in --sample must hold what the model says (its last acknowledged write).\n"
-    "Tables go to stdout, progress to stderr. Exit status: 0 all calls succeeded and every\n"
-    "check held; 1 a call failed or a check did not hold; 2 bad usage; 3 no connection.\n"
-    "Variants: %s.", names);
+      "YCSB's core workload on HatKV (HatRPC paper Sec. 5.4): 24-byte keys, 10 fields of\n"
+      "100 bytes, a load phase writing every record, then a run phase per workload:\n"
+      "  a: 25%% get, 25%% put, 25%% multi_get, 25%% multi_put\n"
+      "  b: 47.5%% get, 2.5%% put, 47.5%% multi_get, 2.5%% multi_put\n"
+      "Targets take turns in --rounds. Every value read must be whole and its record's, and\n"
+      "one record in --sample must hold what the model says (its last acknowledged write).\n"
+      "Tables go to stdout, progress to stderr. Exit status: 0 all calls succeeded and every\n"
+      "check held; 1 a call failed or a check did not hold; 2 bad usage; 3 no connection.\n"
+      "Variants: %s.",
+      names);
   g_option_context_set_summary (context, summary);
   g_free (summary);
   g_option_context_add_main_entries (context, entries, NULL);
@@ -726,8 +736,7 @@ main (int argc, char **argv)
     for (guint i = 0; i < targets->len; i++)
     {
       const Target *t = targets->pdata[i];
-      gchar *text = thrift_rdma_explain_sets (t->variant->hint_sets,
-                                              THRIFT_RDMA_DEFAULT_POLLING);
+      gchar *text = thrift_rdma_explain_sets (t->variant->hint_sets, THRIFT_RDMA_DEFAULT_POLLING);
       printf ("# %s (%s)\n%s\n", t->variant->name, t->variant->label, text);
       g_free (text);
     }
@@ -736,20 +745,23 @@ main (int argc, char **argv)
   if (verify_path != NULL)
     return verify (targets->pdata[0], verify_path);
 
-  if (records < 1 || records > YCSB_MAX_RECORDS || opt_threads < 1
-      || opt_threads > 1024 || opt_batch < 1 || opt_batch > MAX_BATCH || opt_load_batch < 1
-      || opt_load_batch > MAX_BATCH || opt_rounds < 1 || opt_rounds > 1000 || opt_sample < 0
-      || opt_duration <= 0 || operations < 0)
+  if (records < 1 || records > YCSB_MAX_RECORDS || opt_threads < 1 || opt_threads > 1024
+      || opt_batch < 1 || opt_batch > MAX_BATCH || opt_load_batch < 1 || opt_load_batch > MAX_BATCH
+      || opt_rounds < 1 || opt_rounds > 1000 || opt_sample < 0 || opt_duration <= 0
+      || operations < 0)
   {
-    fprintf (stderr, PROG ": --records 1 to %d, --threads 1 to 1024, --batch and "
-             "--load-batch 1 to %d, --rounds 1 to 1000, --sample >= 0, --duration > 0\n",
+    fprintf (stderr,
+             PROG ": --records 1 to %d, --threads 1 to 1024, --batch and "
+                  "--load-batch 1 to %d, --rounds 1 to 1000, --sample >= 0, --duration > 0\n",
              YCSB_MAX_RECORDS, MAX_BATCH);
     return 2;
   }
   if (opt_sample > 0 && records / opt_sample > YCSB_MAX_MODELLED)
   {
-    fprintf (stderr, PROG ": --sample %d models %" G_GINT64_FORMAT " records; at most %d: "
-             "raise --sample\n", opt_sample, records / opt_sample, YCSB_MAX_MODELLED);
+    fprintf (stderr,
+             PROG ": --sample %d models %" G_GINT64_FORMAT " records; at most %d: "
+                  "raise --sample\n",
+             opt_sample, records / opt_sample, YCSB_MAX_MODELLED);
     return 2;
   }
   opt_records = (guint64) records;
@@ -805,7 +817,8 @@ main (int argc, char **argv)
       fprintf (stderr, PROG ": cannot write %s: %s\n", csv_path, g_strerror (errno));
       return 2;
     }
-    bench_csv_header (csv, "workload,variant,threads,op,ops,errors,seconds,ops_per_s,avg_us,"
+    bench_csv_header (csv,
+                      "workload,variant,threads,op,ops,errors,seconds,ops_per_s,avg_us,"
                       "p50_us,p95_us,p99_us,uri,records,transport,req_proto,rep_proto,model_checks,"
                       "model_mismatches,missing");
   }
@@ -832,9 +845,9 @@ main (int argc, char **argv)
     {
       secs = run_workers (w, (guint) opt_threads, load_thread, what, opt_records / opt_load_batch);
       errors += workers_collect (w, (guint) opt_threads, sum);
-      printf ("load: %" G_GUINT64_FORMAT " records by %s in %.2f s (%.0f writes/s), %"
-              G_GUINT64_FORMAT " failed\n", sum[OP_PUT].ops + sum[OP_MULTI_PUT].ops * opt_load_batch,
-              t->variant->name, secs,
+      printf ("load: %" G_GUINT64_FORMAT
+              " records by %s in %.2f s (%.0f writes/s), %" G_GUINT64_FORMAT " failed\n",
+              sum[OP_PUT].ops + sum[OP_MULTI_PUT].ops * opt_load_batch, t->variant->name, secs,
               (sum[OP_PUT].ops + sum[OP_MULTI_PUT].ops) / MAX (secs, 1e-9),
               sum[OP_PUT].errors + sum[OP_MULTI_PUT].errors);
     }
@@ -863,8 +876,8 @@ main (int argc, char **argv)
       for (guint i = 0; i < nt; i++)
       {
         gchar *what = g_strdup_printf ("workload %s, %s, round %u of %d", wl->name,
-                                       ((Target *) targets->pdata[i])->variant->name,
-                                       round + 1, opt_rounds);
+                                       ((Target *) targets->pdata[i])->variant->name, round + 1,
+                                       opt_rounds);
         guint64 share = opt_operations / opt_rounds / opt_threads;
         for (guint k = 0; k < (guint) opt_threads; k++)
         {
@@ -882,8 +895,8 @@ main (int argc, char **argv)
     printf ("\nworkload %s: %d threads, %" G_GUINT64_FORMAT " records, %s, batches of %d\n",
             wl->name, opt_threads, opt_records, opt_uniform ? "uniform" : "zipfian 0.99",
             opt_batch);
-    printf ("%-16s %9s %8s %8s %8s %6s\n", "variant / op", "calls/s", "avg us", "p50 us",
-            "p99 us", "errors");
+    printf ("%-16s %9s %8s %8s %8s %6s\n", "variant / op", "calls/s", "avg us", "p50 us", "p99 us",
+            "errors");
     for (guint i = 0; i < nt; i++)
     {
       const Target *t = targets->pdata[i];
@@ -911,10 +924,11 @@ main (int argc, char **argv)
   }
 
   ycsb_model_counts (model, &checks, &mismatches);
-  printf ("\nchecks: %" G_GUINT64_FORMAT " reads of sampled records against the model, %"
-          G_GUINT64_FORMAT " disagreed; %" G_GINT64_FORMAT " values damaged or of another "
-          "record; %" G_GUINT64_FORMAT " calls failed\n", checks, mismatches,
-          (gint64) g_atomic_pointer_get (&integrity_failures), errors);
+  printf ("\nchecks: %" G_GUINT64_FORMAT
+          " reads of sampled records against the model, %" G_GUINT64_FORMAT
+          " disagreed; %" G_GINT64_FORMAT " values damaged or of another "
+          "record; %" G_GUINT64_FORMAT " calls failed\n",
+          checks, mismatches, (gint64) g_atomic_pointer_get (&integrity_failures), errors);
   if (!ok)
     status = 3;
   else if (errors > 0 || mismatches > 0 || g_atomic_pointer_get (&integrity_failures) > 0)

@@ -34,17 +34,17 @@ typedef struct
   ThriftTransport *transport;
   ThriftProtocol *protocol;
   GObject *client;
-  const gchar *request_proto;   /* of the last call's request, "" before any */
-  const gchar *reply_proto;     /* of its reply */
+  const gchar *request_proto; /* of the last call's request, "" before any */
+  const gchar *reply_proto;   /* of its reply */
 } KvConn;
 
 /* What a call came to. */
 typedef enum
 {
   KV_CALL_OK,
-  KV_CALL_MISSING,   /* get: the store does not have the key */
-  KV_CALL_REFUSED,   /* the server answered with KvError (@error has its message) */
-  KV_CALL_BROKEN     /* the call failed: the connection is of no more use */
+  KV_CALL_MISSING, /* get: the store does not have the key */
+  KV_CALL_REFUSED, /* the server answered with KvError (@error has its message) */
+  KV_CALL_BROKEN   /* the call failed: the connection is of no more use */
 } KvCallResult;
 
 /* Opens a connection to @uri for @variant; NULL with @error if it cannot (or @variant is
@@ -55,8 +55,7 @@ void kv_conn_free (KvConn *c);
 /* The ThriftRdma under @c, NULL over tcp://. */
 ThriftRdma *kv_conn_rdma (KvConn *c);
 
-KvCallResult kv_conn_get (KvConn *c, const GByteArray *key, GByteArray **value,
-                          GError **error);
+KvCallResult kv_conn_get (KvConn *c, const GByteArray *key, GByteArray **value, GError **error);
 KvCallResult kv_conn_put (KvConn *c, const GByteArray *key, const GByteArray *value,
                           GError **error);
 /* *@values: one per key, empty for a missing key. */

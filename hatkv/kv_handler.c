@@ -47,8 +47,7 @@ kv_handle_get (KvStore *store, GByteArray **ret, const GByteArray *key, KvNotFou
 }
 
 gboolean
-kv_handle_put (KvStore *store, const GByteArray *key, const GByteArray *value,
-               KvError **failure)
+kv_handle_put (KvStore *store, const GByteArray *key, const GByteArray *value, KvError **failure)
 {
   GError *error = NULL;
   return kv_store_put (store, key, value, &error) || fail (failure, error);

@@ -43,10 +43,10 @@ struct _KvStore
   KvTuning tuning;
   gchar *path;
 
-  GMutex lock;            /* the group queue and the stats */
+  GMutex lock; /* the group queue and the stats */
   GCond cond;
-  GPtrArray *queue;       /* GroupWrite waiting for a commit */
-  gboolean committing;    /* a leader is committing a batch */
+  GPtrArray *queue;    /* GroupWrite waiting for a commit */
+  gboolean committing; /* a leader is committing a batch */
   KvStoreStats stats;
 };
 
@@ -77,14 +77,15 @@ lmdb_failed (KvStore *store, int rc, const gchar *what, GError **error)
   if (rc == MDB_MAP_FULL)
     g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_FULL,
                  "%s: the store is full (map size %" G_GUINT64_FORMAT " bytes); restart the "
-                 "server with a larger --map-size", what, store->tuning.map_size);
+                 "server with a larger --map-size",
+                 what, store->tuning.map_size);
   else if (rc == MDB_READERS_FULL)
     g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_READERS,
                  "%s: more than %u reads at once (max readers); restart the server with a "
-                 "larger --max-readers or concurrency hint", what, store->tuning.max_readers);
+                 "larger --max-readers or concurrency hint",
+                 what, store->tuning.max_readers);
   else
-    g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_LMDB, "%s: %s", what,
-                 mdb_strerror (rc));
+    g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_LMDB, "%s: %s", what, mdb_strerror (rc));
   return FALSE;
 }
 
@@ -122,8 +123,7 @@ kv_store_open (const gchar *path, const KvTuning *tuning, GError **error)
     return NULL;
   }
   if ((rc = mdb_txn_begin (store->env, NULL, 0, &txn)) != 0
-      || (rc = mdb_dbi_open (txn, NULL, 0, &store->dbi)) != 0
-      || (rc = mdb_txn_commit (txn)) != 0)
+      || (rc = mdb_dbi_open (txn, NULL, 0, &store->dbi)) != 0 || (rc = mdb_txn_commit (txn)) != 0)
   {
     if (txn != NULL && rc != 0)
       mdb_txn_abort (txn);
@@ -175,8 +175,7 @@ check_key (const GByteArray *key, GError **error)
 
 /* mdb_get of @key into a new array (NULL if missing). */
 static gboolean
-read_one (KvStore *store, MDB_txn *txn, const GByteArray *key, GByteArray **value,
-          GError **error)
+read_one (KvStore *store, MDB_txn *txn, const GByteArray *key, GByteArray **value, GError **error)
 {
   MDB_val k = { key->len, key->data }, v;
   int rc = mdb_get (txn, store->dbi, &k, &v);
@@ -250,7 +249,8 @@ check_write (const GPtrArray *keys, const GPtrArray *values, GError **error)
   {
     g_set_error (error, KV_STORE_ERROR, KV_STORE_ERROR_REQUEST,
                  "a write takes 1 to %d keys and as many values, not %u keys and %u values",
-                 KV_STORE_MAX_BATCH, keys != NULL ? keys->len : 0, values != NULL ? values->len : 0);
+                 KV_STORE_MAX_BATCH, keys != NULL ? keys->len : 0,
+                 values != NULL ? values->len : 0);
     return FALSE;
   }
   for (guint i = 0; i < keys->len; i++)
@@ -359,8 +359,7 @@ group_write (KvStore *store, GroupWrite *w, GError **error)
 }
 
 gboolean
-kv_store_put_many (KvStore *store, const GPtrArray *keys, const GPtrArray *values,
-                   GError **error)
+kv_store_put_many (KvStore *store, const GPtrArray *keys, const GPtrArray *values, GError **error)
 {
   GroupWrite w = { keys, values, FALSE, NULL };
   GroupWrite *one = &w;

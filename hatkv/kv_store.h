@@ -42,10 +42,10 @@ GQuark kv_store_error_quark (void);
 
 typedef enum
 {
-  KV_STORE_ERROR_LMDB,      /* LMDB failed (the message has mdb_strerror) */
-  KV_STORE_ERROR_FULL,      /* the map size is used up */
-  KV_STORE_ERROR_READERS,   /* more concurrent readers than max_readers */
-  KV_STORE_ERROR_REQUEST    /* a bad key, value or batch */
+  KV_STORE_ERROR_LMDB,    /* LMDB failed (the message has mdb_strerror) */
+  KV_STORE_ERROR_FULL,    /* the map size is used up */
+  KV_STORE_ERROR_READERS, /* more concurrent readers than max_readers */
+  KV_STORE_ERROR_REQUEST  /* a bad key, value or batch */
 } KvStoreError;
 
 typedef enum
@@ -61,17 +61,17 @@ gboolean kv_sync_parse (const gchar *text, KvSync *out);
 
 typedef struct
 {
-  guint64 map_size;     /* bytes of the memory map (LMDB's mapsize) */
-  guint max_readers;    /* concurrent read transactions */
+  guint64 map_size;  /* bytes of the memory map (LMDB's mapsize) */
+  guint max_readers; /* concurrent read transactions */
   KvSync sync;
 } KvTuning;
 
 /* What a store has done so far (commits and syncs show what group commit saves). */
 typedef struct
 {
-  guint64 gets, puts;   /* keys read and written */
-  guint64 commits;      /* write transactions committed */
-  guint64 batches_max;  /* the most writes one commit carried */
+  guint64 gets, puts;  /* keys read and written */
+  guint64 commits;     /* write transactions committed */
+  guint64 batches_max; /* the most writes one commit carried */
 } KvStoreStats;
 
 typedef struct _KvStore KvStore;
@@ -90,8 +90,7 @@ void kv_store_close (KvStore *store);
 
 /* The value of @key: TRUE with *@value a new array, TRUE with *@value NULL when the store
  * does not have it, FALSE with @error. */
-gboolean kv_store_get (KvStore *store, const GByteArray *key, GByteArray **value,
-                       GError **error);
+gboolean kv_store_get (KvStore *store, const GByteArray *key, GByteArray **value, GError **error);
 
 /* The values of @keys (GByteArray each, at most KV_STORE_MAX_BATCH) from one snapshot:
  * *@values a new array of new arrays, an empty one for a missing key. */

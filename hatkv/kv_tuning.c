@@ -17,8 +17,8 @@
 
 #include "kv_tuning.h"
 
-#define KV_DEFAULT_READERS 126            /* LMDB's own default */
-#define KV_DEFAULT_WRITE 4096             /* the small/large threshold of the plan */
+#define KV_DEFAULT_READERS 126 /* LMDB's own default */
+#define KV_DEFAULT_WRITE 4096  /* the small/large threshold of the plan */
 #define KV_WRITES_PER_CLIENT 1024
 #define KV_MAP_MIN (G_GUINT64_CONSTANT (64) << 20)
 #define KV_MAP_MAX (G_GUINT64_CONSTANT (64) << 30)
@@ -52,15 +52,15 @@ kv_tuning_from_hints (const ThriftHintSet *const *sets, guint listeners, KvTunin
   if (why != NULL)
     g_string_append_printf (why, "sync %s: %s\n", kv_sync_name (out->sync),
                             put != NULL && (put->set & THRIFT_HINT_HAS_PERF_GOAL)
-                            ? thrift_hint_perf_goal_to_string (put->perf_goal)
-                            : "no perf_goal");
+                                ? thrift_hint_perf_goal_to_string (put->perf_goal)
+                                : "no perf_goal");
 
   for (const ThriftHintSet *const *s = sets; s != NULL && *s != NULL; s++)
     if ((*s)->side == THRIFT_HINT_SIDE_SERVER && ((*s)->set & THRIFT_HINT_HAS_CONCURRENCY))
       concurrency = MAX (concurrency, (guint64) (*s)->concurrency);
   listeners = MAX (1, listeners);
-  out->max_readers = (guint) MIN ((concurrency > 0 ? concurrency : KV_DEFAULT_READERS)
-                                  * listeners + 8, 65536);
+  out->max_readers = (guint) MIN (
+      (concurrency > 0 ? concurrency : KV_DEFAULT_READERS) * listeners + 8, 65536);
   if (why != NULL)
     g_string_append_printf (why, "max readers %u: %s x %u listener%s + 8\n", out->max_readers,
                             concurrency > 0 ? "concurrency hint" : "no concurrency hint, 126",
@@ -76,16 +76,19 @@ kv_tuning_from_hints (const ThriftHintSet *const *sets, guint listeners, KvTunin
     }
   }
   out->map_size = CLAMP ((largest > 0 ? largest : KV_DEFAULT_WRITE) * 2 * KV_WRITES_PER_CLIENT
-                         * (concurrency > 0 ? concurrency : KV_DEFAULT_READERS),
+                             * (concurrency > 0 ? concurrency : KV_DEFAULT_READERS),
                          KV_MAP_MIN, KV_MAP_MAX);
   if (why != NULL)
   {
     if (largest_from != NULL)
-      g_string_append_printf (why, "map size %" G_GUINT64_FORMAT " MiB: %s's payload_size=%"
-                              G_GUINT64_FORMAT, out->map_size >> 20, largest_from, largest);
+      g_string_append_printf (
+          why, "map size %" G_GUINT64_FORMAT " MiB: %s's payload_size=%" G_GUINT64_FORMAT,
+          out->map_size >> 20, largest_from, largest);
     else
-      g_string_append_printf (why, "map size %" G_GUINT64_FORMAT " MiB: no payload_size on "
-                              "the writes, 4096", out->map_size >> 20);
+      g_string_append_printf (why,
+                              "map size %" G_GUINT64_FORMAT " MiB: no payload_size on "
+                              "the writes, 4096",
+                              out->map_size >> 20);
     g_string_append_printf (why, " x 2 x %d writes x %s\n", KV_WRITES_PER_CLIENT,
                             concurrency > 0 ? "concurrency" : "126");
   }

@@ -41,18 +41,18 @@ typedef struct
   gboolean (*send_multi_get) (GObject *client, const GPtrArray *keys, GError **error);
   gboolean (*recv_multi_get) (GObject *client, GPtrArray **values, KvError **failure,
                               GError **error);
-  gboolean (*send_multi_put) (GObject *client, const GPtrArray *keys,
-                              const GPtrArray *values, GError **error);
+  gboolean (*send_multi_put) (GObject *client, const GPtrArray *keys, const GPtrArray *values,
+                              GError **error);
   gboolean (*recv_multi_put) (GObject *client, KvError **failure, GError **error);
 } KvClientOps;
 
 typedef struct
 {
-  const gchar *name;        /* as on the command line and in CSV: "function" */
-  const gchar *label;       /* as in the paper: "HatRPC-Function" */
-  const gchar *service;     /* the IDL service: "KvFunction" */
-  const gchar *claim;       /* its protocols, in words */
-  gboolean tcp_only;        /* stock Thrift over TCP: a tcp:// URI only */
+  const gchar *name;    /* as on the command line and in CSV: "function" */
+  const gchar *label;   /* as in the paper: "HatRPC-Function" */
+  const gchar *service; /* the IDL service: "KvFunction" */
+  const gchar *claim;   /* its protocols, in words */
+  gboolean tcp_only;    /* stock Thrift over TCP: a tcp:// URI only */
   GType (*client_type) (void);
   GType (*processor_type) (void);
   GType (*handler_type) (void);

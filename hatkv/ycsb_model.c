@@ -19,7 +19,12 @@
 
 #include "ycsb_model.h"
 
-typedef enum { ABSENT, KNOWN, UNKNOWN } State;
+typedef enum
+{
+  ABSENT,
+  KNOWN,
+  UNKNOWN
+} State;
 
 typedef struct
 {
@@ -32,7 +37,7 @@ struct _YcsbModel
 {
   guint64 records;
   guint sample;
-  Entry *entries;       /* records / sample of them */
+  Entry *entries; /* records / sample of them */
   guint64 n_entries;
   gint64 checks, mismatches;
 };
@@ -138,15 +143,15 @@ ycsb_model_check (YcsbModel *m, guint64 n, gboolean present, guint64 version, gc
   g_atomic_pointer_add (&m->checks, 1);
   switch (e->state)
   {
-    case ABSENT:
-      ok = !present;
-      break;
-    case KNOWN:
-      ok = present && version == e->version;
-      break;
-    default:
-      ok = TRUE;
-      break;
+  case ABSENT:
+    ok = !present;
+    break;
+  case KNOWN:
+    ok = present && version == e->version;
+    break;
+  default:
+    ok = TRUE;
+    break;
   }
   if (!ok)
   {
@@ -155,11 +160,10 @@ ycsb_model_check (YcsbModel *m, guint64 n, gboolean present, guint64 version, gc
     {
       gchar *read = present ? g_strdup_printf ("the value of write %" G_GUINT64_FORMAT, version)
                             : g_strdup ("nothing");
-      gchar *model = e->state == KNOWN
-                     ? g_strdup_printf ("write %" G_GUINT64_FORMAT, e->version)
-                     : g_strdup ("nothing");
-      *why = g_strdup_printf ("record %" G_GUINT64_FORMAT ": read %s, the model has %s", n,
-                              read, model);
+      gchar *model = e->state == KNOWN ? g_strdup_printf ("write %" G_GUINT64_FORMAT, e->version)
+                                       : g_strdup ("nothing");
+      *why = g_strdup_printf ("record %" G_GUINT64_FORMAT ": read %s, the model has %s", n, read,
+                              model);
       g_free (read);
       g_free (model);
     }

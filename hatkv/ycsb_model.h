@@ -43,8 +43,7 @@ void ycsb_model_written (YcsbModel *m, guint64 n, guint64 version, gboolean ok);
 /* A read of record @n found it (@present, the value of write @version) or not: TRUE if that is
  * what the model holds (always for records not sampled); FALSE with a message in @why.  Call
  * with @n locked. */
-gboolean ycsb_model_check (YcsbModel *m, guint64 n, gboolean present, guint64 version,
-                           gchar **why);
+gboolean ycsb_model_check (YcsbModel *m, guint64 n, gboolean present, guint64 version, gchar **why);
 
 /* Reads checked against the model so far, and how many of them disagreed. */
 void ycsb_model_counts (YcsbModel *m, guint64 *checks, guint64 *mismatches);

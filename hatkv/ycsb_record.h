@@ -43,8 +43,7 @@ GByteArray *ycsb_value (guint64 n, guint64 version);
 
 /* TRUE if @value is a whole value of record @n; *@version gets the write that made it.  FALSE
  * with the reason in @why (static text) otherwise. */
-gboolean ycsb_value_check (const GByteArray *value, guint64 n, guint64 *version,
-                           const gchar **why);
+gboolean ycsb_value_check (const GByteArray *value, guint64 n, guint64 *version, const gchar **why);
 
 G_END_DECLS
 

@@ -54,8 +54,8 @@ transport_note (ThriftTransport *t)
     ThriftHybrid *h = THRIFT_HYBRID (t);
     ThriftHybridLeg leg = thrift_hybrid_get_last_leg (h);
     g_autofree gchar *rdma = leg == THRIFT_HYBRID_LEG_RDMA
-                             ? transport_note (THRIFT_TRANSPORT (thrift_hybrid_get_rdma (h)))
-                             : g_strdup ("framed TCP, by its transport hint");
+                                 ? transport_note (THRIFT_TRANSPORT (thrift_hybrid_get_rdma (h)))
+                                 : g_strdup ("framed TCP, by its transport hint");
     return g_strdup_printf ("hybrid leg=%s: %s", thrift_hybrid_leg_name (leg), rdma);
   }
   if (THRIFT_IS_RDMA (t))
@@ -67,12 +67,11 @@ transport_note (ThriftTransport *t)
     gchar *note;
 
     thrift_rdma_get_stats (r, &s);
-    note = g_strdup_printf ("rdma protocol=%s polling=%s; %" G_GUINT64_FORMAT " work requests, %"
-                            G_GUINT64_FORMAT " ibv_post_send, %" G_GUINT64_FORMAT
-                            " completions, %" G_GUINT64_FORMAT " bytes copied",
-                            thrift_rdma_get_protocol_name (r),
-                            (guint) p < G_N_ELEMENTS (polling) ? polling[p] : "?",
-                            s.wr_posted, s.post_send_calls, s.completions, s.bytes_copied);
+    note = g_strdup_printf (
+        "rdma protocol=%s polling=%s; %" G_GUINT64_FORMAT " work requests, %" G_GUINT64_FORMAT
+        " ibv_post_send, %" G_GUINT64_FORMAT " completions, %" G_GUINT64_FORMAT " bytes copied",
+        thrift_rdma_get_protocol_name (r), (guint) p < G_N_ELEMENTS (polling) ? polling[p] : "?",
+        s.wr_posted, s.post_send_calls, s.completions, s.bytes_copied);
     thrift_rdma_reset_stats (r);
     return note;
   }
@@ -105,8 +104,7 @@ explain (const gchar *uri)
 }
 
 static void
-report (ThriftTransport *t, gboolean ok, const gchar *call, const gchar *result,
-        const gchar *hints)
+report (ThriftTransport *t, gboolean ok, const gchar *call, const gchar *result, const gchar *hints)
 {
   g_autofree gchar *note = transport_note (t);
   printf ("%-4s %-34s -> %s\n", ok ? "ok" : "FAIL", call, result);
@@ -125,13 +123,14 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
       "the server: tcp://HOST:PORT, rdma://HOST:PORT[?OPTIONS] or hybrid://HOST:PORT[?OPTIONS] "
-      "(default "
-      TUTORIAL_CLIENT_URI ")", "URI" },
-    { "payload", 'p', 0, G_OPTION_ARG_INT, &payload,
-      "bytes sent to reverse() (default 65536)", "BYTES" },
+      "(default " TUTORIAL_CLIENT_URI ")",
+      "URI" },
+    { "payload", 'p', 0, G_OPTION_ARG_INT, &payload, "bytes sent to reverse() (default 65536)",
+      "BYTES" },
     { "explain", 'e', 0, G_OPTION_ARG_NONE, &explain_only,
       "print the protocol and polling ThriftRdma chooses for each function and side, "
-      "and why, then exit", NULL },
+      "and why, then exit",
+      NULL },
     { NULL }
   };
   GOptionContext *context;
@@ -149,12 +148,13 @@ main (int argc, char **argv)
   gint i;
 
   context = g_option_context_new ("- call the tutorial calculator");
-  g_option_context_set_summary (context,
-    "Calls ping, add, calculate (twice, once failing), zip (oneway) and reverse\n"
-    "on a calculator-server, checks each result and prints what each call did.\n"
-    "URI options: tcp: framing=framed|buffered|none;\n"
-    "rdma and hybrid: polling=busy|event|hybrid, connect-timeout=MS, call-timeout=MS,\n"
-    "fallback=tcp, numa=N. hybrid:// sends each call by the leg its transport hint names.");
+  g_option_context_set_summary (
+      context,
+      "Calls ping, add, calculate (twice, once failing), zip (oneway) and reverse\n"
+      "on a calculator-server, checks each result and prints what each call did.\n"
+      "URI options: tcp: framing=framed|buffered|none;\n"
+      "rdma and hybrid: polling=busy|event|hybrid, connect-timeout=MS, call-timeout=MS,\n"
+      "fallback=tcp, numa=N. hybrid:// sends each call by the leg its transport hint names.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
@@ -193,8 +193,8 @@ main (int argc, char **argv)
   }
   printf ("client: connected over %s\n", what);
   protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", transport, NULL);
-  client = g_object_new (TYPE_CALCULATOR_CLIENT, "input_protocol", protocol,
-                         "output_protocol", protocol, NULL);
+  client = g_object_new (TYPE_CALCULATOR_CLIENT, "input_protocol", protocol, "output_protocol",
+                         protocol, NULL);
 
   ok = calculator_if_ping (client, &error);
   report (transport, ok, "ping()", ok ? "ok" : error->message,
@@ -211,11 +211,12 @@ main (int argc, char **argv)
   work = g_object_new (TYPE_WORK, "num1", 1, "num2", 0, "op", OPERATION_DIVIDE, NULL);
   ok = calculator_if_calculate (client, &quot, 1, work, &ouch, &error);
   if (ouch != NULL)
-    text = g_strdup_printf ("InvalidOperation(whatOp=%d, why=\"%s\"), as expected",
-                            ouch->whatOp, ouch->why);
+    text = g_strdup_printf ("InvalidOperation(whatOp=%d, why=\"%s\"), as expected", ouch->whatOp,
+                            ouch->why);
   else
-    text = g_strdup_printf ("%s (expected InvalidOperation)",
-                            ok ? "a result" : error != NULL ? error->message : "no exception");
+    text = g_strdup_printf ("%s (expected InvalidOperation)", ok              ? "a result"
+                                                              : error != NULL ? error->message
+                                                                              : "no exception");
   report (transport, !ok && ouch != NULL && ouch->whatOp == OPERATION_DIVIDE,
           "calculate(1, 1 DIVIDE 0)", text, "perf_goal=latency (service)");
   g_free (text);
@@ -225,7 +226,8 @@ main (int argc, char **argv)
 
   work = g_object_new (TYPE_WORK, "num1", 15, "num2", 10, "op", OPERATION_SUBTRACT, NULL);
   ok = calculator_if_calculate (client, &diff, 2, work, &ouch, &error);
-  text = ok ? g_strdup_printf ("%d", diff) : g_strdup (error != NULL ? error->message : "exception");
+  text = ok ? g_strdup_printf ("%d", diff)
+            : g_strdup (error != NULL ? error->message : "exception");
   report (transport, ok && diff == 5, "calculate(2, 15 SUBTRACT 10)", text,
           "perf_goal=latency (service)");
   g_free (text);
@@ -256,7 +258,8 @@ main (int argc, char **argv)
     text = g_strdup (error->message);
   {
     g_autofree gchar *call = g_strdup_printf ("reverse(%d bytes)", payload);
-    report (transport, ok, call, text, "perf_goal=throughput payload_size=64K transport=tcp (function)");
+    report (transport, ok, call, text,
+            "perf_goal=throughput payload_size=64K transport=tcp (function)");
   }
   g_free (text);
   g_clear_error (&error);
@@ -276,8 +279,7 @@ main (int argc, char **argv)
   g_object_unref (client);
   g_object_unref (protocol);
   g_object_unref (transport);
-  printf ("client: %s, %d call(s) failed\n", failures == 0 ? "all calls ok" : "FAILED",
-          failures);
+  printf ("client: %s, %d call(s) failed\n", failures == 0 ? "all calls ok" : "FAILED", failures);
   g_free (what);
   g_free (uri);
   return failures == 0 ? 0 : 1;

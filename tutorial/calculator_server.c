@@ -38,13 +38,18 @@
 
 /* ---- the handler ---- */
 
-typedef struct { CalculatorHandler parent; } TutorialCalculator;
-typedef struct { CalculatorHandlerClass parent; } TutorialCalculatorClass;
+typedef struct
+{
+  CalculatorHandler parent;
+} TutorialCalculator;
+typedef struct
+{
+  CalculatorHandlerClass parent;
+} TutorialCalculatorClass;
 static GType tutorial_calculator_get_type (void);
 G_DEFINE_TYPE (TutorialCalculator, tutorial_calculator, TYPE_CALCULATOR_HANDLER)
 
-static void
-say (const gchar *format, ...) G_GNUC_PRINTF (1, 2);
+static void say (const gchar *format, ...) G_GNUC_PRINTF (1, 2);
 
 static void
 say (const gchar *format, ...)
@@ -81,26 +86,26 @@ calc_calculate (CalculatorIf *iface, gint32 *ret, const gint32 logid, const Work
 
   switch (w->op)
   {
-    case OPERATION_ADD:
-      *ret = (gint32) ((guint32) w->num1 + (guint32) w->num2);
-      break;
-    case OPERATION_SUBTRACT:
-      *ret = (gint32) ((guint32) w->num1 - (guint32) w->num2);
-      break;
-    case OPERATION_MULTIPLY:
-      *ret = (gint32) ((guint32) w->num1 * (guint32) w->num2);
-      break;
-    case OPERATION_DIVIDE:
-      if (w->num2 == 0)
-        why = "Cannot divide by 0";
-      else if (w->num1 == G_MININT32 && w->num2 == -1)
-        why = "Quotient does not fit in i32";
-      else
-        *ret = w->num1 / w->num2;
-      break;
-    default:
-      why = "Invalid operation";
-      break;
+  case OPERATION_ADD:
+    *ret = (gint32) ((guint32) w->num1 + (guint32) w->num2);
+    break;
+  case OPERATION_SUBTRACT:
+    *ret = (gint32) ((guint32) w->num1 - (guint32) w->num2);
+    break;
+  case OPERATION_MULTIPLY:
+    *ret = (gint32) ((guint32) w->num1 * (guint32) w->num2);
+    break;
+  case OPERATION_DIVIDE:
+    if (w->num2 == 0)
+      why = "Cannot divide by 0";
+    else if (w->num1 == G_MININT32 && w->num2 == -1)
+      why = "Quotient does not fit in i32";
+    else
+      *ret = w->num1 / w->num2;
+    break;
+  default:
+    why = "Invalid operation";
+    break;
   }
   if (why != NULL)
   {
@@ -169,8 +174,8 @@ main (int argc, char **argv)
   GOptionEntry entries[] = {
     { "transport", 't', 0, G_OPTION_ARG_STRING, &uri,
       "where to listen: tcp://[HOST]:PORT, rdma://[HOST]:PORT[?OPTIONS] or "
-      "hybrid://[HOST]:PORT[?OPTIONS] (default "
-      TUTORIAL_SERVER_URI ")", "URI" },
+      "hybrid://[HOST]:PORT[?OPTIONS] (default " TUTORIAL_SERVER_URI ")",
+      "URI" },
     { "max-connections", 'm', 0, G_OPTION_ARG_INT, &max_connections,
       "clients served at once; more wait (default 64)", "N" },
     { NULL }
@@ -184,14 +189,15 @@ main (int argc, char **argv)
   gchar *what;
 
   context = g_option_context_new ("- serve the tutorial calculator");
-  g_option_context_set_summary (context,
-    "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once\n"
-    "(idle connections wait in one poll set; a pool of workers serves requests).\n"
-    "URI options: tcp: framing=framed|buffered|none; rdma and hybrid: polling=busy|event|\n"
-    "hybrid, idle-timeout=MS, keepalive=MS, call-timeout=MS, fallback=tcp, numa=N;\n"
-    "all: backlog=N. hybrid:// serves TCP and RDMA on one port, each call on its client's\n"
-    "choice (the transport hint).\n"
-    "The host may be left out to listen on every address.");
+  g_option_context_set_summary (
+      context,
+      "Serves tutorial/calculator.thrift until SIGINT or SIGTERM, many clients at once\n"
+      "(idle connections wait in one poll set; a pool of workers serves requests).\n"
+      "URI options: tcp: framing=framed|buffered|none; rdma and hybrid: polling=busy|event|\n"
+      "hybrid, idle-timeout=MS, keepalive=MS, call-timeout=MS, fallback=tcp, numa=N;\n"
+      "all: backlog=N. hybrid:// serves TCP and RDMA on one port, each call on its client's\n"
+      "choice (the transport hint).\n"
+      "The host may be left out to listen on every address.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
   {
@@ -223,7 +229,7 @@ main (int argc, char **argv)
   processor = g_object_new (TYPE_CALCULATOR_PROCESSOR, "handler", handler, NULL);
   options.max_connections = (guint) max_connections;
   /* one call: the server for the URI, serving until SIGINT or SIGTERM */
-  status = thrift_server_serve_uris ((gchar *[]) { uri, NULL }, (GObject *[]) { processor },
+  status = thrift_server_serve_uris ((gchar *[]){ uri, NULL }, (GObject *[]){ processor },
                                      THRIFT_THREADED_SERVER_POOL, &options, &error);
   if (status == THRIFT_SERVE_STOPPED)
     say ("stopped");

@@ -50,11 +50,13 @@
 #define GET_S "Kv.get server: concurrency=64 payload_size=1024 perf_goal=latency polling=event"
 #define HEARTBEAT_C "Kv.heartbeat client: concurrency=64 perf_goal=res_util"
 #define HEARTBEAT_S "Kv.heartbeat server: concurrency=64 perf_goal=res_util polling=event"
-#define PUT_C "Kv.put client: concurrency=64 payload_size=131072 perf_goal=throughput proto=direct_write_imm"
+#define PUT_C \
+  "Kv.put client: concurrency=64 payload_size=131072 perf_goal=throughput proto=direct_write_imm"
 #define PUT_S "Kv.put server: concurrency=64 perf_goal=throughput polling=event proto=eager"
 #define PLAIN_C "Kv.plain client: concurrency=64 perf_goal=throughput"
 #define PLAIN_S "Kv.plain server: concurrency=64 perf_goal=throughput polling=event"
-#define PING_C "KvChild.ping client: concurrency=64 perf_goal=throughput proto=eager_rndv transport=tcp"
+#define PING_C \
+  "KvChild.ping client: concurrency=64 perf_goal=throughput proto=eager_rndv transport=tcp"
 #define PING_S "KvChild.ping server: concurrency=64 numa=0 perf_goal=throughput polling=busy"
 
 /* ---- RecordingTransport: a memory buffer that records the hint sets it is given ---- */
@@ -62,8 +64,8 @@
 typedef struct
 {
   ThriftMemoryBuffer parent;
-  GPtrArray *records;   /* "<set> @<writes before it>" */
-  guint writes;         /* write calls so far */
+  GPtrArray *records; /* "<set> @<writes before it>" */
+  guint writes;       /* write calls so far */
 } RecordingTransport;
 
 typedef struct
@@ -100,8 +102,8 @@ recording_transport_write (ThriftTransport *transport, const gpointer buf, const
                            GError **error)
 {
   ((RecordingTransport *) transport)->writes++;
-  return THRIFT_TRANSPORT_CLASS (recording_transport_parent_class)->write (transport, buf, len,
-                                                                          error);
+  return THRIFT_TRANSPORT_CLASS (recording_transport_parent_class)
+      ->write (transport, buf, len, error);
 }
 
 static void
@@ -209,11 +211,18 @@ test_handler_init (TestHandler *self)
 
 /* ---- the set-up: client and processor joined by two transports ---- */
 
-typedef enum { DIRECT, BUFFERED, FRAMED, MULTIPLEXED, NO_RECEIVER } Setup;
+typedef enum
+{
+  DIRECT,
+  BUFFERED,
+  FRAMED,
+  MULTIPLEXED,
+  NO_RECEIVER
+} Setup;
 
 typedef struct
 {
-  ThriftTransport *c2s, *s2c;              /* the innermost transports */
+  ThriftTransport *c2s, *s2c;                   /* the innermost transports */
   ThriftTransport *c_out, *c_in, *s_in, *s_out; /* what the protocols write to / read from */
   ThriftProtocol *c_out_proto, *c_in_proto, *s_in_proto, *s_out_proto;
   ThriftProtocol *c_mux;
@@ -226,11 +235,11 @@ static ThriftTransport *
 wrap (Setup setup, ThriftTransport *inner)
 {
   if (setup == BUFFERED || setup == MULTIPLEXED)
-    return g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner,
-                         "r_buf_size", 512, "w_buf_size", 512, NULL);
+    return g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner, "r_buf_size", 512,
+                         "w_buf_size", 512, NULL);
   if (setup == FRAMED)
-    return g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", inner,
-                         "r_buf_size", 512, "w_buf_size", 512, NULL);
+    return g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", inner, "r_buf_size", 512,
+                         "w_buf_size", 512, NULL);
   return g_object_ref (inner);
 }
 
@@ -262,22 +271,22 @@ fixture_setup (Fixture *f, gconstpointer data)
   f->child_processor = g_object_new (TYPE_KV_CHILD_PROCESSOR, "handler", f->handler, NULL);
 
   if (setup == MULTIPLEXED)
-    {
-      f->c_mux = g_object_new (THRIFT_TYPE_MULTIPLEXED_PROTOCOL, "transport", f->c_out,
-                               "protocol", f->c_out_proto, "service-name", "KvChild", NULL);
-      f->client = g_object_new (TYPE_KV_CHILD_CLIENT, "input_protocol", f->c_in_proto,
-                                "output_protocol", f->c_mux, NULL);
-      f->processor = g_object_new (THRIFT_TYPE_MULTIPLEXED_PROCESSOR, NULL);
-      g_assert_true (thrift_multiplexed_processor_register_processor (
-          f->processor, "KvChild", f->child_processor, &error));
-      g_assert_no_error (error);
-    }
+  {
+    f->c_mux = g_object_new (THRIFT_TYPE_MULTIPLEXED_PROTOCOL, "transport", f->c_out, "protocol",
+                             f->c_out_proto, "service-name", "KvChild", NULL);
+    f->client = g_object_new (TYPE_KV_CHILD_CLIENT, "input_protocol", f->c_in_proto,
+                              "output_protocol", f->c_mux, NULL);
+    f->processor = g_object_new (THRIFT_TYPE_MULTIPLEXED_PROCESSOR, NULL);
+    g_assert_true (thrift_multiplexed_processor_register_processor (f->processor, "KvChild",
+                                                                    f->child_processor, &error));
+    g_assert_no_error (error);
+  }
   else
-    {
-      f->client = g_object_new (TYPE_KV_CHILD_CLIENT, "input_protocol", f->c_in_proto,
-                                "output_protocol", f->c_out_proto, NULL);
-      f->processor = g_object_ref (f->child_processor);
-    }
+  {
+    f->client = g_object_new (TYPE_KV_CHILD_CLIENT, "input_protocol", f->c_in_proto,
+                              "output_protocol", f->c_out_proto, NULL);
+    f->processor = g_object_ref (f->child_processor);
+  }
 }
 
 static void
@@ -347,15 +356,15 @@ check_handed (Fixture *f, gconstpointer data, const gchar *client, const gchar *
   gchar *want_c, *want_s;
 
   if (GPOINTER_TO_INT (data) == NO_RECEIVER)
-    {
-      want_c = g_strdup ("");
-      want_s = g_strdup ("");
-    }
+  {
+    want_c = g_strdup ("");
+    want_s = g_strdup ("");
+  }
   else
-    {
-      want_c = g_strdup_printf ("%s @%u\n", client, c2s_writes_before);
-      want_s = g_strdup_printf ("%s @%u\n", server, s2c_writes_before);
-    }
+  {
+    want_c = g_strdup_printf ("%s @%u\n", client, c2s_writes_before);
+    want_s = g_strdup_printf ("%s @%u\n", server, s2c_writes_before);
+  }
   g_assert_cmpstr (c, ==, want_c);
   g_assert_cmpstr (s, ==, want_s);
   g_free (c);
@@ -467,8 +476,8 @@ typedef struct
   GType (*get_type) (void);
   GMutex lock;
   GCond cond;
-  guint ready;        /* threads waiting at the start gate */
-  gint go;            /* the gate is open */
+  guint ready; /* threads waiting at the start gate */
+  gint go;     /* the gate is open */
   GType got[RACERS];
 } Race;
 
@@ -531,35 +540,35 @@ test_get_type_race (void)
 
   g_test_log_set_fatal_handler (race_log, NULL);
   for (gsize t = 0; t < G_N_ELEMENTS (types); t++)
+  {
+    Race race = { .get_type = types[t].get_type };
+    GThread *threads[RACERS];
+
+    g_assert_null (g_type_from_name (types[t].name));
+    g_mutex_init (&race.lock);
+    g_cond_init (&race.cond);
+    for (guint i = 0; i < RACERS; i++)
+      threads[i] = g_thread_new ("race", race_thread, &race);
+    g_mutex_lock (&race.lock);
+    while (race.ready < RACERS)
+      g_cond_wait (&race.cond, &race.lock);
+    g_atomic_int_set (&race.go, 1);
+    g_cond_broadcast (&race.cond);
+    g_mutex_unlock (&race.lock);
+    for (guint i = 0; i < RACERS; i++)
+      g_thread_join (threads[i]);
+
+    g_test_message ("%s: %s", types[t].name, g_type_name (race.got[0]));
+    for (guint i = 0; i < RACERS; i++)
     {
-      Race race = { .get_type = types[t].get_type };
-      GThread *threads[RACERS];
-
-      g_assert_null (g_type_from_name (types[t].name));
-      g_mutex_init (&race.lock);
-      g_cond_init (&race.cond);
-      for (guint i = 0; i < RACERS; i++)
-        threads[i] = g_thread_new ("race", race_thread, &race);
-      g_mutex_lock (&race.lock);
-      while (race.ready < RACERS)
-        g_cond_wait (&race.cond, &race.lock);
-      g_atomic_int_set (&race.go, 1);
-      g_cond_broadcast (&race.cond);
-      g_mutex_unlock (&race.lock);
-      for (guint i = 0; i < RACERS; i++)
-        g_thread_join (threads[i]);
-
-      g_test_message ("%s: %s", types[t].name, g_type_name (race.got[0]));
-      for (guint i = 0; i < RACERS; i++)
-        {
-          g_assert_cmpuint (race.got[i], !=, 0);
-          g_assert_cmpuint (race.got[i], ==, race.got[0]);
-        }
-      g_assert_cmpuint (race.got[0], ==, types[t].get_type ());
-      g_assert_cmpuint (race_messages, ==, 0);
-      g_mutex_clear (&race.lock);
-      g_cond_clear (&race.cond);
+      g_assert_cmpuint (race.got[i], !=, 0);
+      g_assert_cmpuint (race.got[i], ==, race.got[0]);
     }
+    g_assert_cmpuint (race.got[0], ==, types[t].get_type ());
+    g_assert_cmpuint (race_messages, ==, 0);
+    g_mutex_clear (&race.lock);
+    g_cond_clear (&race.cond);
+  }
   g_test_log_set_fatal_handler (NULL, NULL);
 }
 
@@ -571,13 +580,16 @@ test_find_receiver (void)
   ThriftTransport *rec = g_object_new (recording_transport_get_type (), NULL);
   ThriftTransport *plain = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, NULL);
   ThriftTransport *framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", rec, NULL);
-  ThriftTransport *nested = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", framed, NULL);
+  ThriftTransport *nested = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", framed,
+                                          NULL);
   ThriftProtocol *p_nested = binary (nested);
   ThriftProtocol *p_plain = binary (plain);
   ThriftProtocol *mux = g_object_new (THRIFT_TYPE_MULTIPLEXED_PROTOCOL, "transport", nested,
                                       "protocol", p_nested, "service-name", "S", NULL);
-  static const ThriftHintSet empty = { .version = THRIFT_HINT_SET_VERSION, .service = "S",
-                                       .function = "f", .side = THRIFT_HINT_SIDE_SERVER };
+  static const ThriftHintSet empty = { .version = THRIFT_HINT_SET_VERSION,
+                                       .service = "S",
+                                       .function = "f",
+                                       .side = THRIFT_HINT_SIDE_SERVER };
 
   g_assert_true (thrift_hints_find_receiver (p_nested) == THRIFT_HINT_RECEIVER (rec));
   g_assert_true (thrift_hints_find_receiver (mux) == THRIFT_HINT_RECEIVER (rec));
@@ -600,20 +612,26 @@ test_find_receiver (void)
 static void
 test_to_string (void)
 {
-  static const ThriftHintSet all = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "S", .function = "f",
-    .side = THRIFT_HINT_SIDE_CLIENT,
-    .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY | THRIFT_HINT_HAS_PAYLOAD_SIZE
-           | THRIFT_HINT_HAS_POLLING | THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_TRANSPORT
-           | THRIFT_HINT_HAS_NUMA,
-    .perf_goal = THRIFT_HINT_PERF_GOAL_RES_UTIL, .polling = THRIFT_HINT_POLLING_HYBRID,
-    .proto = THRIFT_HINT_PROTO_BATCHED_WRITE, .transport = THRIFT_HINT_TRANSPORT_RDMA,
-    .concurrency = 7, .payload_size = G_GUINT64_CONSTANT (1099511627776), .numa = 3
-  };
+  static const ThriftHintSet all = { .version = THRIFT_HINT_SET_VERSION,
+                                     .service = "S",
+                                     .function = "f",
+                                     .side = THRIFT_HINT_SIDE_CLIENT,
+                                     .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY
+                                            | THRIFT_HINT_HAS_PAYLOAD_SIZE | THRIFT_HINT_HAS_POLLING
+                                            | THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_TRANSPORT
+                                            | THRIFT_HINT_HAS_NUMA,
+                                     .perf_goal = THRIFT_HINT_PERF_GOAL_RES_UTIL,
+                                     .polling = THRIFT_HINT_POLLING_HYBRID,
+                                     .proto = THRIFT_HINT_PROTO_BATCHED_WRITE,
+                                     .transport = THRIFT_HINT_TRANSPORT_RDMA,
+                                     .concurrency = 7,
+                                     .payload_size = G_GUINT64_CONSTANT (1099511627776),
+                                     .numa = 3 };
   gchar *s = thrift_hint_set_to_string (&all);
 
-  g_assert_cmpstr (s, ==, "S.f client: concurrency=7 numa=3 payload_size=1099511627776 "
-                          "perf_goal=res_util polling=hybrid proto=batched_write transport=rdma");
+  g_assert_cmpstr (s, ==,
+                   "S.f client: concurrency=7 numa=3 payload_size=1099511627776 "
+                   "perf_goal=res_util polling=hybrid proto=batched_write transport=rdma");
   g_free (s);
   s = thrift_hint_set_to_string (NULL);
   g_assert_cmpstr (s, ==, "(null)");
@@ -642,8 +660,8 @@ test_to_string (void)
 static void
 test_table (void)
 {
-  static const gchar *const kv[] = { GET_C, GET_S, HEARTBEAT_C, HEARTBEAT_S, PUT_C, PUT_S,
-                                     PLAIN_C, PLAIN_S, NULL };
+  static const gchar *const kv[] = { GET_C, GET_S,   HEARTBEAT_C, HEARTBEAT_S, PUT_C,
+                                     PUT_S, PLAIN_C, PLAIN_S,     NULL };
   static const gchar *const kv_child[] = { PING_C, PING_S, NULL };
   const struct
   {
@@ -652,19 +670,19 @@ test_table (void)
   } tables[] = { { kv_hint_sets, kv }, { kv_child_hint_sets, kv_child } };
 
   for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+  {
+    gsize i;
+
+    for (i = 0; tables[t].want[i] != NULL; i++)
     {
-      gsize i;
+      gchar *text = thrift_hint_set_to_string (tables[t].table[i]);
 
-      for (i = 0; tables[t].want[i] != NULL; i++)
-        {
-          gchar *text = thrift_hint_set_to_string (tables[t].table[i]);
-
-          g_assert_nonnull (tables[t].table[i]);
-          g_assert_cmpstr (text, ==, tables[t].want[i]);
-          g_free (text);
-        }
-      g_assert_null (tables[t].table[i]);
+      g_assert_nonnull (tables[t].table[i]);
+      g_assert_cmpstr (text, ==, tables[t].want[i]);
+      g_free (text);
     }
+    g_assert_null (tables[t].table[i]);
+  }
 }
 
 static void
@@ -682,12 +700,12 @@ add_calls (const gchar *name, Setup setup)
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (calls); i++)
-    {
-      gchar *path = g_strdup_printf ("/thrift_hints/%s/%s", name, calls[i].path);
-      g_test_add (path, Fixture, GINT_TO_POINTER (setup), fixture_setup, calls[i].fn,
-                  fixture_teardown);
-      g_free (path);
-    }
+  {
+    gchar *path = g_strdup_printf ("/thrift_hints/%s/%s", name, calls[i].path);
+    g_test_add (path, Fixture, GINT_TO_POINTER (setup), fixture_setup, calls[i].fn,
+                fixture_teardown);
+    g_free (path);
+  }
 }
 
 int

@@ -86,8 +86,8 @@ __lsan_default_suppressions (void)
 typedef struct
 {
   ThriftProtocolDecorator parent;
-  GHashTable *taken;   /* buffers handed out and not yet found in a GByteArray */
-  guint nonempty;      /* read_binary calls that gave a buffer */
+  GHashTable *taken; /* buffers handed out and not yet found in a GByteArray */
+  guint nonempty;    /* read_binary calls that gave a buffer */
 } RecordingProtocol;
 
 typedef struct
@@ -103,13 +103,13 @@ recording_read_binary (ThriftProtocol *protocol, gpointer *buf, guint32 *len, GE
 {
   RecordingProtocol *self = (RecordingProtocol *) protocol;
   gint32 ret = THRIFT_PROTOCOL_CLASS (recording_protocol_parent_class)
-                 ->read_binary (protocol, buf, len, error);
+                   ->read_binary (protocol, buf, len, error);
 
   if (ret >= 0 && *buf != NULL)
-    {
-      g_hash_table_add (self->taken, *buf);
-      self->nonempty++;
-    }
+  {
+    g_hash_table_add (self->taken, *buf);
+    self->nonempty++;
+  }
   return ret;
 }
 
@@ -137,22 +137,27 @@ recording_protocol_class_init (RecordingProtocolClass *klass)
 
 /* the binary and compact protocols of Thrift 0.17, and this project's checked binary protocol
  * (the one servers here use) */
-typedef enum { BINARY, COMPACT, CHECKED } Kind;
+typedef enum
+{
+  BINARY,
+  COMPACT,
+  CHECKED
+} Kind;
 
 
 typedef struct
 {
   ThriftTransport *transport;
-  ThriftProtocol *out;         /* the concrete protocol */
-  RecordingProtocol *in;       /* the same, recording */
+  ThriftProtocol *out;   /* the concrete protocol */
+  RecordingProtocol *in; /* the same, recording */
 } Pipe;
 
 static ThriftProtocol *
 protocol_on (Kind kind, gpointer transport)
 {
-  return g_object_new (kind == BINARY ? THRIFT_TYPE_BINARY_PROTOCOL
+  return g_object_new (kind == BINARY    ? THRIFT_TYPE_BINARY_PROTOCOL
                        : kind == COMPACT ? THRIFT_TYPE_COMPACT_PROTOCOL
-                       : THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
+                                         : THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
                        "transport", transport, NULL);
 }
 
@@ -161,8 +166,8 @@ pipe_open (Pipe *p, Kind kind)
 {
   p->transport = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "buf_size", 16 * BIG, NULL);
   p->out = protocol_on (kind, p->transport);
-  p->in = g_object_new (recording_protocol_get_type (), "transport", p->transport,
-                        "protocol", p->out, NULL);
+  p->in = g_object_new (recording_protocol_get_type (), "transport", p->transport, "protocol",
+                        p->out, NULL);
 }
 
 /* Every buffer read_binary handed out was found in exactly one array, and the message was
@@ -187,10 +192,10 @@ value (guint len, guint seed)
   guint i;
 
   for (i = 0; i < len; i++)
-    {
-      guint8 b = (guint8) (i * 31u + seed * 101u + (i >> 9));
-      g_byte_array_append (a, &b, 1);
-    }
+  {
+    guint8 b = (guint8) (i * 31u + seed * 101u + (i >> 9));
+    g_byte_array_append (a, &b, 1);
+  }
   return a;
 }
 
@@ -396,10 +401,10 @@ test_args (gconstpointer data)
   g_assert_cmpint (thrift_struct_write (THRIFT_STRUCT (many), p.out, &error), >, 0);
   g_assert_cmpint (thrift_struct_write (THRIFT_STRUCT (pairs), p.out, &error), >, 0);
   g_assert_no_error (error);
-  g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (echo_got), THRIFT_PROTOCOL (p.in), &error),
-                   >, 0);
-  g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (many_got), THRIFT_PROTOCOL (p.in), &error),
-                   >, 0);
+  g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (echo_got), THRIFT_PROTOCOL (p.in), &error), >,
+                   0);
+  g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (many_got), THRIFT_PROTOCOL (p.in), &error), >,
+                   0);
   g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (pairs_got), THRIFT_PROTOCOL (p.in), &error),
                    >, 0);
   g_assert_no_error (error);
@@ -472,9 +477,9 @@ test_recv (gconstpointer data)
     g_ptr_array_add (many_r->success, g_byte_array_ref (g_ptr_array_index (many_want, i)));
   many_r->__isset_success = TRUE;
   write_reply (&p, "many", many_r);
-  g_hash_table_insert (pairs_r->success, g_byte_array_ref (single_key (pairs_want)),
-                       g_byte_array_ref (g_hash_table_lookup (pairs_want,
-                                                              single_key (pairs_want))));
+  g_hash_table_insert (
+      pairs_r->success, g_byte_array_ref (single_key (pairs_want)),
+      g_byte_array_ref (g_hash_table_lookup (pairs_want, single_key (pairs_want))));
   pairs_r->__isset_success = TRUE;
   write_reply (&p, "pairs", pairs_r);
   g_object_unref (blobs_r->success);
@@ -530,10 +535,10 @@ test_recv (gconstpointer data)
 
 typedef struct
 {
-  const guint8 *lent;   /* the writer's memory, or NULL: copied, at offset in copied */
+  const guint8 *lent; /* the writer's memory, or NULL: copied, at offset in copied */
   gsize offset;
   guint32 len;
-  guint64 digest;       /* of the lent bytes when they were written */
+  guint64 digest; /* of the lent bytes when they were written */
 } Piece;
 
 /* FNV-1a over LEN bytes at P, read here rather than in an uninstrumented library, so that
@@ -555,10 +560,10 @@ digest (const guint8 *p, gsize len)
 typedef struct
 {
   ThriftMemoryBuffer parent;
-  GArray *pieces;       /* of Piece, in the order written */
+  GArray *pieces; /* of Piece, in the order written */
   GByteArray *copied;
-  guint writes;         /* write calls since the last flush */
-  guint lent;           /* lent writes found intact by a flush */
+  guint writes; /* write calls since the last flush */
+  guint lent;   /* lent writes found intact by a flush */
   guint flushes;
 } LendingBuffer;
 
@@ -578,15 +583,15 @@ lending_write (ThriftTransport *transport, const gpointer buf, const guint32 len
 
   THRIFT_UNUSED_VAR (error);
   if (len >= LEND_MIN)
-    {
-      p.lent = buf;
-      p.digest = digest (buf, len);
-    }
+  {
+    p.lent = buf;
+    p.digest = digest (buf, len);
+  }
   else
-    {
-      p.offset = self->copied->len;
-      g_byte_array_append (self->copied, buf, len);
-    }
+  {
+    p.offset = self->copied->len;
+    g_byte_array_append (self->copied, buf, len);
+  }
   g_array_append_val (self->pieces, p);
   self->writes++;
   return TRUE;
@@ -602,17 +607,17 @@ lending_flush (ThriftTransport *transport, GError **error)
   guint i;
 
   for (i = 0; i < self->pieces->len; i++)
-    {
-      Piece *p = &g_array_index (self->pieces, Piece, i);
-      const guint8 *bytes = p->lent != NULL ? p->lent : self->copied->data + p->offset;
+  {
+    Piece *p = &g_array_index (self->pieces, Piece, i);
+    const guint8 *bytes = p->lent != NULL ? p->lent : self->copied->data + p->offset;
 
-      if (p->lent != NULL)
-        {
-          g_assert_cmphex (digest (p->lent, p->len), ==, p->digest);
-          self->lent++;
-        }
-      g_assert_true (parent->write (transport, (gpointer) bytes, p->len, error));
+    if (p->lent != NULL)
+    {
+      g_assert_cmphex (digest (p->lent, p->len), ==, p->digest);
+      self->lent++;
     }
+    g_assert_true (parent->write (transport, (gpointer) bytes, p->len, error));
+  }
   g_array_set_size (self->pieces, 0);
   g_byte_array_set_size (self->copied, 0);
   self->writes = 0;
@@ -648,10 +653,23 @@ lending_buffer_class_init (LendingBufferClass *klass)
 
 /* What the handler does: reply with new values, with (echo) the argument it got, throw the
  * declared exception, or fail with an error (an application exception). */
-typedef enum { REPLY_NEW, REPLY_ARG, REPLY_OOPS, REPLY_ERROR } Reply;
+typedef enum
+{
+  REPLY_NEW,
+  REPLY_ARG,
+  REPLY_OOPS,
+  REPLY_ERROR
+} Reply;
 
 /* the seeds of the values the handler makes (the test makes its own to compare) */
-enum { S_ECHO = 60, S_OOPS, S_MANY, S_PAIRS = S_MANY + 3, S_BLOBS = S_PAIRS + 2 };
+enum
+{
+  S_ECHO = 60,
+  S_OOPS,
+  S_MANY,
+  S_PAIRS = S_MANY + 3,
+  S_BLOBS = S_PAIRS + 2
+};
 
 /* an application exception's message: long enough to be lent */
 static gchar *
@@ -707,12 +725,12 @@ handler_echo (ZcIf *iface, GByteArray **_return, const GByteArray *data, const G
   if (handler_fails (iface, error))
     return FALSE;
   if (self->reply == REPLY_OOPS)
-    {
-      *e = g_object_new (TYPE_OOPS, NULL);
-      (*e)->why = value (BIG, S_OOPS);
-      (*e)->__isset_why = TRUE;
-      return FALSE;
-    }
+  {
+    *e = g_object_new (TYPE_OOPS, NULL);
+    (*e)->why = value (BIG, S_OOPS);
+    (*e)->__isset_why = TRUE;
+    return FALSE;
+  }
   if (*_return != NULL)
     g_byte_array_unref (*_return);
   *_return = self->reply == REPLY_ARG ? g_byte_array_ref ((GByteArray *) data)
@@ -814,8 +832,8 @@ server_open (Server *s, Kind kind, Reply reply)
   s->s_in = protocol_on (kind, s->calls);
   s->s_out = protocol_on (kind, s->replies);
   s->c_in = protocol_on (kind, s->replies);
-  s->client = g_object_new (TYPE_ZC_CLIENT, "input_protocol", s->c_in,
-                            "output_protocol", s->c_out, NULL);
+  s->client = g_object_new (TYPE_ZC_CLIENT, "input_protocol", s->c_in, "output_protocol", s->c_out,
+                            NULL);
   s->iface = ZC_IF (s->client);
   s->handler = g_object_new (test_handler_get_type (), NULL);
   s->handler->reply = reply;
@@ -907,30 +925,30 @@ test_reply_echo (gconstpointer data)
   serve (&s, 1);
   ok = zc_client_recv_echo (s.iface, &got, &e, &error);
   switch (reply)
-    {
-    case REPLY_NEW:
-    case REPLY_ARG:
-      g_assert_no_error (error);
-      g_assert_true (ok);
-      want = reply == REPLY_ARG ? g_byte_array_ref (arg) : value (BIG, S_ECHO);
-      assert_same (got, want);
-      g_byte_array_unref (want);
-      break;
-    case REPLY_OOPS:
-      g_assert_error (error, OOPS_ERROR, OOPS_ERROR_CODE);
-      g_assert_false (ok);
-      g_assert_nonnull (e);
-      want = value (BIG, S_OOPS);
-      assert_same (e->why, want);
-      g_byte_array_unref (want);
-      g_object_unref (e);
-      break;
-    case REPLY_ERROR:
-      assert_application_error (error);
-      g_assert_false (ok);
-      g_assert_null (e);
-      break;
-    }
+  {
+  case REPLY_NEW:
+  case REPLY_ARG:
+    g_assert_no_error (error);
+    g_assert_true (ok);
+    want = reply == REPLY_ARG ? g_byte_array_ref (arg) : value (BIG, S_ECHO);
+    assert_same (got, want);
+    g_byte_array_unref (want);
+    break;
+  case REPLY_OOPS:
+    g_assert_error (error, OOPS_ERROR, OOPS_ERROR_CODE);
+    g_assert_false (ok);
+    g_assert_nonnull (e);
+    want = value (BIG, S_OOPS);
+    assert_same (e->why, want);
+    g_byte_array_unref (want);
+    g_object_unref (e);
+    break;
+  case REPLY_ERROR:
+    assert_application_error (error);
+    g_assert_false (ok);
+    g_assert_null (e);
+    break;
+  }
   g_clear_error (&error);
   server_close (&s);
   if (got != NULL)
@@ -999,9 +1017,9 @@ test_reply_containers (gconstpointer data)
   g_assert_nonnull (nested);
   g_assert_cmpuint (nested->len, ==, 2);
   for (i = 0; i < 2; i++)
-    assert_same (g_ptr_array_index (nested, i),
-                 g_ptr_array_index ((GPtrArray *) g_hash_table_lookup (blobs_want->nested, "n"),
-                                    i));
+    assert_same (
+        g_ptr_array_index (nested, i),
+        g_ptr_array_index ((GPtrArray *) g_hash_table_lookup (blobs_want->nested, "n"), i));
   server_close (&s);
 
   g_hash_table_unref (m);
@@ -1047,20 +1065,20 @@ test_reply_oneway (gconstpointer data)
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (replies); i++)
-    {
-      Server s;
+  {
+    Server s;
 
-      server_open (&s, GPOINTER_TO_INT (data), replies[i]);
-      g_assert_true (zc_client_send_drop (s.iface, big, &error));
-      g_assert_no_error (error);
-      sent (&s, 1);
-      g_assert_true (thrift_processor_process (s.processor, s.s_in, s.s_out, &error));
-      g_assert_no_error (error);
-      g_assert_cmpuint (s.handler->calls, ==, 1);
-      g_assert_cmpuint (s.replies->writes, ==, 0);
-      g_assert_cmpuint (s.replies->flushes, ==, 0);
-      server_close (&s);
-    }
+    server_open (&s, GPOINTER_TO_INT (data), replies[i]);
+    g_assert_true (zc_client_send_drop (s.iface, big, &error));
+    g_assert_no_error (error);
+    sent (&s, 1);
+    g_assert_true (thrift_processor_process (s.processor, s.s_in, s.s_out, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (s.handler->calls, ==, 1);
+    g_assert_cmpuint (s.replies->writes, ==, 0);
+    g_assert_cmpuint (s.replies->flushes, ==, 0);
+    server_close (&s);
+  }
   g_byte_array_unref (big);
 }
 
@@ -1081,13 +1099,13 @@ test_field_twice (gconstpointer data)
   pipe_open (&p, GPOINTER_TO_INT (data));
   g_assert_cmpint (thrift_protocol_write_struct_begin (p.out, "Blobs", &error), >=, 0);
   for (i = 0; i < G_N_ELEMENTS (fields); i++)
-    {
-      g_assert_cmpint (thrift_protocol_write_field_begin (p.out, "f", T_STRING, ids[i], &error),
-                       >, 0);
-      g_assert_cmpint (thrift_protocol_write_binary (p.out, fields[i]->data, fields[i]->len,
-                                                     &error), >, 0);
-      g_assert_cmpint (thrift_protocol_write_field_end (p.out, &error), >=, 0);
-    }
+  {
+    g_assert_cmpint (thrift_protocol_write_field_begin (p.out, "f", T_STRING, ids[i], &error), >,
+                     0);
+    g_assert_cmpint (thrift_protocol_write_binary (p.out, fields[i]->data, fields[i]->len, &error),
+                     >, 0);
+    g_assert_cmpint (thrift_protocol_write_field_end (p.out, &error), >=, 0);
+  }
   g_assert_cmpint (thrift_protocol_write_field_stop (p.out, &error), >, 0);
   g_assert_cmpint (thrift_protocol_write_struct_end (p.out, &error), >=, 0);
   g_assert_no_error (error);
@@ -1125,21 +1143,22 @@ negative (Kind kind, gint16 field)
 
   pipe_open (&p, kind);
   if (kind != COMPACT)
-    {
-      g_assert_cmpint (thrift_protocol_write_field_begin (p.out, "f", field == 1 ? T_STRING : T_LIST,
-                                                          field, &error), >, 0);
-      if (field == 4)
-        g_assert_cmpint (thrift_protocol_write_list_begin (p.out, T_STRING, 1, &error), >, 0);
-      g_assert_cmpint (thrift_protocol_write_i32 (p.out, -1, &error), >, 0);
-      /* the struct ends there, so that a reader that took the length reads on, not waits */
-      g_assert_cmpint (thrift_protocol_write_field_stop (p.out, &error), >, 0);
-    }
+  {
+    g_assert_cmpint (thrift_protocol_write_field_begin (p.out, "f", field == 1 ? T_STRING : T_LIST,
+                                                        field, &error),
+                     >, 0);
+    if (field == 4)
+      g_assert_cmpint (thrift_protocol_write_list_begin (p.out, T_STRING, 1, &error), >, 0);
+    g_assert_cmpint (thrift_protocol_write_i32 (p.out, -1, &error), >, 0);
+    /* the struct ends there, so that a reader that took the length reads on, not waits */
+    g_assert_cmpint (thrift_protocol_write_field_stop (p.out, &error), >, 0);
+  }
   else
-    {
-      const guint8 *b = field == 1 ? compact_field1 : compact_field4;
-      guint len = field == 1 ? sizeof compact_field1 : sizeof compact_field4;
-      g_assert_true (thrift_transport_write (p.transport, (gpointer) b, len, &error));
-    }
+  {
+    const guint8 *b = field == 1 ? compact_field1 : compact_field4;
+    guint len = field == 1 ? sizeof compact_field1 : sizeof compact_field4;
+    g_assert_true (thrift_transport_write (p.transport, (gpointer) b, len, &error));
+  }
   g_assert_no_error (error);
 
   g_assert_cmpint (thrift_struct_read (THRIFT_STRUCT (got), THRIFT_PROTOCOL (p.in), &error), <, 0);
@@ -1169,7 +1188,12 @@ main (int argc, char **argv)
 {
   /* each test gets the protocol's Kind plus 16 times its reply, which only test_reply_echo
    * reads */
-  static const struct { const gchar *name; GTestDataFunc fn; Reply reply; } tests[] = {
+  static const struct
+  {
+    const gchar *name;
+    GTestDataFunc fn;
+    Reply reply;
+  } tests[] = {
     { "blobs", test_blobs, 0 },
     { "exception", test_exception, 0 },
     { "args", test_args, 0 },
@@ -1190,21 +1214,21 @@ main (int argc, char **argv)
   /* GLib's slice allocator would hide GByteArrays from LeakSanitizer: run again with every
    * slice a malloc block (G_SLICE is read before main, so it must be set before the start). */
   if (getenv ("G_SLICE") == NULL || strcmp (getenv ("G_SLICE"), "always-malloc") != 0)
-    {
-      setenv ("G_SLICE", "always-malloc", 1);
-      execv ("/proc/self/exe", argv);
-      g_printerr ("cannot run again with G_SLICE=always-malloc\n");
-      return 1;
-    }
+  {
+    setenv ("G_SLICE", "always-malloc", 1);
+    execv ("/proc/self/exe", argv);
+    g_printerr ("cannot run again with G_SLICE=always-malloc\n");
+    return 1;
+  }
 
   g_test_init (&argc, &argv, NULL);
   for (i = 0; i < G_N_ELEMENTS (tests); i++)
     for (k = 0; k < G_N_ELEMENTS (kinds); k++)
-      {
-        gchar *path = g_strdup_printf ("/zero_copy/%s/%s", tests[i].name, kinds[k]);
-        g_test_add_data_func (path, GINT_TO_POINTER ((gint) k + 16 * (gint) tests[i].reply),
-                              tests[i].fn);
-        g_free (path);
-      }
+    {
+      gchar *path = g_strdup_printf ("/zero_copy/%s/%s", tests[i].name, kinds[k]);
+      g_test_add_data_func (path, GINT_TO_POINTER ((gint) k + 16 * (gint) tests[i].reply),
+                            tests[i].fn);
+      g_free (path);
+    }
   return g_test_run ();
 }

@@ -48,7 +48,8 @@ check_parse (const uint8_t *data, size_t size, gsize max_total)
   if (tab.n == 0)
     FUZZ_ASSERT (size == 0 || data[0] == RDMA_BULK_PLAIN);
   /* the reader's walk: inline bytes up to each field's place, then the field */
-  for (guint i = 0; i < tab.n; i++) {
+  for (guint i = 0; i < tab.n; i++)
+  {
     const RdmaBulkDesc *d = &tab.desc[i];
 
     FUZZ_ASSERT (d->at >= at && d->at <= tab.inline_len);

@@ -46,4 +46,5 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 }
 
 /* a frame with a call of "f" and its empty arguments */
-FUZZ_THRIFT_OBJECTS ("\0\0\0\x0e\x80\x01\0\x01\0\0\0\x01" "f\0\0\0\x01\0")
+FUZZ_THRIFT_OBJECTS ("\0\0\0\x0e\x80\x01\0\x01\0\0\0\x01"
+                     "f\0\0\0\x01\0")

@@ -31,17 +31,19 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 
 /* libFuzzer reports an abort as a crash and keeps the input. */
-#define FUZZ_FAIL(...)                                                                       \
-  do {                                                                                       \
-    fprintf (stderr, "fuzz: " __VA_ARGS__);                                                  \
-    fputc ('\n', stderr);                                                                    \
-    abort ();                                                                                \
+#define FUZZ_FAIL(...)                      \
+  do                                        \
+  {                                         \
+    fprintf (stderr, "fuzz: " __VA_ARGS__); \
+    fputc ('\n', stderr);                   \
+    abort ();                               \
   } while (0)
 
-#define FUZZ_ASSERT(cond)                                                                    \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      FUZZ_FAIL ("%s:%d: %s does not hold", __FILE__, __LINE__, #cond);                      \
+#define FUZZ_ASSERT(cond)                                               \
+  do                                                                    \
+  {                                                                     \
+    if (!(cond))                                                        \
+      FUZZ_FAIL ("%s:%d: %s does not hold", __FILE__, __LINE__, #cond); \
   } while (0)
 
 /* Warnings and criticals abort: GLib's own fatal messages end in a breakpoint trap, which
@@ -58,7 +60,8 @@ fuzz_log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, 
 {
   const gchar *domain = NULL, *message = "";
 
-  for (gsize i = 0; i < n_fields; i++) {
+  for (gsize i = 0; i < n_fields; i++)
+  {
     if (g_strcmp0 (fields[i].key, "GLIB_DOMAIN") == 0)
       domain = fields[i].value;
     else if (g_strcmp0 (fields[i].key, "MESSAGE") == 0)
@@ -73,7 +76,8 @@ fuzz_init (void)
 {
   static gsize done;
 
-  if (g_once_init_enter (&done)) {
+  if (g_once_init_enter (&done))
+  {
     g_log_set_default_handler (fuzz_log, NULL);
     g_log_set_writer_func (fuzz_log_writer, NULL, NULL);
     g_once_init_leave (&done, 1);
@@ -83,14 +87,13 @@ fuzz_init (void)
 /* For harnesses that make Thrift objects: stock classes' finalize chained up
  * (fuzz_thrift.h), then @input once, since GObject allocates for good the first time an
  * object of a type goes, before libFuzzer starts counting mallocs and frees. */
-#define FUZZ_THRIFT_OBJECTS(input)                                                           \
-  int                                                                                        \
-  LLVMFuzzerInitialize (int *argc, char ***argv)                                             \
-  {                                                                                          \
-    fuzz_init ();                                                                            \
-    fuzz_thrift_init ();                                                                     \
-    LLVMFuzzerTestOneInput ((const uint8_t *) (input), sizeof (input) - 1);                  \
-    return 0;                                                                                \
+#define FUZZ_THRIFT_OBJECTS(input)                                          \
+  int LLVMFuzzerInitialize (int *argc, char ***argv)                        \
+  {                                                                         \
+    fuzz_init ();                                                           \
+    fuzz_thrift_init ();                                                    \
+    LLVMFuzzerTestOneInput ((const uint8_t *) (input), sizeof (input) - 1); \
+    return 0;                                                               \
   }
 
 /* @ok: the call's own answer; @error: what it left.  Frees the error. */

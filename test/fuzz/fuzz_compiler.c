@@ -99,8 +99,7 @@ static const char inc_base[] = "service IncBase {\n"
                                "  void x() [ s_hint: polling = event; ]\n"
                                "} (hatrpc.concurrency = \"8\")\n";
 
-static void
-fail (const char *fmt, ...) __attribute__ ((format (printf, 1, 2), noreturn));
+static void fail (const char *fmt, ...) __attribute__ ((format (printf, 1, 2), noreturn));
 static void remove_work (void);
 
 /* The child's output, then why it is a finding: libFuzzer keeps the input (abort). */
@@ -113,7 +112,8 @@ fail (const char *fmt, ...)
   va_list args;
 
   fputs ("fuzz: thrift-hatrpc said:\n", stderr);
-  while (at < 65536 && (n = pread (output, buf, sizeof buf, at)) > 0) {
+  while (at < 65536 && (n = pread (output, buf, sizeof buf, at)) > 0)
+  {
     fwrite (buf, 1, (size_t) n, stderr);
     at += n;
   }
@@ -169,12 +169,14 @@ static pid_t server;
 static void
 remove_work (void)
 {
-  if (server > 0) {
+  if (server > 0)
+  {
     close (server_go);
     waitpid (server, NULL, 0);
     server = 0;
   }
-  if (work[0] != '\0') {
+  if (work[0] != '\0')
+  {
     nftw (work, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     rmdir (work);
     work[0] = '\0';
@@ -238,7 +240,12 @@ check_output (int status, const uint8_t *data, size_t size)
   off_t length = lseek (output, 0, SEEK_END);
   long lines = 1, n;
   /* where the errors said they were: the IDL, or generation (which may have written files) */
-  enum { UNSAID, IN_IDL, IN_GENERATION } said = UNSAID;
+  enum
+  {
+    UNSAID,
+    IN_IDL,
+    IN_GENERATION
+  } said = UNSAID;
   char path[sizeof work + 64];
   char *line, *next;
 
@@ -246,7 +253,8 @@ check_output (int status, const uint8_t *data, size_t size)
     lines += data[i] == '\n';
   if (length < 0)
     fail ("cannot read the compiler's output: %s", strerror (errno));
-  if ((size_t) length + 1 > text_size) {
+  if ((size_t) length + 1 > text_size)
+  {
     text_size = (size_t) length + 1;
     text = realloc (text, text_size);
     if (text == NULL)
@@ -256,13 +264,15 @@ check_output (int status, const uint8_t *data, size_t size)
     fail ("cannot read the compiler's output: %s", strerror (errno));
   text[length] = '\0';
 
-  for (line = text; line != NULL && *line != '\0'; line = next) {
+  for (line = text; line != NULL && *line != '\0'; line = next)
+  {
     next = strchr (line, '\n');
     if (next != NULL)
       *next++ = '\0';
     if ((n = place (line, "ERROR", path, sizeof path)) == 0)
       n = place (line, "FAILURE", path, sizeof path);
-    if (n == 0) {
+    if (n == 0)
+    {
       if (strncmp (line, "[ERROR", 6) == 0 || strncmp (line, "[FAILURE", 8) == 0)
         fail ("an error without its file and line: %s", line);
       /* stock Thrift's one error without a place: a type named (a return type, a field's,
@@ -276,14 +286,18 @@ check_output (int status, const uint8_t *data, size_t size)
     }
     if (status == 0)
       fail ("exit status 0 after an error: %s", line);
-    if (strcmp (path, "generation") == 0) {
+    if (strcmp (path, "generation") == 0)
+    {
       said = n == 1 ? IN_GENERATION : said;
       continue;
     }
-    if (strcmp (path, input) == 0) {
+    if (strcmp (path, input) == 0)
+    {
       if (n < 1 || n > lines)
         fail ("an error at line %ld of an input of %ld lines: %s", n, lines, line);
-    } else if (strcmp (path, base) != 0) {
+    }
+    else if (strcmp (path, base) != 0)
+    {
       fail ("an error in '%s', neither the input nor the file it includes: %s", path, line);
     }
     said = said == UNSAID ? IN_IDL : said;
@@ -300,8 +314,8 @@ check_output (int status, const uint8_t *data, size_t size)
 static void
 run_compiler (void)
 {
-  static const int reset[] = { SIGALRM, SIGINT, SIGTERM, SIGABRT, SIGILL, SIGFPE, SIGBUS,
-                               SIGUSR1, SIGUSR2, SIGXFSZ, SIGPIPE };
+  static const int reset[] = { SIGALRM, SIGINT,  SIGTERM, SIGABRT, SIGILL, SIGFPE,
+                               SIGBUS,  SIGUSR1, SIGUSR2, SIGXFSZ, SIGPIPE };
   char *args[] = { "thrift-hatrpc", "--gen", "c_glib", "-out", out, input, NULL };
   int null = open ("/dev/null", O_RDONLY);
 
@@ -330,7 +344,8 @@ fork_server (int go, int done)
   pid_t pid;
 
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  while (read (go, &c, 1) == 1) {
+  while (read (go, &c, 1) == 1)
+  {
     pid = fork ();
     if (pid == 0)
       run_compiler ();
@@ -380,7 +395,8 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   pid = fork ();
   if (pid < 0)
     abort ();
-  if (pid == 0) {
+  if (pid == 0)
+  {
     close (go[1]);
     close (done[0]);
     fork_server (go[0], done[1]);
@@ -400,7 +416,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   ssize_t n;
 
   write_file (input, data, size);
-  if (entries (out) != 0) {
+  if (entries (out) != 0)
+  {
     nftw (out, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     if (entries (out) != 0)
       fail ("cannot empty %s", out);

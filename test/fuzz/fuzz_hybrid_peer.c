@@ -42,7 +42,8 @@ recv_exactly (int fd, guint8 *buf, gsize len)
 {
   gsize got = 0;
 
-  while (got < len) {
+  while (got < len)
+  {
     ssize_t n = recv (fd, buf + got, len - got, 0);
 
     if (n < 0 && errno == EINTR)
@@ -91,10 +92,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   /* as the server: a byte peeked (none: the client closed, taken for a hybrid one) */
   if (recv (socket->sd, &first, 1, MSG_PEEK) == 1)
     peer = hybrid_wire_first_byte (first);
-  if (peer == HYBRID_PEER_HYBRID) {
+  if (peer == HYBRID_PEER_HYBRID)
+  {
     if (!handshake (socket->sd))
       goto out;
-  } else {
+  }
+  else
+  {
     framed = peer == HYBRID_PEER_FRAMED;
   }
   transport = g_object_new (framed ? THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT
@@ -111,4 +115,5 @@ out:
 }
 
 /* a stock framed client's call of "f" with empty arguments */
-FUZZ_THRIFT_OBJECTS ("\0\0\0\x0e\x80\x01\0\x01\0\0\0\x01" "f\0\0\0\x01\0")
+FUZZ_THRIFT_OBJECTS ("\0\0\0\x0e\x80\x01\0\x01\0\0\0\x01"
+                     "f\0\0\0\x01\0")

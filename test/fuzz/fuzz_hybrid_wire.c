@@ -37,7 +37,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   ok = hybrid_wire_parse_hello (data, size, &m, &error);
   fuzz_check_outcome ("hybrid_wire_parse_hello", ok, &error);
-  if (ok) {
+  if (ok)
+  {
     FUZZ_ASSERT ((m.flags & ~HYBRID_WANT_RDMA) == 0);
     FUZZ_ASSERT (hybrid_wire_first_byte (data[0]) == HYBRID_PEER_HYBRID);
     hybrid_wire_hello (again, m.flags);
@@ -46,7 +47,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   ok = hybrid_wire_parse_welcome (data, size, &m, &error);
   fuzz_check_outcome ("hybrid_wire_parse_welcome", ok, &error);
-  if (ok) {
+  if (ok)
+  {
     FUZZ_ASSERT (m.status <= HYBRID_STATUS_BUSY);
     FUZZ_ASSERT (strcmp (hybrid_wire_status_text (m.status), "unknown status") != 0);
     hybrid_wire_welcome (again, (HybridStatus) m.status, m.flags, m.token);
@@ -56,14 +58,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   ok = hybrid_wire_parse_commit (data, size, &m, &error);
   fuzz_check_outcome ("hybrid_wire_parse_commit", ok, &error);
-  if (ok) {
+  if (ok)
+  {
     FUZZ_ASSERT (m.commit == HYBRID_COMMIT_RDMA || m.commit == HYBRID_COMMIT_TCP_ONLY);
     hybrid_wire_commit (again, (HybridCommit) m.commit);
     FUZZ_ASSERT (memcmp (again, data, 6) == 0);
   }
 
   /* every first byte is one kind of peer, and only the magic's is a hybrid client */
-  if (size > 0) {
+  if (size > 0)
+  {
     HybridPeer peer = hybrid_wire_first_byte (data[0]);
 
     FUZZ_ASSERT (peer == HYBRID_PEER_HYBRID || peer == HYBRID_PEER_BUFFERED

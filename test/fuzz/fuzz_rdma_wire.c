@@ -80,7 +80,8 @@ check_header (const uint8_t *data, size_t size, guint32 max_message)
     return;
   FUZZ_ASSERT (byte_len >= RDMA_WIRE_HEADER_SIZE);
   FUZZ_ASSERT (h.magic == RDMA_WIRE_MAGIC && h.version == THRIFT_RDMA_WIRE_VERSION);
-  switch (h.type) {
+  switch (h.type)
+  {
   case RDMA_WIRE_CREDIT:
     FUZZ_ASSERT (byte_len == RDMA_WIRE_HEADER_SIZE && h.frag_len == 0 && h.msg_len == 0);
     break;

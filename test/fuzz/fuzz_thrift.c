@@ -53,7 +53,8 @@ chained_finalize (GObject *object)
 {
   for (GType t = G_OBJECT_TYPE (object); t != 0; t = g_type_parent (t))
     for (guint i = 0; i < G_N_ELEMENTS (unchained); i++)
-      if (unchained[i].type == t) {
+      if (unchained[i].type == t)
+      {
         unchained[i].finalize (object);
         G_OBJECT_CLASS (g_type_class_peek (G_TYPE_OBJECT))->finalize (object);
         return;
@@ -64,13 +65,12 @@ chained_finalize (GObject *object)
 void
 fuzz_thrift_init (void)
 {
-  GType types[] = {
-    THRIFT_TYPE_SOCKET, THRIFT_TYPE_SERVER_SOCKET, THRIFT_TYPE_FRAMED_TRANSPORT,
-    THRIFT_TYPE_BUFFERED_TRANSPORT
-  };
+  GType types[] = { THRIFT_TYPE_SOCKET, THRIFT_TYPE_SERVER_SOCKET, THRIFT_TYPE_FRAMED_TRANSPORT,
+                    THRIFT_TYPE_BUFFERED_TRANSPORT };
 
   G_STATIC_ASSERT (G_N_ELEMENTS (types) == G_N_ELEMENTS (unchained));
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+  {
     GObjectClass *cls = g_type_class_ref (types[i]);
 
     unchained[i].type = types[i];
@@ -91,7 +91,8 @@ fuzz_peer_socket (const guint8 *data, gsize size)
   /* what does not fit the socket's buffer is cut off, as a peer that stopped there */
   fcntl (sv[0], F_SETFL, O_NONBLOCK);
   size = MIN (size, PEER_MAX);
-  while (done < size) {
+  while (done < size)
+  {
     ssize_t n = write (sv[0], data + done, size - done);
 
     if (n < 0 && errno == EINTR)
@@ -117,7 +118,8 @@ read_args (ThriftProtocol *protocol, GError **error)
   if ((ret = thrift_protocol_read_struct_begin (protocol, &name, error)) < 0)
     return -1;
   g_free (name);
-  for (;;) {
+  for (;;)
+  {
     ThriftType type;
     gint16 id;
 
@@ -125,18 +127,23 @@ read_args (ThriftProtocol *protocol, GError **error)
       return -1;
     if (type == T_STOP)
       break;
-    if (type == T_STRING && (id & 1)) {
+    if (type == T_STRING && (id & 1))
+    {
       gchar *s = NULL;
 
       ret = thrift_protocol_read_string (protocol, &s, error);
       g_free (s);
-    } else if (type == T_STRING) {
+    }
+    else if (type == T_STRING)
+    {
       gpointer b = NULL;
       guint32 len = 0;
 
       ret = thrift_protocol_read_binary (protocol, &b, &len, error);
       g_free (b);
-    } else {
+    }
+    else
+    {
       ret = thrift_protocol_skip (protocol, type, error);
     }
     if (ret < 0 || thrift_protocol_read_field_end (protocol, error) < 0)
@@ -151,7 +158,8 @@ read_requests (gpointer data)
   ThriftProtocol *protocol = data;
   ThriftTransport *transport = protocol->transport;
 
-  for (guint i = 0; i < MAX_REQUESTS; i++) {
+  for (guint i = 0; i < MAX_REQUESTS; i++)
+  {
     gchar *name = NULL;
     ThriftMessageType type;
     gint32 seqid, ret;
@@ -160,7 +168,8 @@ read_requests (gpointer data)
 
     ret = thrift_protocol_read_message_begin (protocol, &name, &type, &seqid, &error);
     fuzz_check_outcome ("thrift_protocol_read_message_begin", ret >= 0, &error);
-    if (ret < 0) {
+    if (ret < 0)
+    {
       /* ThriftDispatchProcessor keeps no name from a header it could not read */
       if (name != NULL)
         FUZZ_FAIL ("a message header that failed left a name allocated (\"%s\")", name);

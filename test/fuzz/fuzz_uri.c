@@ -39,7 +39,8 @@ check (const gchar *uri, gboolean for_server)
   GObject *t;
 
   fuzz_check_outcome ("thrift_transport_uri_parse", u != NULL, &error);
-  if (u != NULL) {
+  if (u != NULL)
+  {
     gchar *text = thrift_transport_uri_describe (u);
 
     FUZZ_ASSERT (text != NULL && text[0] != '\0');
@@ -52,8 +53,8 @@ check (const gchar *uri, gboolean for_server)
   else
     t = G_OBJECT (thrift_transport_new_for_uri (uri, &error));
   if ((t != NULL) != (u != NULL))
-    FUZZ_FAIL ("'%s' %s, but its transport %s built", uri,
-               u != NULL ? "parses" : "does not parse", t != NULL ? "is" : "is not");
+    FUZZ_FAIL ("'%s' %s, but its transport %s built", uri, u != NULL ? "parses" : "does not parse",
+               t != NULL ? "is" : "is not");
   if (t == NULL)
     FUZZ_ASSERT (error != NULL && error->domain == THRIFT_TRANSPORT_URI_ERROR);
   fuzz_check_outcome ("building the transport of a URI", t != NULL, &error);
@@ -76,7 +77,8 @@ objects_fds (void)
   guint n = 0;
 
   FUZZ_ASSERT (dir != NULL);
-  while ((name = g_dir_read_name (dir)) != NULL) {
+  while ((name = g_dir_read_name (dir)) != NULL)
+  {
     g_autofree gchar *path = g_build_filename ("/proc/self/fd", name, NULL);
     g_autofree gchar *what = g_file_read_link (path, NULL);
 

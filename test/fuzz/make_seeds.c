@@ -65,9 +65,9 @@ static void
 rdma_wire_seeds (void)
 {
   /* test_pairing.c's token_a */
-  static const guint8 token[RDMA_WIRE_PAIR_TOKEN_LEN] = {
-    0x9f, 0x01, 0x42, 0x00, 0x17, 0xee, 0x80, 0x3c, 0x00, 0x00, 0x5a, 0xa5, 0x10, 0x20, 0x30, 0x40
-  };
+  static const guint8 token[RDMA_WIRE_PAIR_TOKEN_LEN] = { 0x9f, 0x01, 0x42, 0x00, 0x17, 0xee,
+                                                          0x80, 0x3c, 0x00, 0x00, 0x5a, 0xa5,
+                                                          0x10, 0x20, 0x30, 0x40 };
   guint8 pdata[56] = { 0 };
   RdmaWireRequest req;
   RdmaWireRefusal refusal;
@@ -83,7 +83,8 @@ rdma_wire_seeds (void)
   req.hello.version = GUINT16_TO_LE (THRIFT_RDMA_WIRE_VERSION + 1);
   seed ("rdma_wire", "hello-next-version", &req.hello, sizeof req.hello);
   for (guint16 code = RDMA_WIRE_REFUSE_UNKNOWN_TOKEN; code <= RDMA_WIRE_REFUSE_TOKEN_REQUIRED;
-       code++) {
+       code++)
+  {
     g_autofree gchar *name = g_strdup_printf ("refusal-%u", code);
 
     rdma_wire_refusal_init (&refusal, THRIFT_RDMA_WIRE_VERSION, code);
@@ -102,8 +103,7 @@ rdma_wire_seeds (void)
   seed ("rdma_wire", "credit", send, RDMA_WIRE_HEADER_SIZE);
   rdma_wire_header_write (send, RDMA_WIRE_PROTO_ENGINE, RDMA_WIRE_CONTROL, 1, 0, 8, 8);
   seed ("rdma_wire", "control", send, RDMA_WIRE_HEADER_SIZE + 8);
-  rdma_wire_header_write (send, 1, RDMA_WIRE_RING, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 4000,
-                          4000);
+  rdma_wire_header_write (send, 1, RDMA_WIRE_RING, RDMA_WIRE_FIRST | RDMA_WIRE_LAST, 0, 4000, 4000);
   seed ("rdma_wire", "ring", send, RDMA_WIRE_HEADER_SIZE);
 }
 
@@ -134,8 +134,9 @@ bulk_wire_seeds (void)
   seed ("bulk_wire", "unknown", unknown, sizeof unknown);
   seed ("bulk_wire", "empty", "", 0);
   for (guint i = 0; i < RDMA_BULK_MAX_FIELDS; i++)
-    d[i] = (RdmaBulkDesc) { .at = 4 * i, .len = 4096 + i, .addr = 0x7f0000000000ull + i * 8192,
-                            .rkey = 0x1000 + i };
+    d[i] = (RdmaBulkDesc){
+      .at = 4 * i, .len = 4096 + i, .addr = 0x7f0000000000ull + i * 8192, .rkey = 0x1000 + i
+    };
   bulk_message ("one", 8, d, 1);
   bulk_message ("three", 12, d, 3);
   bulk_message ("full", 4 * RDMA_BULK_MAX_FIELDS, d, RDMA_BULK_MAX_FIELDS);
@@ -151,9 +152,8 @@ bulk_wire_seeds (void)
 static void
 hybrid_wire_seeds (void)
 {
-  static const guint8 token[HYBRID_TOKEN_LEN] = {
-    0x9f, 0x01, 0x42, 0x00, 0x17, 0xee, 0x80, 0x3c, 0x00, 0x00, 0x5a, 0xa5, 0x10, 0x20, 0x30, 0x40
-  };
+  static const guint8 token[HYBRID_TOKEN_LEN] = { 0x9f, 0x01, 0x42, 0x00, 0x17, 0xee, 0x80, 0x3c,
+                                                  0x00, 0x00, 0x5a, 0xa5, 0x10, 0x20, 0x30, 0x40 };
   guint8 m[HYBRID_WELCOME_LEN];
 
   hybrid_wire_hello (m, HYBRID_WANT_RDMA);
@@ -305,29 +305,48 @@ request_seeds (void)
 
 /* URIs of test_transport_uri.c, test_bulk_props.c and the hybrid tests, good and bad. */
 static const gchar *const uris[] = {
-  "tcp://127.0.0.1:9090", "tcp://:9090?framing=none&backlog=3",
-  "tcp://0.0.0.0:4243?framing=buffered&backlog=7", "tcp://h:65535?framing=buffered",
-  "tcp://h:80?framing=none&", "tcp://h:9090/x", "tcp://::1:9090", "tcp://h: 80", "tcp://h:+80",
-  "tcp://h:65536", "tcp://h:1?framing=zlib", "tcp://:1?backlog=0", "://h:1", "hybird://h:1",
+  "tcp://127.0.0.1:9090",
+  "tcp://:9090?framing=none&backlog=3",
+  "tcp://0.0.0.0:4243?framing=buffered&backlog=7",
+  "tcp://h:65535?framing=buffered",
+  "tcp://h:80?framing=none&",
+  "tcp://h:9090/x",
+  "tcp://::1:9090",
+  "tcp://h: 80",
+  "tcp://h:+80",
+  "tcp://h:65536",
+  "tcp://h:1?framing=zlib",
+  "tcp://:1?backlog=0",
+  "://h:1",
+  "hybird://h:1",
   "rdma://10.77.0.1:9090?polling=busy&connect-timeout=250&call-timeout=0",
   "rdma://[::1]:4244?polling=busy&connect-timeout=250&call-timeout=0",
-  "rdma://[::]:9090?polling=hybrid&backlog=4096", "rdma://[fe80::1]:7?polling=event",
-  "rdma://:9090?idle-timeout=60000&keepalive=5000&call-timeout=100", "rdma://[]:9090",
-  "rdma://[::1]9090", "rdma://[host]:9090", "rdma://h:1?call-timeout=2147483648",
-  "rdma://h:1?numa=1&polling=busy", "rdma://h:1?numa=1024",
+  "rdma://[::]:9090?polling=hybrid&backlog=4096",
+  "rdma://[fe80::1]:7?polling=event",
+  "rdma://:9090?idle-timeout=60000&keepalive=5000&call-timeout=100",
+  "rdma://[]:9090",
+  "rdma://[::1]9090",
+  "rdma://[host]:9090",
+  "rdma://h:1?call-timeout=2147483648",
+  "rdma://h:1?numa=1&polling=busy",
+  "rdma://h:1?numa=1024",
   "rdma://h:1?fallback=tcp&max-pinned-bytes=33554432",
   "rdma://:1?bulk=20000&bulk_chunk=8192&bulk_depth=7&",
   "rdma://h:1?rcache_entries=65536&rcache_bytes=1099511627776",
-  "rdma://:1?rcache_bytes=65536&fallback=tcp", "rdma://h:1?bulk_depth=129",
-  "hybrid://10.77.0.1:9095?fallback=tcp&", "hybrid://:1?max-pinned-bytes=33554432",
-  "hybrid://h:1?framing=buffered", "hybrid://:9300?connect-timeout=500&backlog=16",
+  "rdma://:1?rcache_bytes=65536&fallback=tcp",
+  "rdma://h:1?bulk_depth=129",
+  "hybrid://10.77.0.1:9095?fallback=tcp&",
+  "hybrid://:1?max-pinned-bytes=33554432",
+  "hybrid://h:1?framing=buffered",
+  "hybrid://:9300?connect-timeout=500&backlog=16",
   "hybrid://h:1?keepalive=2000&numa=0",
 };
 
 static void
 uri_seeds (void)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (uris); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (uris); i++)
+  {
     g_autofree gchar *name = g_strdup_printf ("%02u", i);
 
     seed ("uri", name, uris[i], strlen (uris[i]));
@@ -337,7 +356,8 @@ uri_seeds (void)
 int
 main (int argc, char **argv)
 {
-  if (argc != 2) {
+  if (argc != 2)
+  {
     fprintf (stderr, "usage: %s CORPUS_DIR\n", argv[0]);
     return 2;
   }

@@ -84,7 +84,7 @@ test_calls (void)
 
   g_assert_true (kv_store_get (s, k, &got, &error));
   g_assert_no_error (error);
-  g_assert_null (got);                                 /* missing: TRUE, no value */
+  g_assert_null (got); /* missing: TRUE, no value */
   g_assert_true (kv_store_put (s, k, v, &error));
   g_assert_true (kv_store_get (s, k, &got, &error));
   g_assert_cmpmem (got->data, got->len, v->data, v->len);
@@ -247,7 +247,7 @@ test_group (void)
 
   for (guint i = 0; i < 8; i++)
   {
-    w[i] = (Writer) { s, i * 1000 };
+    w[i] = (Writer){ s, i * 1000 };
     t[i] = g_thread_new ("writer", writer, &w[i]);
   }
   for (guint i = 0; i < 8; i++)
@@ -257,7 +257,8 @@ test_group (void)
   g_assert_cmpuint (st.commits, <, 800);
   g_assert_cmpuint (st.batches_max, >, 1);
   g_test_message ("800 writes in %" G_GUINT64_FORMAT " commits, at most %" G_GUINT64_FORMAT
-                  " in one", st.commits, st.batches_max);
+                  " in one",
+                  st.commits, st.batches_max);
   for (guint i = 0; i < 8; i++)
     for (guint j = 0; j < 100; j += 33)
     {
@@ -306,8 +307,9 @@ test_tuning (void)
   g_assert_cmpint (b.sync, ==, KV_SYNC_GROUP);
   /* the function variant's writes say how large they are; the service's do not */
   g_assert_true (mput->set & THRIFT_HINT_HAS_PAYLOAD_SIZE);
-  g_assert_cmpuint (b.map_size, ==, MIN (mput->payload_size * 2 * 1024 * put->concurrency,
-                                         G_GUINT64_CONSTANT (64) << 30));
+  g_assert_cmpuint (
+      b.map_size, ==,
+      MIN (mput->payload_size * 2 * 1024 * put->concurrency, G_GUINT64_CONSTANT (64) << 30));
   g_assert_cmpuint (a.map_size, <, b.map_size);
   g_assert_nonnull (strstr (why->str, "no payload_size"));
   g_string_free (why, TRUE);
@@ -342,11 +344,11 @@ test_records (void)
   g_assert_cmpuint (v->len, ==, YCSB_FIELDS * YCSB_FIELD_LEN);
   g_assert_true (ycsb_value_check (v, 42, &version, &why));
   g_assert_cmpuint (version, ==, 9);
-  g_assert_false (ycsb_value_check (v, 43, &version, &why));   /* another record's */
+  g_assert_false (ycsb_value_check (v, 43, &version, &why)); /* another record's */
   v->data[500] ^= 1;
-  g_assert_false (ycsb_value_check (v, 42, &version, &why));   /* one bit flipped */
+  g_assert_false (ycsb_value_check (v, 42, &version, &why)); /* one bit flipped */
   g_byte_array_set_size (v, 999);
-  g_assert_false (ycsb_value_check (v, 42, &version, &why));   /* cut short */
+  g_assert_false (ycsb_value_check (v, 42, &version, &why)); /* cut short */
   g_byte_array_unref (v);
 }
 
@@ -417,8 +419,8 @@ test_model (void)
   guint64 ns[3] = { 20, 20, 5 }, checks, mismatches;
   gchar *why = NULL;
 
-  ycsb_model_lock (m, ns, 3);                   /* a duplicate is locked once */
-  g_assert_true (ycsb_model_check (m, 20, FALSE, 0, NULL));    /* never written */
+  ycsb_model_lock (m, ns, 3);                               /* a duplicate is locked once */
+  g_assert_true (ycsb_model_check (m, 20, FALSE, 0, NULL)); /* never written */
   g_assert_false (ycsb_model_check (m, 20, TRUE, 3, &why));
   g_assert_nonnull (why);
   g_free (why);
@@ -428,9 +430,9 @@ test_model (void)
   g_free (why);
   g_assert_false (ycsb_model_check (m, 20, FALSE, 0, &why));
   g_free (why);
-  ycsb_model_written (m, 20, 5, FALSE);         /* unknown: either write may be there */
+  ycsb_model_written (m, 20, 5, FALSE); /* unknown: either write may be there */
   g_assert_true (ycsb_model_check (m, 20, TRUE, 4, NULL));
-  g_assert_true (ycsb_model_check (m, 5, TRUE, 99, NULL));     /* not sampled */
+  g_assert_true (ycsb_model_check (m, 5, TRUE, 99, NULL)); /* not sampled */
   ycsb_model_unlock (m, ns, 3);
   ycsb_model_counts (m, &checks, &mismatches);
   g_assert_cmpuint (checks, ==, 6);
@@ -446,8 +448,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hatkv/store/full", test_full);
   g_test_add_data_func ("/hatkv/store/reopen/durable", GINT_TO_POINTER (KV_SYNC_DURABLE),
                         test_reopen);
-  g_test_add_data_func ("/hatkv/store/reopen/group", GINT_TO_POINTER (KV_SYNC_GROUP),
-                        test_reopen);
+  g_test_add_data_func ("/hatkv/store/reopen/group", GINT_TO_POINTER (KV_SYNC_GROUP), test_reopen);
   g_test_add_data_func ("/hatkv/store/reopen/nosync", GINT_TO_POINTER (KV_SYNC_NOSYNC),
                         test_reopen);
   g_test_add_func ("/hatkv/store/group", test_group);

@@ -25,8 +25,14 @@
 static gint64 noted_sum;
 static GMutex noted_lock;
 
-typedef struct { LegsHandler parent; } TestLegs;
-typedef struct { LegsHandlerClass parent; } TestLegsClass;
+typedef struct
+{
+  LegsHandler parent;
+} TestLegs;
+typedef struct
+{
+  LegsHandlerClass parent;
+} TestLegsClass;
 static GType test_legs_get_type (void);
 G_DEFINE_TYPE (TestLegs, test_legs, TYPE_LEGS_HANDLER)
 
@@ -60,7 +66,8 @@ noted (LegsIf *iface, gint64 *ret, const gint32 dummy, GError **error)
 static gboolean
 fail (LegsIf *iface, gint32 *ret, const gint32 code, Oops **oops, GError **error)
 {
-  if (code == 0) {
+  if (code == 0)
+  {
     *ret = 0;
     return TRUE;
   }
@@ -96,7 +103,8 @@ wait_listening (LegsTestServer *s, const gchar *uri, GError **error)
   gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   gboolean listening = FALSE, returned = FALSE;
 
-  for (;;) {
+  for (;;)
+  {
     g_object_get (s->server, "listening", &listening, NULL);
     g_mutex_lock (&s->serve.lock);
     returned = s->serve.returned;
@@ -107,9 +115,8 @@ wait_listening (LegsTestServer *s, const gchar *uri, GError **error)
   }
   if (listening)
     return TRUE;
-  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
-               "%s: the server %s", uri,
-               returned ? "did not listen" : "did not listen within 5 s");
+  g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET, "%s: the server %s",
+               uri, returned ? "did not listen" : "did not listen within 5 s");
   if (returned && s->serve.error != NULL)
     g_prefix_error (error, "%s: ", s->serve.error->message);
   legs_server_stop (s);
@@ -121,8 +128,8 @@ legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
 {
   GObject *handler = g_object_new (test_legs_get_type (), NULL);
   GObject *processor = g_object_new (TYPE_LEGS_PROCESSOR, "handler", handler, NULL);
-  ThriftThreadedServer *server =
-    thrift_server_new_for_uri (uri, processor, THRIFT_THREADED_SERVER_POOL, error);
+  ThriftThreadedServer *server = thrift_server_new_for_uri (uri, processor,
+                                                            THRIFT_THREADED_SERVER_POOL, error);
   ThriftServerTransport *st;
 
   g_object_unref (handler);
@@ -132,7 +139,8 @@ legs_server_start (LegsTestServer *s, const gchar *uri, GError **error)
   /* a hybrid server listens here to show its error at once (its listen may be repeated;
    * ThriftServerSocket's and ThriftServerRdma's may not, and serve listens) */
   st = THRIFT_SERVER (server)->server_transport;
-  if (THRIFT_IS_SERVER_HYBRID (st) && !thrift_server_transport_listen (st, error)) {
+  if (THRIFT_IS_SERVER_HYBRID (st) && !thrift_server_transport_listen (st, error))
+  {
     g_object_unref (server);
     return FALSE;
   }
@@ -160,9 +168,10 @@ legs_client_open (LegsTestClient *c, const gchar *uri, GError **error)
   if (c->transport == NULL)
     return FALSE;
   c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
-  c->client = g_object_new (TYPE_LEGS_CLIENT, "input_protocol", c->protocol,
-                            "output_protocol", c->protocol, NULL);
-  if (!thrift_transport_open (c->transport, error)) {
+  c->client = g_object_new (TYPE_LEGS_CLIENT, "input_protocol", c->protocol, "output_protocol",
+                            c->protocol, NULL);
+  if (!thrift_transport_open (c->transport, error))
+  {
     legs_client_clear (c);
     return FALSE;
   }

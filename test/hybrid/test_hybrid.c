@@ -48,8 +48,9 @@ static void
 record (const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
 {
   g_mutex_lock (&log_lock);
-  g_ptr_array_add (logged, g_strdup_printf ("%s: %s", (level & G_LOG_LEVEL_WARNING)
-                                            ? "warning" : "message", message));
+  g_ptr_array_add (
+      logged,
+      g_strdup_printf ("%s: %s", (level & G_LOG_LEVEL_WARNING) ? "warning" : "message", message));
   g_mutex_unlock (&log_lock);
 }
 
@@ -61,7 +62,8 @@ logged_take (const gchar *pattern)
 
   g_mutex_lock (&log_lock);
   for (guint i = 0; i < logged->len && !found; i++)
-    if (g_pattern_match_simple (pattern, logged->pdata[i])) {
+    if (g_pattern_match_simple (pattern, logged->pdata[i]))
+    {
       g_ptr_array_remove_index (logged, i);
       found = TRUE;
     }
@@ -72,7 +74,8 @@ logged_take (const gchar *pattern)
 static gboolean
 no_rdma_here (void)
 {
-  if (thrift_rdma_device_available (NULL)) {
+  if (thrift_rdma_device_available (NULL))
+  {
     g_test_skip ("this host has an RDMA device; the fallback tests need one without");
     return FALSE;
   }
@@ -108,14 +111,14 @@ test_wire_roundtrip (void)
   g_assert_cmpuint (m.commit, ==, HYBRID_COMMIT_TCP_ONLY);
 
   /* read as a frame length, the magic is negative: no framed peer sends it */
-  g_assert_cmpint ((gint32) ((guint32) hello[0] << 24 | hello[1] << 16 | hello[2] << 8
-                             | hello[3]), <, 0);
+  g_assert_cmpint ((gint32) ((guint32) hello[0] << 24 | hello[1] << 16 | hello[2] << 8 | hello[3]),
+                   <, 0);
 }
 
 typedef struct
 {
   const gchar *what;
-  guint offset;       /* byte to change, of a hello (or a commit, or a welcome) */
+  guint offset; /* byte to change, of a hello (or a commit, or a welcome) */
   guint8 value;
   const gchar *named; /* what the message must say */
 } Corrupt;
@@ -137,7 +140,8 @@ test_wire_corrupt (void)
   HybridMessage m;
   GError *error = NULL;
 
-  for (guint i = 0; i < G_N_ELEMENTS (hello_cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (hello_cases); i++)
+  {
     hybrid_wire_hello (b, 0);
     b[hello_cases[i].offset] = hello_cases[i].value;
     g_assert_false (hybrid_wire_parse_hello (b, HYBRID_HELLO_LEN, &m, &error));
@@ -145,7 +149,8 @@ test_wire_corrupt (void)
     g_assert_nonnull (strstr (error->message, hello_cases[i].named));
     g_clear_error (&error);
   }
-  for (guint i = 0; i < G_N_ELEMENTS (commit_cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (commit_cases); i++)
+  {
     hybrid_wire_commit (b, HYBRID_COMMIT_RDMA);
     b[commit_cases[i].offset] = commit_cases[i].value;
     g_assert_false (hybrid_wire_parse_commit (b, HYBRID_COMMIT_LEN, &m, &error));
@@ -177,24 +182,23 @@ test_wire_first_byte (void)
   hybrid_wire_hello (hello, HYBRID_WANT_RDMA);
   g_assert_cmpint (hybrid_wire_first_byte (hello[0]), ==, HYBRID_PEER_HYBRID);
   for (guint compact = 0; compact < 2; compact++)
-    for (guint framed = 0; framed < 2; framed++) {
+    for (guint framed = 0; framed < 2; framed++)
+    {
       ThriftMemoryBuffer *mem = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, NULL);
-      ThriftTransport *t = framed ? g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport",
-                                                  mem, NULL)
-                                  : g_object_ref (THRIFT_TRANSPORT (mem));
+      ThriftTransport *t = framed
+                               ? g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", mem, NULL)
+                               : g_object_ref (THRIFT_TRANSPORT (mem));
       ThriftProtocol *p = g_object_new (compact ? THRIFT_TYPE_COMPACT_PROTOCOL
                                                 : THRIFT_TYPE_BINARY_PROTOCOL,
                                         "transport", t, NULL);
       GError *error = NULL;
       guint8 first = 0;
 
-      g_assert_cmpint (thrift_protocol_write_message_begin (p, "noted", T_CALL, 1, &error),
-                       >, 0);
+      g_assert_cmpint (thrift_protocol_write_message_begin (p, "noted", T_CALL, 1, &error), >, 0);
       g_assert_cmpint (thrift_protocol_write_message_end (p, &error), >=, 0);
       g_assert_true (thrift_transport_flush (t, &error));
       g_assert_no_error (error);
-      g_assert_cmpint (thrift_transport_read (THRIFT_TRANSPORT (mem), &first, 1, &error), ==,
-                       1);
+      g_assert_cmpint (thrift_transport_read (THRIFT_TRANSPORT (mem), &first, 1, &error), ==, 1);
       g_assert_cmpint (hybrid_wire_first_byte (first), ==,
                        framed ? HYBRID_PEER_FRAMED : HYBRID_PEER_BUFFERED);
       g_object_unref (p);
@@ -239,7 +243,8 @@ test_uri (void)
 {
   GError *error = NULL;
   ThriftTransportUri *u = thrift_transport_uri_parse ("hybrid://10.77.0.1:9095?fallback=tcp&"
-                                                      "polling=busy", FALSE, &error);
+                                                      "polling=busy",
+                                                      FALSE, &error);
   g_autofree gchar *text = NULL;
 
   g_assert_no_error (error);
@@ -320,17 +325,19 @@ test_tcp_alone_calls (void)
   start_tcp_alone (&s, port, "fallback=tcp");
   open_tcp_alone (&c, port);
   g_assert_null (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport)));
-  g_assert_nonnull (strstr (thrift_hybrid_get_fallback_reason (THRIFT_HYBRID (c.transport)),
-                            "no RDMA device"));
+  g_assert_nonnull (
+      strstr (thrift_hybrid_get_fallback_reason (THRIFT_HYBRID (c.transport)), "no RDMA device"));
   g_assert_cmpint (thrift_hybrid_get_last_leg (THRIFT_HYBRID (c.transport)), ==,
                    THRIFT_HYBRID_LEG_NONE);
 
-  for (guint i = 0; i < 300; i++) {
+  for (guint i = 0; i < 300; i++)
+  {
     g_autoptr (GByteArray) in = legs_payload (sizes[i % G_N_ELEMENTS (sizes)], i);
     GByteArray *out = NULL;
     gboolean ok;
 
-    switch (i % 3) {
+    switch (i % 3)
+    {
     case 0:
       ok = legs_if_bulk (c.client, &out, in, &error);
       break;
@@ -349,7 +356,8 @@ test_tcp_alone_calls (void)
     g_assert_cmpint (thrift_hybrid_get_last_leg (THRIFT_HYBRID (c.transport)), ==,
                      THRIFT_HYBRID_LEG_TCP);
   }
-  for (gint i = 1; i <= 100; i++) {
+  for (gint i = 1; i <= 100; i++)
+  {
     g_assert_true (i % 2 ? legs_if_note_tcp (c.client, i, &error)
                          : legs_if_note_rdma (c.client, i, &error));
     sum += i;
@@ -422,7 +430,8 @@ assert_echoes (LegsTestClient *c, guint calls)
   Oops *oops = NULL;
   gint32 r = -1, code = 0;
 
-  for (guint i = 0; i < calls; i++) {
+  for (guint i = 0; i < calls; i++)
+  {
     g_autoptr (GByteArray) in = legs_payload (sizes[i % G_N_ELEMENTS (sizes)], i);
     GByteArray *out = NULL;
     gboolean ok = i % 2 ? legs_if_quick (c->client, &out, in, &error)
@@ -434,7 +443,7 @@ assert_echoes (LegsTestClient *c, guint calls)
     g_byte_array_unref (out);
   }
   g_assert_false (legs_if_fail_tcp (c->client, &r, 9, &oops, &error));
-  g_clear_error (&error);   /* c_glib's generated client says so too */
+  g_clear_error (&error); /* c_glib's generated client says so too */
   g_assert_nonnull (oops);
   g_object_get (oops, "code", &code, NULL);
   g_assert_cmpint (code, ==, 9);
@@ -458,7 +467,8 @@ test_stock_clients (void)
     return;
   start_tcp_alone (&s, port, "fallback=tcp");
   open_tcp_alone (&hybrid, port);
-  for (guint f = 0; f < G_N_ELEMENTS (framings); f++) {
+  for (guint f = 0; f < G_N_ELEMENTS (framings); f++)
+  {
     g_autofree gchar *uri = uri_at ("tcp", FALSE, port, framings[f]);
 
     g_test_message ("a stock client at %s", uri);
@@ -479,8 +489,8 @@ test_stock_clients (void)
     g_clear_object (&c.client);
     g_clear_object (&c.protocol);
     c.protocol = g_object_new (THRIFT_TYPE_COMPACT_PROTOCOL, "transport", c.transport, NULL);
-    c.client = g_object_new (TYPE_LEGS_CLIENT, "input_protocol", c.protocol,
-                             "output_protocol", c.protocol, NULL);
+    c.client = g_object_new (TYPE_LEGS_CLIENT, "input_protocol", c.protocol, "output_protocol",
+                             c.protocol, NULL);
     t0 = g_get_monotonic_time ();
     g_assert_false (legs_if_noted (c.client, &got, 0, &error));
     g_assert_nonnull (error);
@@ -514,7 +524,8 @@ seconds_to_eof (int fd, gdouble limit_s)
 static int
 connect_raw (guint port)
 {
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (port),
+  struct sockaddr_in a = { .sin_family = AF_INET,
+                           .sin_port = htons (port),
                            .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   int fd = socket (AF_INET, SOCK_STREAM, 0);
 
@@ -584,18 +595,22 @@ test_split_frames (void)
 
   if (!no_rdma_here ())
     return;
-  for (guint k = 0; k < G_N_ELEMENTS (schemes); k++) {
+  for (guint k = 0; k < G_N_ELEMENTS (schemes); k++)
+  {
     guint port = test_free_port ();
     g_autofree gchar *uri = uri_at (schemes[k], TRUE, port, "fallback=tcp");
     LegsTestServer s;
     GError *error = NULL;
 
-    if (k == 0) {
+    if (k == 0)
+    {
       g_free (uri);
       uri = uri_at (schemes[k], TRUE, port, NULL);
       g_assert_true (legs_server_start (&s, uri, &error));
       g_assert_no_error (error);
-    } else {
+    }
+    else
+    {
       start_tcp_alone (&s, port, "fallback=tcp");
     }
     /* the first frame ends 16 and 216 bytes into a binary argument of 100 and 4,000 bytes */
@@ -634,7 +649,7 @@ test_silent_clients (void)
   t = seconds_to_eof (mute, 5);
   g_assert_cmpfloat (t, >=, 0);
   g_assert_cmpfloat (t, <, 3);
-  t = seconds_to_eof (half, 5);   /* the welcome came, then the end */
+  t = seconds_to_eof (half, 5); /* the welcome came, then the end */
   g_assert_cmpfloat (t, >=, 0);
   g_assert_cmpfloat (t, <, 3);
   close (mute);

@@ -50,16 +50,18 @@ tcp_out_segments (void)
 
   g_assert_true (g_file_get_contents ("/proc/net/snmp", &text, NULL, NULL));
   lines = g_strsplit (text, "\n", -1);
-  for (gchar **l = lines; *l != NULL; l++) {
+  for (gchar **l = lines; *l != NULL; l++)
+  {
     if (!g_str_has_prefix (*l, "Tcp:"))
       continue;
-    if (header) {
+    if (header)
+    {
       header = FALSE;
       continue;
     }
     {
       g_auto (GStrv) f = g_strsplit (*l, " ", -1);
-      v = g_ascii_strtoull (f[11], NULL, 10);     /* OutSegs */
+      v = g_ascii_strtoull (f[11], NULL, 10); /* OutSegs */
     }
   }
   return v;
@@ -68,13 +70,17 @@ tcp_out_segments (void)
 static gchar *
 uri (guint port, gboolean server)
 {
-  return g_strdup_printf ("hybrid://%s:%u", server ? rt_server_addr () : rt_server_addr (),
-                          port);
+  return g_strdup_printf ("hybrid://%s:%u", server ? rt_server_addr () : rt_server_addr (), port);
 }
 
 /* ---- calls by the leg their hint names ---- */
 
-typedef enum { CALL_BULK, CALL_QUICK, CALL_PLAIN } Call;
+typedef enum
+{
+  CALL_BULK,
+  CALL_QUICK,
+  CALL_PLAIN
+} Call;
 
 static void
 call (LegsTestClient *c, Call which, guint len, guint seed)
@@ -84,9 +90,9 @@ call (LegsTestClient *c, Call which, guint len, guint seed)
   GError *error = NULL;
   gboolean ok;
 
-  ok = which == CALL_BULK ? legs_if_bulk (c->client, &out, in, &error)
+  ok = which == CALL_BULK    ? legs_if_bulk (c->client, &out, in, &error)
        : which == CALL_QUICK ? legs_if_quick (c->client, &out, in, &error)
-       : legs_if_plain (c->client, &out, in, &error);
+                             : legs_if_plain (c->client, &out, in, &error);
   g_assert_no_error (error);
   g_assert_true (ok);
   g_assert_cmpmem (out->data, out->len, in->data, in->len);
@@ -126,15 +132,17 @@ test_legs_by_counters (void)
 
   /* TCP calls: a segment or more each way per call, (almost) no RDMA packet */
   count_calls (&c, CALL_BULK, 500, &segs, &pkts);
-  g_test_message ("500 calls hinted tcp: %" G_GUINT64_FORMAT " TCP segments, %"
-                  G_GUINT64_FORMAT " RDMA packets", segs, pkts);
+  g_test_message ("500 calls hinted tcp: %" G_GUINT64_FORMAT " TCP segments, %" G_GUINT64_FORMAT
+                  " RDMA packets",
+                  segs, pkts);
   g_assert_cmpuint (segs, >=, 2 * 500);
   g_assert_cmpuint (pkts, <, 50);
 
   /* RDMA calls: packets on the RDMA devices, (almost) no TCP segment */
   count_calls (&c, CALL_QUICK, 500, &segs, &pkts);
-  g_test_message ("500 calls hinted rdma: %" G_GUINT64_FORMAT " TCP segments, %"
-                  G_GUINT64_FORMAT " RDMA packets", segs, pkts);
+  g_test_message ("500 calls hinted rdma: %" G_GUINT64_FORMAT " TCP segments, %" G_GUINT64_FORMAT
+                  " RDMA packets",
+                  segs, pkts);
   g_assert_cmpuint (pkts, >=, 2 * 500);
   g_assert_cmpuint (segs, <, 50);
 
@@ -144,7 +152,8 @@ test_legs_by_counters (void)
   g_assert_cmpuint (segs, <, 50);
 
   /* an exception comes back on either leg, and the next call goes on */
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     Oops *oops = NULL;
     gint32 r = -1, code = 0;
 
@@ -170,7 +179,7 @@ typedef struct
   const gchar *uri;
   guint calls;
   guint index;
-  gint64 noted;            /* the sum of this client's oneway notes */
+  gint64 noted; /* the sum of this client's oneway notes */
 } Job;
 
 static gpointer
@@ -181,12 +190,16 @@ client_job (gpointer data)
   GError *error = NULL;
 
   legs_assert_open (&c, job->uri);
-  for (guint i = 0; i < job->calls; i++) {
+  for (guint i = 0; i < job->calls; i++)
+  {
     guint k = (i * 7 + job->index) % 5;
     /* every call switches leg or function: 0 B to 9000 B */
-    if (k < 3) {
+    if (k < 3)
+    {
       call (&c, (Call) k, (i * 997 + job->index * 13) % 9001, i ^ job->index);
-    } else {
+    }
+    else
+    {
       gint32 x = (gint32) (i % 1000);
       g_assert_true (k == 3 ? legs_if_note_tcp (c.client, x, &error)
                             : legs_if_note_rdma (c.client, x, &error));
@@ -201,7 +214,11 @@ client_job (gpointer data)
 static void
 test_many_clients_mixed (void)
 {
-  enum { CLIENTS = 4, CALLS = 2500 };    /* 10,000 calls in all */
+  enum
+  {
+    CLIENTS = 4,
+    CALLS = 2500
+  }; /* 10,000 calls in all */
   guint port = next_port++;
   g_autofree gchar *u = uri (port, TRUE);
   gint baseline = rt_live_resources ();
@@ -217,17 +234,20 @@ test_many_clients_mixed (void)
   legs_assert_open (&c, u);
   g_assert_true (legs_if_noted (c.client, &got, 0, &error));
   sum = got;
-  for (guint i = 0; i < CLIENTS; i++) {
-    jobs[i] = (Job) { .uri = u, .calls = CALLS, .index = i };
+  for (guint i = 0; i < CLIENTS; i++)
+  {
+    jobs[i] = (Job){ .uri = u, .calls = CALLS, .index = i };
     threads[i] = g_thread_new ("hybrid-client", client_job, &jobs[i]);
   }
-  for (guint i = 0; i < CLIENTS; i++) {
+  for (guint i = 0; i < CLIENTS; i++)
+  {
     g_thread_join (threads[i]);
     sum += jobs[i].noted;
   }
   /* every oneway call arrived, on either leg: the last ones of a client may still be in its
    * server thread's hands when this asks, nothing acknowledges them */
-  for (gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;;) {
+  for (gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;;)
+  {
     g_assert_true (legs_if_noted (c.client, &got, 0, &error));
     g_assert_no_error (error);
     if (got == sum || g_get_monotonic_time () > deadline)
@@ -258,9 +278,8 @@ static gboolean
 rdma_with_token (guint port, const guint8 *token, GError **error)
 {
   g_autoptr (GBytes) pair = g_bytes_new (token, HYBRID_TOKEN_LEN);
-  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (),
-                                     "port", port, "source-address", rt_client_addr (),
-                                     "pair-token", pair, NULL);
+  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                                     "source-address", rt_client_addr (), "pair-token", pair, NULL);
   gboolean ok = thrift_transport_open (t, error);
 
   if (ok)
@@ -332,7 +351,8 @@ plain_job (gpointer data)
   GError *error = NULL;
 
   legs_assert_open (&c, job->uri);
-  for (guint i = 0; i < job->calls; i++) {
+  for (guint i = 0; i < job->calls; i++)
+  {
     g_autoptr (GByteArray) in = legs_payload ((i * 389) % 20000, i);
     GByteArray *out = NULL;
 
@@ -388,8 +408,8 @@ assert_bulk (gpointer object, guint threshold, guint depth, guint entries, guint
   guint t = 0, c = 0, d = 0, e = 0;
   guint64 b = 0;
 
-  g_object_get (object, "bulk-threshold", &t, "bulk-chunk", &c, "bulk-depth", &d,
-                "rcache-entries", &e, "rcache-bytes", &b, NULL);
+  g_object_get (object, "bulk-threshold", &t, "bulk-chunk", &c, "bulk-depth", &d, "rcache-entries",
+                &e, "rcache-bytes", &b, NULL);
   g_assert_cmpuint (t, ==, threshold);
   g_assert_cmpuint (c, ==, 65536u);
   g_assert_cmpuint (d, ==, depth);
@@ -453,7 +473,7 @@ typedef struct
   LegsTestClient *c;
   Call which;
   gint ok_calls;
-  GError *error;         /* the call that failed */
+  GError *error; /* the call that failed */
   gint64 failed_at;
 } Caller;
 
@@ -463,12 +483,14 @@ call_until_error (gpointer data)
   Caller *k = data;
   gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
 
-  while (g_get_monotonic_time () < deadline) {
+  while (g_get_monotonic_time () < deadline)
+  {
     g_autoptr (GByteArray) in = legs_payload (256, (guint) k->ok_calls);
     GByteArray *out = NULL;
     gboolean ok = k->which == CALL_BULK ? legs_if_bulk (k->c->client, &out, in, &k->error)
                                         : legs_if_quick (k->c->client, &out, in, &k->error);
-    if (!ok) {
+    if (!ok)
+    {
       k->failed_at = g_get_monotonic_time ();
       break;
     }
@@ -482,8 +504,7 @@ static void
 leg_dies (gboolean tcp_dies)
 {
   guint port = next_port++;
-  g_autofree gchar *u = g_strdup_printf ("hybrid://%s:%u?keepalive=2000", rt_server_addr (),
-                                         port);
+  g_autofree gchar *u = g_strdup_printf ("hybrid://%s:%u?keepalive=2000", rt_server_addr (), port);
   g_autofree gchar *listen_uri = uri (port, TRUE);
   gint baseline = rt_live_resources ();
   LegsTestServer s;
@@ -495,27 +516,30 @@ leg_dies (gboolean tcp_dies)
 
   g_assert_true (legs_server_start (&s, listen_uri, &error));
   legs_assert_open (&c, u);
-  if (tcp_dies) {
+  if (tcp_dies)
+  {
     /* the TCP leg ends under RDMA calls made by another thread */
     thread = g_thread_new ("caller", call_until_error, &k);
     g_usleep (300 * 1000);
     killed = g_get_monotonic_time ();
     shutdown (thrift_hybrid_get_socket (THRIFT_HYBRID (c.transport))->sd, SHUT_RDWR);
     g_thread_join (thread);
-  } else {
+  }
+  else
+  {
     /* the RDMA leg disconnects between TCP calls (a transport is used by one thread) */
     for (guint i = 0; i < 50; i++)
       call (&c, CALL_BULK, 256, i);
     killed = g_get_monotonic_time ();
     g_assert_true (thrift_transport_close (
-                     THRIFT_TRANSPORT (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport))),
-                     NULL));
+        THRIFT_TRANSPORT (thrift_hybrid_get_rdma (THRIFT_HYBRID (c.transport))), NULL));
     call_until_error (&k);
     k.ok_calls += 50;
   }
   g_test_message ("%s leg killed: %d calls went through on the other, the next failed %.1f ms "
-                  "after: %s", tcp_dies ? "tcp" : "rdma", k.ok_calls,
-                  (k.failed_at - killed) / 1e3, k.error != NULL ? k.error->message : "-");
+                  "after: %s",
+                  tcp_dies ? "tcp" : "rdma", k.ok_calls, (k.failed_at - killed) / 1e3,
+                  k.error != NULL ? k.error->message : "-");
   g_assert_nonnull (k.error);
   g_assert_cmpint (k.ok_calls, >, 0);
   (void) thread;

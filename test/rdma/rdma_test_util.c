@@ -67,7 +67,8 @@ rt_resources_at_baseline (gint baseline)
     rdma_res_counts (&c);
     rdma_verbs_live (&mrs, &mws);
     g_printerr ("live verbs resources at the end: %d (QPs %d, CQs %d, MRs %d, MWs %d), "
-                "baseline %d\n", rt_live_resources (), c.qps, c.cqs, mrs, mws, baseline);
+                "baseline %d\n",
+                rt_live_resources (), c.qps, c.cqs, mrs, mws, baseline);
   }
   return FALSE;
 }
@@ -103,7 +104,7 @@ struct _RtEchoServer
   volatile guint served;
   volatile guint failed;
   GMutex lock;
-  ThriftRdmaStats last;   /* of the last connection served (lock) */
+  ThriftRdmaStats last; /* of the last connection served (lock) */
 };
 
 static gboolean
@@ -112,7 +113,8 @@ serve_one (ThriftTransport *t, GError **error)
   ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
   gboolean ok = TRUE;
 
-  while (ok && thrift_transport_peek (t, error)) {
+  while (ok && thrift_transport_peek (t, error))
+  {
     gpointer buf = NULL;
     guint32 len = 0;
     ok = thrift_protocol_read_binary (p, &buf, &len, error) >= 0
@@ -130,15 +132,18 @@ echo_thread (gpointer data)
 {
   RtEchoServer *srv = data;
 
-  while (!g_atomic_int_get (&srv->stop)) {
+  while (!g_atomic_int_get (&srv->stop))
+  {
     GError *error = NULL;
     ThriftTransport *t = thrift_server_transport_accept (srv->server, &error);
-    if (t == NULL) {
+    if (t == NULL)
+    {
       g_clear_error (&error);
       continue;
     }
     g_atomic_int_inc ((gint *) &srv->accepted);
-    if (!serve_one (t, &error)) {
+    if (!serve_one (t, &error))
+    {
       g_test_message ("echo server: connection ended: %s", error ? error->message : "?");
       g_atomic_int_inc ((gint *) &srv->failed);
     }
@@ -246,9 +251,9 @@ rt_echo_server_stop (RtEchoServer *srv)
 ThriftTransport *
 rt_client_new (guint port, ThriftRdmaPolling polling)
 {
-  return g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                       "polling", polling, "call-timeout", 20000, "bulk-threshold",
-                       rt_bulk_threshold (), NULL);
+  return g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, "polling",
+                       polling, "call-timeout", 20000, "bulk-threshold", rt_bulk_threshold (),
+                       NULL);
 }
 
 guint8 *
@@ -257,7 +262,7 @@ rt_binary_new (gsize len, guint seed)
   guint8 *buf = g_malloc (RT_RAW_HEADER + len);
   guint32 be = GUINT32_TO_BE ((guint32) len);
 
-  buf[0] = 0;   /* RDMA_BULK_PLAIN */
+  buf[0] = 0; /* RDMA_BULK_PLAIN */
   memcpy (buf + 1, &be, 4);
   for (gsize i = 0; i < len; i++)
     buf[RT_RAW_HEADER + i] = rt_pattern (seed, i);
@@ -276,16 +281,17 @@ rt_echo (ThriftTransport *t, gsize len, guint seed, GError **error)
   for (gsize i = 0; i < len; i++)
     out[i] = rt_pattern (seed, i);
   ok = thrift_protocol_write_binary (p, out, (guint32) len, error) >= 0
-       && thrift_transport_flush (t, error)
-       && thrift_transport_write_end (t, error)
+       && thrift_transport_flush (t, error) && thrift_transport_write_end (t, error)
        && thrift_protocol_read_binary (p, &in, &in_len, error) >= 0
        && thrift_transport_read_end (t, error);
-  if (ok) {
+  if (ok)
+  {
     g_assert_cmpuint (in_len, ==, len);
     for (gsize i = 0; i < len; i++)
       if (((guint8 *) in)[i] != rt_pattern (seed, i))
         g_error ("echo of %" G_GSIZE_FORMAT " bytes: byte %" G_GSIZE_FORMAT " is 0x%02x, "
-                 "expected 0x%02x", len, i, ((guint8 *) in)[i], rt_pattern (seed, i));
+                 "expected 0x%02x",
+                 len, i, ((guint8 *) in)[i], rt_pattern (seed, i));
   }
   g_free (in);
   g_free (out);
@@ -301,8 +307,7 @@ rt_echo_buffer (ThriftTransport *t, const guint8 *buf, gsize len)
   gpointer in = NULL;
   guint32 in_len = 0;
 
-  g_assert_cmpint (thrift_protocol_write_binary (p, (gpointer) buf, (guint32) len, &error), >=,
-                   0);
+  g_assert_cmpint (thrift_protocol_write_binary (p, (gpointer) buf, (guint32) len, &error), >=, 0);
   g_assert_true (thrift_transport_flush (t, &error));
   g_assert_true (thrift_transport_write_end (t, &error));
   g_assert_cmpint (thrift_protocol_read_binary (p, &in, &in_len, &error), >=, 0);
@@ -322,9 +327,11 @@ rt_rdma_sent_packets (void)
   guint64 sum = 0;
 
   g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL) {
+  while ((name = g_dir_read_name (dir)) != NULL)
+  {
     g_autofree gchar *path = g_strdup_printf ("/sys/class/infiniband/%s/ports/1/hw_counters/"
-                                              "sent_pkts", name);
+                                              "sent_pkts",
+                                              name);
     g_autofree gchar *text = NULL;
 
     if (g_file_get_contents (path, &text, NULL, NULL))

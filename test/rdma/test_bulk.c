@@ -50,8 +50,8 @@ bulk_client (guint depth)
 static void
 bulk_server (guint depth)
 {
-  g_object_set (rt_echo_server_transport (server), "bulk-threshold", THRESHOLD, "bulk-depth",
-                depth, NULL);
+  g_object_set (rt_echo_server_transport (server), "bulk-threshold", THRESHOLD, "bulk-depth", depth,
+                NULL);
 }
 
 /* Closes @t and returns the counters of both sides for the connection. */
@@ -69,10 +69,11 @@ finish (ThriftTransport *t, ThriftRdmaStats *client, ThriftRdmaStats *srv)
 static void
 check_lent (const ThriftRdmaStats *s, const gchar *side, guint64 bytes, guint calls)
 {
-  g_test_message ("%s: copied %" G_GUINT64_FORMAT ", pulled %" G_GUINT64_FORMAT ", lent %"
-                  G_GUINT64_FORMAT ", binds %" G_GUINT64_FORMAT ", READs %" G_GUINT64_FORMAT
-                  ", cache hits %" G_GUINT64_FORMAT " misses %" G_GUINT64_FORMAT, side,
-                  s->bytes_copied, s->bulk_received, s->bulk_sent, s->window_binds, s->reads,
+  g_test_message ("%s: copied %" G_GUINT64_FORMAT ", pulled %" G_GUINT64_FORMAT
+                  ", lent %" G_GUINT64_FORMAT ", binds %" G_GUINT64_FORMAT
+                  ", READs %" G_GUINT64_FORMAT ", cache hits %" G_GUINT64_FORMAT
+                  " misses %" G_GUINT64_FORMAT,
+                  side, s->bytes_copied, s->bulk_received, s->bulk_sent, s->window_binds, s->reads,
                   s->rcache_hits, s->rcache_misses);
   /* the field never went through the CPU: only the few inline bytes were copied */
   g_assert_cmpuint (s->bytes_copied, <=, (guint64) calls * 2 * INLINE_MAX);
@@ -96,10 +97,11 @@ test_sizes (gconstpointer data)
 
   bulk_server (depth);
   t = bulk_client (depth);
-  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
     GError *error = NULL;
     if (depth == 1 && sizes[i] > (16u << 20))
-      break;   /* one READ at a time: the largest adds minutes in the emulator, nothing new */
+      break; /* one READ at a time: the largest adds minutes in the emulator, nothing new */
     g_assert_true (rt_echo (t, sizes[i], i + 1, &error));
     g_assert_no_error (error);
     total += sizes[i];
@@ -128,11 +130,12 @@ test_not_stale (void)
   for (gsize i = 0; i < len; i++)
     a[i] = rt_pattern (1, i);
   rt_echo_buffer (t, a, len);
-  rt_echo_buffer (t, a, len);   /* the same buffer again: served by the cache */
+  rt_echo_buffer (t, a, len); /* the same buffer again: served by the cache */
   munmap (a, len);
-  b = mmap (a, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-            -1, 0);
-  if (b == MAP_FAILED || b != a) {
+  b = mmap (a, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+            0);
+  if (b == MAP_FAILED || b != a)
+  {
     g_test_skip ("the address could not be mapped again");
     if (b != MAP_FAILED)
       munmap (b, len);
@@ -145,8 +148,8 @@ test_not_stale (void)
   munmap (b, len);
   finish (t, &c, &s);
   g_test_message ("client cache: hits %" G_GUINT64_FORMAT " misses %" G_GUINT64_FORMAT
-                  " invalidations %" G_GUINT64_FORMAT, c.rcache_hits, c.rcache_misses,
-                  c.rcache_invalidations);
+                  " invalidations %" G_GUINT64_FORMAT,
+                  c.rcache_hits, c.rcache_misses, c.rcache_invalidations);
   g_assert_cmpuint (c.rcache_hits, >=, 1);
   g_assert_cmpuint (c.rcache_invalidations, >=, 1);
   g_assert_cmpuint (c.bulk_sent, ==, 3 * len);

@@ -82,9 +82,8 @@ static ThriftTransport *
 client_to (guint port)
 {
   ThriftConfiguration *conf = big_configuration ();
-  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port",
-                                     port, "configuration", conf, "call-timeout",
-                                     CALL_TIMEOUT_MS, NULL);
+  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
+                                     "configuration", conf, "call-timeout", CALL_TIMEOUT_MS, NULL);
 
   g_object_unref (conf);
   set_bulk (t);
@@ -147,9 +146,8 @@ static int
 lend_server_main (void)
 {
   ThriftConfiguration *conf = big_configuration ();
-  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                           rt_server_addr (), "port", 0, "configuration", conf,
-                                           NULL);
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                           "port", 0, "configuration", conf, NULL);
   guint8 *reply = g_malloc (BIG);
   GError *error = NULL;
   ThriftTransport *t;
@@ -159,7 +157,8 @@ lend_server_main (void)
   gchar *port;
 
   set_bulk (s);
-  if (!thrift_server_transport_listen (s, &error)) {
+  if (!thrift_server_transport_listen (s, &error))
+  {
     g_printerr ("lend server: %s\n", error->message);
     return 1;
   }
@@ -192,7 +191,8 @@ lend_client_main (const gchar *port)
   GError *error = NULL;
   ThriftProtocol *p;
 
-  if (!thrift_transport_open (t, &error)) {
+  if (!thrift_transport_open (t, &error))
+  {
     g_printerr ("lend client: %s\n", error->message);
     return 1;
   }
@@ -212,9 +212,8 @@ spawn (const gchar *mode, const gchar *arg, GPid *pid, int *out_fd)
   const gchar *argv[] = { self_path, mode, arg, NULL };
   GError *error = NULL;
 
-  g_assert_true (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL,
-                                           G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, pid, NULL,
-                                           out_fd, NULL, &error));
+  g_assert_true (g_spawn_async_with_pipes (NULL, (gchar **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, pid, NULL, out_fd, NULL, &error));
   g_assert_no_error (error);
 }
 
@@ -222,8 +221,8 @@ typedef struct
 {
   GPid pid;
   int out_fd;
-  gint64 killed_at;       /* when the child was killed (read after the join) */
-  guint64 packets;        /* sent by the devices between "lending" and the kill */
+  gint64 killed_at; /* when the child was killed (read after the join) */
+  guint64 packets;  /* sent by the devices between "lending" and the kill */
 } Killer;
 
 /* Waits for the child's "lending", then for the devices to send KILL_AFTER_PACKETS more
@@ -324,9 +323,10 @@ test_request_lender_killed (void)
     g_usleep (10 * 1000);
   rt_echo_server_last_stats (server, &st);
   g_test_message ("request lender killed after %" G_GUINT64_FORMAT " packets: the server's "
-                  "connection ended %.0f ms later (%" G_GUINT64_FORMAT " READs posted, %"
-                  G_GUINT64_FORMAT " bytes pulled)", k.packets,
-                  (g_get_monotonic_time () - k.killed_at) / 1000.0, st.reads, st.bulk_received);
+                  "connection ended %.0f ms later (%" G_GUINT64_FORMAT
+                  " READs posted, %" G_GUINT64_FORMAT " bytes pulled)",
+                  k.packets, (g_get_monotonic_time () - k.killed_at) / 1000.0, st.reads,
+                  st.bulk_received);
   g_assert_cmpuint (rt_echo_server_served (server), ==, served + 1);
   g_assert_cmpuint (rt_echo_server_failed (server), ==, failed + 1);
   g_assert_cmpuint (st.reads, >, 0);
@@ -341,15 +341,19 @@ test_request_lender_killed (void)
 #define FIELD (1u << 20)
 #define MARKER 0xee
 
-typedef enum { BAD_KEY, PAST_WINDOW } BadDesc;
+typedef enum
+{
+  BAD_KEY,
+  PAST_WINDOW
+} BadDesc;
 
 /* The reader: a server that reads one binary per connection into its own zeroed buffer. */
 typedef struct
 {
   ThriftServerTransport *st;
-  guint8 *dst;             /* the last connection's buffer */
+  guint8 *dst; /* the last connection's buffer */
   guint32 len;
-  GError *error;           /* its failure */
+  GError *error; /* its failure */
   gint64 failed_at;
 } Reader;
 
@@ -362,7 +366,8 @@ reader_main (gpointer data)
 
   if (t == NULL)
     return NULL;
-  if (thrift_transport_read_all (t, &be, 4, &r->error) == 4) {
+  if (thrift_transport_read_all (t, &be, 4, &r->error) == 4)
+  {
     r->len = GUINT32_FROM_BE (be);
     g_assert_cmpuint (r->len, <=, 2 * FIELD);
     r->dst = g_malloc0 (r->len);
@@ -395,7 +400,7 @@ raw_lend (RdmaConn *c, const guint8 *mem, BadDesc bad)
   g_assert_no_error (error);
   d.at = 4;
   if (bad == BAD_KEY)
-    d.rkey ^= 0x5500;   /* another window's index: no window of the peer's */
+    d.rkey ^= 0x5500; /* another window's index: no window of the peer's */
   else
     d.len = claimed;
   rdma_bulk_wire_write_table (table, &d, 1, rdma_bulk_seq (c));
@@ -437,7 +442,8 @@ test_bad_descriptor (gconstpointer data)
   /* the raw peer answers nothing: the reader's READs meet the device's checks alone */
   until = t0 + GONE_WITHIN_S * G_USEC_PER_SEC;
   while (c->state == RDMA_CONN_CONNECTED && g_get_monotonic_time () < until)
-    if (!rdma_conn_progress (c, g_get_monotonic_time () + 100000, &error)) {
+    if (!rdma_conn_progress (c, g_get_monotonic_time () + 100000, &error))
+    {
       if (g_error_matches (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT))
         g_clear_error (&error);
       else
@@ -447,8 +453,8 @@ test_bad_descriptor (gconstpointer data)
   g_thread_join (th);
   g_assert_nonnull (r.error);
   g_test_message ("%s: the reader's call failed after %.0f ms: %s",
-                  bad == BAD_KEY ? "wrong key" : "past the window",
-                  (r.failed_at - t0) / 1000.0, r.error->message);
+                  bad == BAD_KEY ? "wrong key" : "past the window", (r.failed_at - t0) / 1000.0,
+                  r.error->message);
   g_assert_cmpint (r.failed_at - t0, <, GONE_WITHIN_S * G_USEC_PER_SEC);
   g_assert_nonnull (r.dst);
   /* nothing past the field reached the reader (no marker byte), only the field's own bytes
@@ -456,7 +462,8 @@ test_bad_descriptor (gconstpointer data)
   for (guint32 i = 0; i < r.len; i++)
     if (r.dst[i] != 0 && (i >= FIELD || r.dst[i] != rt_pattern (6, i)))
       g_error ("byte %u of the reader's buffer is 0x%02x: not the field's", i, r.dst[i]);
-  if (bad == BAD_KEY) {
+  if (bad == BAD_KEY)
+  {
     /* no READ went through: not one byte of the field either */
     for (guint32 i = 0; i < r.len; i++)
       g_assert_cmpuint (r.dst[i], ==, 0);
@@ -517,8 +524,8 @@ test_cache_bounds (void)
   guint64 peak_entries = 0, peak_bytes = 0;
   gint mrs0, mws0, mrs, mws;
 
-  g_object_set (rt_echo_server_transport (srv), "bulk-threshold", THRESHOLD, "bulk-depth",
-                DEPTH, "rcache-entries", ENTRIES, "rcache-bytes", (guint64) BYTES, NULL);
+  g_object_set (rt_echo_server_transport (srv), "bulk-threshold", THRESHOLD, "bulk-depth", DEPTH,
+                "rcache-entries", ENTRIES, "rcache-bytes", (guint64) BYTES, NULL);
   rdma_verbs_live (&mrs0, &mws0);
   t = client_to (rt_echo_server_port (srv));
   g_object_set (t, "rcache-entries", ENTRIES, "rcache-bytes", (guint64) BYTES, NULL);
@@ -526,7 +533,8 @@ test_cache_bounds (void)
   g_assert_no_error (error);
   /* every buffer stays allocated, so each call's is one the cache never saw (none is
    * unmapped: what leaves the cache is evicted, not invalidated) */
-  for (guint i = 0; i < CALLS; i++) {
+  for (guint i = 0; i < CALLS; i++)
+  {
     gsize len = (256u << 10) + (gsize) g_test_rand_int_range (0, (768 << 10) + 1);
     bufs[i] = g_malloc (len);
     for (gsize k = 0; k < len; k++)
@@ -556,8 +564,9 @@ test_cache_bounds (void)
   rt_echo_server_last_stats (srv, &s);
   g_test_message ("server cache at the end: %" G_GUINT64_FORMAT " entries, %" G_GUINT64_FORMAT
                   " bytes; misses %" G_GUINT64_FORMAT ", evictions %" G_GUINT64_FORMAT
-                  ", invalidations %" G_GUINT64_FORMAT, s.rcache_entries, s.rcache_bytes,
-                  s.rcache_misses, s.rcache_evictions, s.rcache_invalidations);
+                  ", invalidations %" G_GUINT64_FORMAT,
+                  s.rcache_entries, s.rcache_bytes, s.rcache_misses, s.rcache_evictions,
+                  s.rcache_invalidations);
   g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
   g_assert_cmpuint (s.rcache_entries, <=, ENTRIES);
   g_assert_cmpuint (s.rcache_bytes, <=, BYTES);

@@ -32,8 +32,14 @@
 
 /* ---- the handler ---- */
 
-typedef struct { EchoHandler parent; } TestEchoHandler;
-typedef struct { EchoHandlerClass parent; } TestEchoHandlerClass;
+typedef struct
+{
+  EchoHandler parent;
+} TestEchoHandler;
+typedef struct
+{
+  EchoHandlerClass parent;
+} TestEchoHandlerClass;
 static GType test_echo_handler_get_type (void);
 G_DEFINE_TYPE (TestEchoHandler, test_echo_handler, TYPE_ECHO_HANDLER)
 
@@ -90,8 +96,8 @@ start_server (void)
   GObject *processor = g_object_new (TYPE_ECHO_PROCESSOR, "handler", handler, NULL);
   gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
 
-  server_transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
-                                   "port", 0, NULL);
+  server_transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port",
+                                   0, NULL);
   /* the server unrefs what the factories return: the plain factory returns the accepted
    * transport itself (unref twice), so wrap it, as with ThriftServerSocket */
   GObject *tf = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY, NULL);
@@ -99,10 +105,9 @@ start_server (void)
 
   /* ThriftServer's factory properties are construct properties: give them explicitly */
   simple_server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor,
-                                "server_transport", server_transport,
-                                "input_transport_factory", tf, "output_transport_factory", tf,
-                                "input_protocol_factory", pf, "output_protocol_factory", pf,
-                                NULL);
+                                "server_transport", server_transport, "input_transport_factory", tf,
+                                "output_transport_factory", tf, "input_protocol_factory", pf,
+                                "output_protocol_factory", pf, NULL);
   g_object_unref (tf);
   g_object_unref (pf);
   g_object_unref (processor);
@@ -202,7 +207,8 @@ test_generated_echo (void)
 static void
 test_simple_server_sequential_clients (void)
 {
-  for (guint round = 0; round < 3; round++) {
+  for (guint round = 0; round < 3; round++)
+  {
     Client c;
     client_open (&c);
     echo_once (&c, 100 + round, round);

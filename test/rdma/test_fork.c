@@ -66,16 +66,15 @@ fixture_make (Fixture *f)
 
   memset (f, 0, sizeof *f);
   serve_thread_init (&f->serve);
-  f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
-                               "port", 0, NULL);
+  f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
+                               NULL);
   handler = g_object_new (test_gate_get_type (), NULL);
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
   tf = g_object_new (THRIFT_TYPE_TRANSPORT_FACTORY, NULL);
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                            "processor", processor, "server_transport", f->transport,
-                            "input_transport_factory", tf, "output_transport_factory", tf,
-                            "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
+  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor, "server_transport",
+                            f->transport, "input_transport_factory", tf, "output_transport_factory",
+                            tf, "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
   g_object_unref (handler);
   g_object_unref (processor);
   g_object_unref (tf);
@@ -90,7 +89,8 @@ fixture_start (Fixture *f)
   gboolean listening = FALSE;
 
   serve_thread_start (&f->serve, f->server);
-  while (!listening && g_get_monotonic_time () < until) {
+  while (!listening && g_get_monotonic_time () < until)
+  {
     g_object_get (f->server, "listening", &listening, NULL);
     if (!listening)
       g_usleep (5000);
@@ -120,10 +120,10 @@ scribble_and_exit (guint8 *block, gsize len)
 
 typedef struct
 {
-  gint stop;          /* atomic */
+  gint stop; /* atomic */
   guint forks;
-  guint failures;     /* a child that did not exit 0 */
-  guint8 *block;      /* heap the children write over */
+  guint failures; /* a child that did not exit 0 */
+  guint8 *block;  /* heap the children write over */
   gsize len;
 } Forker;
 
@@ -133,12 +133,16 @@ forker_main (gpointer data)
 {
   Forker *k = data;
 
-  while (!g_atomic_int_get (&k->stop)) {
+  while (!g_atomic_int_get (&k->stop))
+  {
     int status = -1;
 
-    if (k->forks % 2 == 0) {
+    if (k->forks % 2 == 0)
+    {
       status = system ("true");
-    } else {
+    }
+    else
+    {
       pid_t pid = fork ();
 
       if (pid == 0)
@@ -158,7 +162,8 @@ forker_main (gpointer data)
 static gboolean
 echoes (GateTestClient *c, guint calls, guint seed)
 {
-  for (guint i = 0; i < calls; i++) {
+  for (guint i = 0; i < calls; i++)
+  {
     gsize len = i % 4 == 3 ? 1 << 20 : 64;
     g_autoptr (GByteArray) in = g_byte_array_sized_new (len);
     GByteArray *out = NULL;
@@ -168,14 +173,16 @@ echoes (GateTestClient *c, guint calls, guint seed)
     g_byte_array_set_size (in, len);
     for (gsize b = 0; b < len; b++)
       in->data[b] = (guint8) (b * 13 + i + seed);
-    if (!gate_if_echo (c->client, &out, in, &error)) {
+    if (!gate_if_echo (c->client, &out, in, &error))
+    {
       g_printerr ("# call %u: %s\n", i, error != NULL ? error->message : "failed");
       g_clear_error (&error);
       return FALSE;
     }
     same = out->len == in->len && memcmp (out->data, in->data, len) == 0;
     g_byte_array_unref (out);
-    if (!same) {
+    if (!same)
+    {
       g_printerr ("# call %u: the echo differs\n", i);
       return FALSE;
     }
@@ -196,19 +203,22 @@ test_fork_under_calls (void)
 
   g_test_message ("ibv_is_fork_initialized: %d (%s)", ibv_is_fork_initialized (),
                   ibv_is_fork_initialized () == IBV_FORK_UNNEEDED
-                    ? "the kernel copies pinned pages at fork" : "fork is not safe here");
+                      ? "the kernel copies pinned pages at fork"
+                      : "fork is not safe here");
   fixture_make (&f);
   port = fixture_start (&f);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     gate_test_client_init (&c[i], rt_client_new (port, THRIFT_RDMA_POLLING_EVENT));
     g_assert_true (thrift_transport_open (c[i].transport, &error));
     g_assert_no_error (error);
   }
-  g_assert_true (echoes (&c[0], 8, 1));    /* the buffers registered before the forks */
+  g_assert_true (echoes (&c[0], 8, 1)); /* the buffers registered before the forks */
 
   k.block = g_malloc0 (k.len);
   forker = g_thread_new ("forker", forker_main, &k);
-  for (guint round = 0; round < 10; round++) {
+  for (guint round = 0; round < 10; round++)
+  {
     g_assert_true (echoes (&c[round % 2], 20, round));
   }
   g_atomic_int_set (&k.stop, 1);
@@ -261,7 +271,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  alarm (120);  /* a hang fails the run */
+  alarm (120); /* a hang fails the run */
   g_test_add_func ("/fork/under-calls", test_fork_under_calls);
   g_test_add_func ("/fork/after-listen", test_fork_after_listen);
   return g_test_run ();

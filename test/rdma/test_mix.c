@@ -63,7 +63,7 @@ on_warning (const gchar *domain, GLogLevelFlags level, const gchar *message, gpo
 typedef struct
 {
   const gchar *name;
-  ThriftHintProto request, reply;   /* reply UNSET: oneway */
+  ThriftHintProto request, reply; /* reply UNSET: oneway */
 } MixFunction;
 
 static const MixFunction mix[N_FUNCTIONS] = {
@@ -97,17 +97,28 @@ data_len (guint f, guint i)
 {
   guint k = (i / N_FUNCTIONS) * 7919u;
 
-  switch (f) {
-  case 1: return k % 4000u;                /* put */
-  case 2: return k % 2000u;                /* note */
-  case 3: return 5000u + k % 35000u;       /* bulk */
-  case 4: return k % 3000u;                /* fail */
-  case 5: return 10000u + k % 60000u;      /* fetch: the reply's length */
-  case 6: return k % 500u;                 /* log */
-  case 7: return k % 3000u;                /* twice: the reply has twice as much */
-  case 8: return 64u;                      /* quick */
-  case 9: return 4097u + k % 16000u;       /* big */
-  default: return 0;
+  switch (f)
+  {
+  case 1:
+    return k % 4000u; /* put */
+  case 2:
+    return k % 2000u; /* note */
+  case 3:
+    return 5000u + k % 35000u; /* bulk */
+  case 4:
+    return k % 3000u; /* fail */
+  case 5:
+    return 10000u + k % 60000u; /* fetch: the reply's length */
+  case 6:
+    return k % 500u; /* log */
+  case 7:
+    return k % 3000u; /* twice: the reply has twice as much */
+  case 8:
+    return 64u; /* quick */
+  case 9:
+    return 4097u + k % 16000u; /* big */
+  default:
+    return 0;
   }
 }
 
@@ -160,8 +171,14 @@ tally_reset (void)
   g_mutex_unlock (&tally_lock);
 }
 
-typedef struct { MixHandler parent; } TestMixHandler;
-typedef struct { MixHandlerClass parent; } TestMixHandlerClass;
+typedef struct
+{
+  MixHandler parent;
+} TestMixHandler;
+typedef struct
+{
+  MixHandlerClass parent;
+} TestMixHandlerClass;
 static GType test_mix_handler_get_type (void);
 G_DEFINE_TYPE (TestMixHandler, test_mix_handler, TYPE_MIX_HANDLER)
 
@@ -180,7 +197,8 @@ give_back (GByteArray **_return, const guint8 *data, guint len, guint times)
 static gboolean
 h_tally (MixIf *iface, Tally **_return, const gint32 client, GError **error)
 {
-  if (client < 0 || client >= MAX_CLIENTS) {
+  if (client < 0 || client >= MAX_CLIENTS)
+  {
     g_set_error (error, THRIFT_APPLICATION_EXCEPTION_ERROR,
                  THRIFT_APPLICATION_EXCEPTION_ERROR_UNKNOWN, "no client %d", client);
     return FALSE;
@@ -188,8 +206,7 @@ h_tally (MixIf *iface, Tally **_return, const gint32 client, GError **error)
   if (*_return == NULL)
     *_return = g_object_new (TYPE_TALLY, NULL);
   g_mutex_lock (&tally_lock);
-  g_object_set (*_return, "client", client, "oneways", oneways[client], "bad", bad[client],
-                NULL);
+  g_object_set (*_return, "client", client, "oneways", oneways[client], "bad", bad[client], NULL);
   g_mutex_unlock (&tally_lock);
   return TRUE;
 }
@@ -220,20 +237,19 @@ h_echo (MixIf *iface, GByteArray **_return, const GByteArray *data, GError **err
 }
 
 static gboolean
-h_fail (MixIf *iface, GByteArray **_return, const GByteArray *data, MixError **oops,
-        GError **error)
+h_fail (MixIf *iface, GByteArray **_return, const GByteArray *data, MixError **oops, GError **error)
 {
   *oops = g_object_new (TYPE_MIX_ERROR, "why", "fail always fails", "data", data, NULL);
   return FALSE;
 }
 
 static gboolean
-h_fetch (MixIf *iface, GByteArray **_return, const gint32 seed, const gint32 len,
-         GError **error)
+h_fetch (MixIf *iface, GByteArray **_return, const gint32 seed, const gint32 len, GError **error)
 {
   GByteArray *a;
 
-  if (len < 0 || len > (1 << 20)) {
+  if (len < 0 || len > (1 << 20))
+  {
     g_set_error (error, THRIFT_APPLICATION_EXCEPTION_ERROR,
                  THRIFT_APPLICATION_EXCEPTION_ERROR_UNKNOWN, "bad length %d", len);
     return FALSE;
@@ -287,8 +303,8 @@ typedef struct
 static guint
 free_port (void)
 {
-  ThriftServerTransport *st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                            rt_server_addr (), "port", 0, NULL);
+  ThriftServerTransport *st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                            "port", 0, NULL);
   GError *error = NULL;
   guint port;
 
@@ -316,14 +332,15 @@ server_start (Server *s)
   serve_thread_init (&s->serve);
   handler = g_object_new (test_mix_handler_get_type (), NULL);
   processor = g_object_new (TYPE_MIX_PROCESSOR, "handler", handler, NULL);
-  s->server = THRIFT_SERVER (thrift_server_new_for_uri (uri, processor,
-                                                        THRIFT_THREADED_SERVER_POOL, &error));
+  s->server = THRIFT_SERVER (
+      thrift_server_new_for_uri (uri, processor, THRIFT_THREADED_SERVER_POOL, &error));
   g_assert_no_error (error);
   g_object_set (s->server, "max-connections", MAX_CLIENTS, NULL);
   g_object_unref (handler);
   g_object_unref (processor);
   serve_thread_start (&s->serve, s->server);
-  while (!listening && g_get_monotonic_time () < until) {
+  while (!listening && g_get_monotonic_time () < until)
+  {
     g_object_get (s->server, "listening", &listening, NULL);
     if (!listening)
       g_usleep (5000);
@@ -350,11 +367,11 @@ typedef struct
   guint port;
   gint id;
   guint calls;
-  gboolean progress;     /* print progress every 1,000 calls */
+  gboolean progress; /* print progress every 1,000 calls */
   /* out */
-  gchar *failure;        /* the first thing that went wrong, NULL if none */
+  gchar *failure; /* the first thing that went wrong, NULL if none */
   gdouble seconds;
-  gint64 us[N_FUNCTIONS];   /* time in each function's calls */
+  gint64 us[N_FUNCTIONS]; /* time in each function's calls */
 } Job;
 
 typedef struct
@@ -362,11 +379,16 @@ typedef struct
   ThriftTransport *t;
   MixIf *client;
   const gchar *last_request, *last_reply;
-  gint seq;              /* the next oneway call's sequence number */
-  gint oneways;          /* oneway calls made */
+  gint seq;     /* the next oneway call's sequence number */
+  gint oneways; /* oneway calls made */
 } Conn;
 
-#define FAIL(...) do { *failure = g_strdup_printf (__VA_ARGS__); return FALSE; } while (0)
+#define FAIL(...)                             \
+  do                                          \
+  {                                           \
+    *failure = g_strdup_printf (__VA_ARGS__); \
+    return FALSE;                             \
+  } while (0)
 
 /* The carrier of the message just sent or read is @want, and not the one before it. */
 static gboolean
@@ -391,15 +413,24 @@ send_call (Conn *c, gint id, guint i, GError **error)
   guint f = i % N_FUNCTIONS, len = data_len (f, i);
   g_autoptr (GByteArray) data = payload (i, len);
 
-  switch (f) {
-  case 0: return mix_client_send_tally (c->client, id, error);
-  case 1: return mix_client_send_put (c->client, data, error);
-  case 3: return mix_client_send_bulk (c->client, data, error);
-  case 4: return mix_client_send_fail (c->client, data, error);
-  case 5: return mix_client_send_fetch (c->client, (gint32) i, (gint32) len, error);
-  case 7: return mix_client_send_twice (c->client, data, error);
-  case 8: return mix_client_send_quick (c->client, data, error);
-  case 9: return mix_client_send_big (c->client, data, error);
+  switch (f)
+  {
+  case 0:
+    return mix_client_send_tally (c->client, id, error);
+  case 1:
+    return mix_client_send_put (c->client, data, error);
+  case 3:
+    return mix_client_send_bulk (c->client, data, error);
+  case 4:
+    return mix_client_send_fail (c->client, data, error);
+  case 5:
+    return mix_client_send_fetch (c->client, (gint32) i, (gint32) len, error);
+  case 7:
+    return mix_client_send_twice (c->client, data, error);
+  case 8:
+    return mix_client_send_quick (c->client, data, error);
+  case 9:
+    return mix_client_send_big (c->client, data, error);
   case 2:
   case 6: {
     g_autoptr (GByteArray) oneway = payload (oneway_seed (id, c->seq), len);
@@ -418,30 +449,33 @@ static gboolean
 recv_call (Conn *c, gint id, guint i, GError **error, gchar **failure)
 {
   guint f = i % N_FUNCTIONS, len = data_len (f, i);
-  GByteArray *in = NULL;   /* generated code frees an old value with g_free: start empty */
+  GByteArray *in = NULL; /* generated code frees an old value with g_free: start empty */
   gboolean ok = TRUE;
 
-  switch (f) {
+  switch (f)
+  {
   case 0: {
     Tally *tally = g_object_new (TYPE_TALLY, NULL);
 
-    if (!mix_client_recv_tally (c->client, &tally, error)) {
+    if (!mix_client_recv_tally (c->client, &tally, error))
+    {
       g_object_unref (tally);
       return FALSE;
     }
     /* every oneway call of this connection so far arrived, in order, byte-exact */
     if (tally->client != id || tally->oneways != c->oneways || tally->bad != 0)
-      ok = FALSE, *failure = g_strdup_printf ("call %u: tally of client %d says %d oneway "
-                                              "calls received, %d bad; %d were made", i,
-                                              tally->client, tally->oneways, tally->bad,
-                                              c->oneways);
+      ok = FALSE,
+      *failure = g_strdup_printf ("call %u: tally of client %d says %d oneway "
+                                  "calls received, %d bad; %d were made",
+                                  i, tally->client, tally->oneways, tally->bad, c->oneways);
     g_object_unref (tally);
     return ok;
   }
   case 4: {
     MixError *oops = NULL;
 
-    if (mix_client_recv_fail (c->client, &in, &oops, error) || oops == NULL) {
+    if (mix_client_recv_fail (c->client, &in, &oops, error) || oops == NULL)
+    {
       *failure = g_strdup_printf ("call %u: fail did not raise its exception%s%s", i,
                                   error && *error ? ": " : "",
                                   error && *error ? (*error)->message : "");
@@ -449,32 +483,45 @@ recv_call (Conn *c, gint id, guint i, GError **error, gchar **failure)
       g_clear_object (&oops);
       return FALSE;
     }
-    g_clear_error (error);   /* the exception's error, if the client set one */
+    g_clear_error (error); /* the exception's error, if the client set one */
     if (!is_payload (oops->data, i, len) || g_strcmp0 (oops->why, "fail always fails") != 0)
-      ok = FALSE, *failure = g_strdup_printf ("call %u: fail's exception has the wrong data",
-                                              i);
+      ok = FALSE, *failure = g_strdup_printf ("call %u: fail's exception has the wrong data", i);
     g_object_unref (oops);
     if (in != NULL)
       g_byte_array_unref (in);
     return ok;
   }
-  case 1: ok = mix_client_recv_put (c->client, &in, error); break;
-  case 3: ok = mix_client_recv_bulk (c->client, &in, error); break;
-  case 5: ok = mix_client_recv_fetch (c->client, &in, error); break;
-  case 7: ok = mix_client_recv_twice (c->client, &in, error); break;
-  case 8: ok = mix_client_recv_quick (c->client, &in, error); break;
-  case 9: ok = mix_client_recv_big (c->client, &in, error); break;
-  default: g_assert_not_reached ();
+  case 1:
+    ok = mix_client_recv_put (c->client, &in, error);
+    break;
+  case 3:
+    ok = mix_client_recv_bulk (c->client, &in, error);
+    break;
+  case 5:
+    ok = mix_client_recv_fetch (c->client, &in, error);
+    break;
+  case 7:
+    ok = mix_client_recv_twice (c->client, &in, error);
+    break;
+  case 8:
+    ok = mix_client_recv_quick (c->client, &in, error);
+    break;
+  case 9:
+    ok = mix_client_recv_big (c->client, &in, error);
+    break;
+  default:
+    g_assert_not_reached ();
   }
-  if (ok) {
+  if (ok)
+  {
     /* twice: the data, then the data again */
     gboolean same = f == 7 ? in != NULL && in->len == 2 * len && is_pattern (in->data, i, len)
-                             && is_pattern (in->data + len, i, len)
+                                 && is_pattern (in->data + len, i, len)
                            : is_payload (in, i, len);
 
     if (!same)
-      ok = FALSE, *failure = g_strdup_printf ("call %u (%s): the reply is not byte-exact", i,
-                                              mix[f].name);
+      ok = FALSE,
+      *failure = g_strdup_printf ("call %u (%s): the reply is not byte-exact", i, mix[f].name);
   }
   if (in != NULL)
     g_byte_array_unref (in);
@@ -494,7 +541,8 @@ run_client (gpointer data)
   gchar **failure = &job->failure;
 
   c.t = thrift_transport_new_for_uri (uri, &error);
-  if (c.t == NULL) {
+  if (c.t == NULL)
+  {
     job->failure = g_strdup_printf ("%s: %s", uri, error->message);
     g_error_free (error);
     return NULL;
@@ -504,7 +552,8 @@ run_client (gpointer data)
   start = g_get_monotonic_time ();
   if (!thrift_transport_open (c.t, &error))
     goto failed;
-  for (guint i = 0; i < job->calls; i++) {
+  for (guint i = 0; i < job->calls; i++)
+  {
     const MixFunction *f = &mix[i % N_FUNCTIONS];
     gint64 call_start = g_get_monotonic_time ();
 
@@ -512,8 +561,10 @@ run_client (gpointer data)
       goto failed;
     if (!check_carrier (&c, i, "request", carrier (f->request), &c.last_request, failure))
       break;
-    if (f->reply != THRIFT_HINT_PROTO_UNSET) {
-      if (!recv_call (&c, job->id, i, &error, failure)) {
+    if (f->reply != THRIFT_HINT_PROTO_UNSET)
+    {
+      if (!recv_call (&c, job->id, i, &error, failure))
+      {
         if (*failure == NULL)
           goto failed;
         break;
@@ -561,8 +612,7 @@ say_times (const Job *job)
   guint per = job->calls / N_FUNCTIONS;
 
   for (guint f = 0; f < N_FUNCTIONS; f++)
-    g_string_append_printf (s, " %s %.0f", mix[f].name,
-                            per > 0 ? (gdouble) job->us[f] / per : 0.0);
+    g_string_append_printf (s, " %s %.0f", mix[f].name, per > 0 ? (gdouble) job->us[f] / per : 0.0);
   g_test_message ("client %d, us per call:%s", job->id, s->str);
   g_string_free (s, TRUE);
 }
@@ -570,7 +620,8 @@ say_times (const Job *job)
 static void
 say_fallbacks (void)
 {
-  for (guint f = 0; f < N_FUNCTIONS; f++) {
+  for (guint f = 0; f < N_FUNCTIONS; f++)
+  {
     if (rdma_proto_for_hint (mix[f].request) == NULL)
       g_test_message ("%s not registered: %s's calls go by eager",
                       thrift_hint_proto_to_string (mix[f].request), mix[f].name);
@@ -595,8 +646,8 @@ test_one_connection (void)
   run_client (&job);
   if (job.failure != NULL)
     g_error ("%s", job.failure);
-  g_test_message ("%u calls on one connection: %.1f s, %.0f us per call", job.calls,
-                  job.seconds, job.seconds * 1e6 / job.calls);
+  g_test_message ("%u calls on one connection: %.1f s, %.0f us per call", job.calls, job.seconds,
+                  job.seconds * 1e6 / job.calls);
   say_times (&job);
   server_stop (&s);
   g_assert_true (rt_resources_at_baseline (baseline));
@@ -616,13 +667,15 @@ test_clients (void)
   g_assert_cmpuint (n, <=, MAX_CLIENTS);
   server_start (&s);
   start = g_get_monotonic_time ();
-  for (guint i = 0; i < n; i++) {
-    jobs[i] = (Job) { .port = s.port, .id = (gint) i, .calls = calls, .progress = TRUE };
+  for (guint i = 0; i < n; i++)
+  {
+    jobs[i] = (Job){ .port = s.port, .id = (gint) i, .calls = calls, .progress = TRUE };
     threads[i] = g_thread_new ("mix-client", run_client, &jobs[i]);
   }
   for (guint i = 0; i < n; i++)
     g_thread_join (threads[i]);
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     if (jobs[i].failure != NULL)
       g_error ("%s", jobs[i].failure);
     g_test_message ("client %u: %u calls in %.1f s", i, calls, jobs[i].seconds);

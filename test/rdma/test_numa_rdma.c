@@ -74,7 +74,7 @@ typedef struct
   ThriftServerTransport *server;
   guint calls;
   GError *error;
-  cpu_set_t cpus;          /* the serving thread's, after it served */
+  cpu_set_t cpus; /* the serving thread's, after it served */
 } Serve;
 
 /* Accepts one connection and echoes its binaries, on a thread narrowed to one CPU. */
@@ -90,7 +90,8 @@ serve_main (gpointer data)
   if (t == NULL)
     return NULL;
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
-  while (thrift_transport_peek (t, NULL)) {
+  while (thrift_transport_peek (t, NULL))
+  {
     gpointer buf = NULL;
     guint32 len = 0;
     gboolean ok = thrift_protocol_read_binary (p, &buf, &len, &s->error) >= 0
@@ -114,10 +115,10 @@ serve_main (gpointer data)
 typedef struct
 {
   const gchar *uri;
-  const ThriftHintSet *hints;  /* of every call (NULL: none) */
+  const ThriftHintSet *hints; /* of every call (NULL: none) */
   GError *error;
-  guint mappings_open;         /* preferred-node-0 mappings while connected */
-  gchar *explain;              /* thrift_rdma_explain_connection of the calls' set */
+  guint mappings_open; /* preferred-node-0 mappings while connected */
+  gchar *explain;      /* thrift_rdma_explain_connection of the calls' set */
   cpu_set_t cpus;
 } Call;
 
@@ -130,11 +131,13 @@ call_main (gpointer data)
 
   numa_test_narrow (&start_cpus);
   t = thrift_transport_new_for_uri (c->uri, &c->error);
-  if (t == NULL || !thrift_transport_open (t, &c->error)) {
+  if (t == NULL || !thrift_transport_open (t, &c->error))
+  {
     g_clear_object (&t);
     return NULL;
   }
-  for (guint i = 0; i < CALLS; i++) {
+  for (guint i = 0; i < CALLS; i++)
+  {
     ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
 
     if (c->hints != NULL)
@@ -190,15 +193,16 @@ test_node0 (void)
   Serve s = { 0 };
   Call c = { 0 };
 
-  if (!numa_test_node_cpus (0, &start_cpus, &node0)) {
+  if (!numa_test_node_cpus (0, &start_cpus, &node0))
+  {
     g_test_skip ("no /sys/devices/system/node/node0/cpulist");
     return;
   }
   run (0, "&numa=0", NULL, &s, &c);
   after = preferred_node0_mappings ();
   g_test_message ("preferred-node-0 mappings: %u before, %u while connected, %u after; node 0 "
-                  "has %d CPUs, the client thread ends on %d, the server's on %d", before,
-                  c.mappings_open, after, CPU_COUNT (&node0), CPU_COUNT (&c.cpus),
+                  "has %d CPUs, the client thread ends on %d, the server's on %d",
+                  before, c.mappings_open, after, CPU_COUNT (&node0), CPU_COUNT (&c.cpus),
                   CPU_COUNT (&s.cpus));
   g_test_message ("explain: %s", c.explain);
   /* both sides' slot pools and transmit buffers at least */
@@ -232,12 +236,13 @@ static void
 test_node1_property (void)
 {
   ThriftTransport *t = NULL;
-  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                           rt_server_addr (), "port", 0, "numa-node", 1, NULL);
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                           "port", 0, "numa-node", 1, NULL);
   g_autofree gchar *uri = g_strdup_printf ("rdma://%s:9?numa=1", rt_server_addr ());
   GError *error = NULL;
 
-  if (skip_if_node1 ()) {
+  if (skip_if_node1 ())
+  {
     g_object_unref (s);
     return;
   }
@@ -267,8 +272,12 @@ static void
 test_node1_hint (void)
 {
   static const ThriftHintSet hint = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Numa", .function = "far",
-    .side = THRIFT_HINT_SIDE_CLIENT, .set = THRIFT_HINT_HAS_NUMA, .numa = 1,
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Numa",
+    .function = "far",
+    .side = THRIFT_HINT_SIDE_CLIENT,
+    .set = THRIFT_HINT_HAS_NUMA,
+    .numa = 1,
   };
   Serve s = { 0 };
   Call c = { 0 };

@@ -41,12 +41,12 @@ typedef struct
 {
   ThriftServerTransport *server;
   GThread *thread;
-  GAsyncQueue *accepted;          /* ThriftTransport * (owned) the loop accepted */
+  GAsyncQueue *accepted; /* ThriftTransport * (owned) the loop accepted */
   GMutex lock;
-  GHashTable *waiting;            /* GBytes * tokens whose TCP leg waits: each admits once */
-  gint admit_without_token;       /* (atomic) what the function says to a request without */
-  gint admitted, refused;         /* (atomic) the function's verdicts */
-  GError *error;                  /* why the loop ended, if not by the interrupt */
+  GHashTable *waiting;      /* GBytes * tokens whose TCP leg waits: each admits once */
+  gint admit_without_token; /* (atomic) what the function says to a request without */
+  gint admitted, refused;   /* (atomic) the function's verdicts */
+  GError *error;            /* why the loop ended, if not by the interrupt */
 } PairServer;
 
 static PairServer ps;
@@ -61,15 +61,18 @@ admit (const guint8 *token, gpointer user_data, gchar **reason)
   g_assert_true (p == &ps);
   /* the function runs in the accepting thread (ps.thread is set long before a client comes) */
   g_assert_true (g_thread_self () == p->thread);
-  if (token == NULL) {
+  if (token == NULL)
+  {
     ok = g_atomic_int_get (&p->admit_without_token);
     if (!ok)
       *reason = g_strdup ("no pairing token");
-  } else {
+  }
+  else
+  {
     GBytes *key = g_bytes_new (token, THRIFT_RDMA_PAIR_TOKEN_LEN);
 
     g_mutex_lock (&p->lock);
-    ok = g_hash_table_remove (p->waiting, key);   /* used up: a second one is unknown */
+    ok = g_hash_table_remove (p->waiting, key); /* used up: a second one is unknown */
     g_mutex_unlock (&p->lock);
     g_bytes_unref (key);
     if (!ok)
@@ -86,19 +89,22 @@ serve_loop (gpointer data)
   PairServer *p = data;
   ThriftServerRdma *srv = THRIFT_SERVER_RDMA (p->server);
 
-  for (;;) {
+  for (;;)
+  {
     gint64 next = -1;
     GError *e = NULL;
     ThriftTransport *t = thrift_server_rdma_accept_ready (srv, &next, &e);
     struct pollfd pfd = { .fd = thrift_server_rdma_get_fd (srv), .events = POLLIN };
     int timeout;
 
-    if (t != NULL) {
+    if (t != NULL)
+    {
       g_assert_cmpint (next, ==, 0);
       g_async_queue_push (p->accepted, t);
       continue;
     }
-    if (e != NULL) {
+    if (e != NULL)
+    {
       if (thrift_server_rdma_get_last_status (srv) == THRIFT_RDMA_STATUS_INTERRUPTED)
         g_error_free (e);
       else
@@ -107,7 +113,7 @@ serve_loop (gpointer data)
     }
     g_assert_cmpint (next, >=, 0);
     timeout = next == 0 ? -1
-              : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
+                        : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
     g_assert_cmpint (poll (&pfd, 1, timeout), >=, 0);
   }
 }
@@ -118,8 +124,8 @@ pair_server_start (void)
   GError *error = NULL;
 
   g_mutex_init (&ps.lock);
-  ps.waiting = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
-                                      (GDestroyNotify) g_bytes_unref, NULL);
+  ps.waiting = g_hash_table_new_full (g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref,
+                                      NULL);
   ps.accepted = g_async_queue_new ();
   ps.server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
                             NULL);
@@ -137,7 +143,8 @@ pair_server_stop (void)
   thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (ps.server));
   g_thread_join (ps.thread);
   g_assert_no_error (ps.error);
-  while ((t = g_async_queue_try_pop (ps.accepted)) != NULL) {
+  while ((t = g_async_queue_try_pop (ps.accepted)) != NULL)
+  {
     thrift_transport_close (t, NULL);
     g_object_unref (t);
   }
@@ -155,13 +162,15 @@ new_token (gboolean waiting)
   guint8 t[THRIFT_RDMA_PAIR_TOKEN_LEN];
   GBytes *b;
 
-  for (guint i = 0; i < sizeof t; i += 4) {
+  for (guint i = 0; i < sizeof t; i += 4)
+  {
     guint32 r = g_random_int ();
     memcpy (t + i, &r, 4);
   }
-  t[0] |= 1;   /* never all zero */
+  t[0] |= 1; /* never all zero */
   b = g_bytes_new (t, sizeof t);
-  if (waiting) {
+  if (waiting)
+  {
     g_mutex_lock (&ps.lock);
     g_hash_table_add (ps.waiting, g_bytes_ref (b));
     g_mutex_unlock (&ps.lock);
@@ -250,9 +259,12 @@ connect_admitted (guint port, GBytes *token, ThriftTransport **c, ThriftTranspor
     g_error ("open: %s", error->message);
   *s = next_accepted ();
   seen = thrift_rdma_get_peer_pair_token (THRIFT_RDMA (*s));
-  if (token == NULL) {
+  if (token == NULL)
+  {
     g_assert_null (seen);
-  } else {
+  }
+  else
+  {
     g_assert_nonnull (seen);
     g_assert_cmpmem (seen, THRIFT_RDMA_PAIR_TOKEN_LEN, g_bytes_get_data (token, NULL),
                      THRIFT_RDMA_PAIR_TOKEN_LEN);
@@ -268,7 +280,8 @@ assert_resources_back (void)
   gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
   RdmaResCounts now;
 
-  for (;;) {
+  for (;;)
+  {
     rdma_res_counts (&now);
     if ((now.qps == baseline.qps && now.cqs == baseline.cqs && now.mrs == baseline.mrs
          && now.pds == baseline.pds && now.comp_channels == baseline.comp_channels
@@ -300,8 +313,7 @@ assert_refused (ThriftTransport *c, const gchar *why)
       || strstr (error->message, why) == NULL)
     g_error ("the error '%s' does not say '%s'", error->message, why);
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_REFUSED);
-  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (c)), ==,
-                   THRIFT_RDMA_STATUS_REFUSED);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (c)), ==, THRIFT_RDMA_STATUS_REFUSED);
   g_assert_false (thrift_transport_is_open (c));
   g_error_free (error);
 }
@@ -455,8 +467,8 @@ readable (gint fd, gint timeout_ms)
 static void
 test_accept_ready (void)
 {
-  ThriftServerTransport *srv = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                             rt_server_addr (), "port", 0, NULL);
+  ThriftServerTransport *srv = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                             "port", 0, NULL);
   ThriftServerRdma *rs = THRIFT_SERVER_RDMA (srv);
   ThriftTransport *s = NULL;
   GError *error = NULL;
@@ -491,16 +503,19 @@ test_accept_ready (void)
   opener = g_thread_new ("opener", open_main, &o);
   g_assert_true (readable (fd, WAIT_MS));
   until = g_get_monotonic_time () + (gint64) WAIT_MS * 1000;
-  while (s == NULL && g_get_monotonic_time () < until) {
+  while (s == NULL && g_get_monotonic_time () < until)
+  {
     gint64 before = g_get_monotonic_time ();
 
     s = thrift_server_rdma_accept_ready (rs, &next, &error);
     g_assert_no_error (error);
-    if (s != NULL) {
+    if (s != NULL)
+    {
       g_assert_cmpint (next, ==, 0);
       break;
     }
-    if (next != 0) {
+    if (next != 0)
+    {
       /* a handshake in progress: its deadline (5 s) is ahead */
       saw_pending = TRUE;
       g_assert_cmpint (next, >, before);
@@ -522,11 +537,11 @@ test_accept_ready (void)
   g_assert_false (readable (fd, 0));
   thrift_server_rdma_interrupt (rs);
   g_assert_true (readable (fd, 1000));
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     g_assert_null (thrift_server_rdma_accept_ready (rs, &next, &error));
     g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
-    g_assert_cmpint (thrift_server_rdma_get_last_status (rs), ==,
-                     THRIFT_RDMA_STATUS_INTERRUPTED);
+    g_assert_cmpint (thrift_server_rdma_get_last_status (rs), ==, THRIFT_RDMA_STATUS_INTERRUPTED);
     g_assert_cmpint (next, ==, 0);
     g_clear_error (&error);
     g_assert_true (readable (fd, 0));
@@ -568,10 +583,13 @@ main (int argc, char **argv)
   /* the listener too: nothing is left */
   rdma_res_counts (&baseline);
   if (baseline.qps + baseline.cqs + baseline.mrs + baseline.pds + baseline.cm_ids
-      + baseline.cm_channels + baseline.comp_channels != 0) {
+          + baseline.cm_channels + baseline.comp_channels
+      != 0)
+  {
     g_printerr ("verbs or CM objects left at the end: %d QPs, %d CQs, %d MRs, %d PDs, %d CM "
-                "ids, %d CM channels\n", baseline.qps, baseline.cqs, baseline.mrs,
-                baseline.pds, baseline.cm_ids, baseline.cm_channels);
+                "ids, %d CM channels\n",
+                baseline.qps, baseline.cqs, baseline.mrs, baseline.pds, baseline.cm_ids,
+                baseline.cm_channels);
     rc = 1;
   }
   return rc;

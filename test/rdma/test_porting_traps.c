@@ -57,8 +57,8 @@ typedef GateTestClient Client;
 static gboolean
 client_open (Client *c, guint port, guint call_timeout_ms, GError **error)
 {
-  gate_test_client_init (c, g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (),
-                                          "port", port, "call-timeout", call_timeout_ms, NULL));
+  gate_test_client_init (c, g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port",
+                                          port, "call-timeout", call_timeout_ms, NULL));
   return thrift_transport_open (c->transport, error);
 }
 
@@ -115,7 +115,8 @@ client_open_retry (Client *c, guint port, guint call_timeout_ms)
 {
   gint64 until = g_get_monotonic_time () + 15 * G_USEC_PER_SEC;
 
-  for (;;) {
+  for (;;)
+  {
     GError *error = NULL;
     if (client_open (c, port, call_timeout_ms, &error))
       return;
@@ -156,7 +157,7 @@ test_no_stale_reply (void)
                    THRIFT_RDMA_STATUS_TIMED_OUT);
   g_clear_error (&error);
   g_assert_false (thrift_transport_is_open (c.transport));
-  g_usleep (1500 * 1000);  /* the late reply has arrived by now */
+  g_usleep (1500 * 1000); /* the late reply has arrived by now */
 
   /* the same method on the same connection: an error, never the stale answer */
   r = -1;
@@ -204,15 +205,16 @@ test_idle_timeout (void)
   gint32 r = 0;
   gint i;
 
-  server = server_new_query (THRIFT_TYPE_THREADED_SERVER, port,
-                             THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, "?idle-timeout=800");
+  server = server_new_query (THRIFT_TYPE_THREADED_SERVER, port, THRIFT_TYPE_BINARY_PROTOCOL_FACTORY,
+                             "?idle-timeout=800");
   serve_thread_init (&serve);
   serve_thread_start (&serve, server);
   client_open_retry (&quiet, port, 5000);
   client_open_retry (&busy, port, 5000);
   g_assert_true (gate_if_ping (quiet.client, &r, 1, &error));
   g_assert_no_error (error);
-  for (i = 0; i < 10; i++) {   /* 2 s of calls every 200 ms */
+  for (i = 0; i < 10; i++)
+  { /* 2 s of calls every 200 ms */
     g_assert_true (gate_if_ping (busy.client, &r, i, &error));
     g_assert_no_error (error);
     g_usleep (200 * 1000);
@@ -239,7 +241,7 @@ typedef struct
 {
   ThriftServer *server;
   pthread_t thread;
-  gint returned;      /* atomic */
+  gint returned; /* atomic */
 } SimpleRun;
 
 static SimpleRun *sigint_target;
@@ -286,7 +288,8 @@ test_simple_server_factories (void)
 
   run.server = server_new (THRIFT_TYPE_SIMPLE_SERVER, port);
   g_assert_cmpint (pthread_create (&run.thread, NULL, simple_main, &run), ==, 0);
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < 3; i++)
+  {
     Client c = { 0 };
     GError *error = NULL;
     gint32 r = 0;
@@ -330,13 +333,16 @@ test_simple_server_sigint (gconstpointer data)
   g_assert_cmpint (sigaction (SIGINT, &sa, &old), ==, 0);
   g_assert_cmpint (pthread_create (&run.thread, NULL, simple_main, &run), ==, 0);
 
-  if (connected) {
+  if (connected)
+  {
     GError *error = NULL;
     gint32 r = 0;
     client_open_retry (&c, port, 5000);
     g_assert_true (gate_if_ping (c.client, &r, 1, &error));
     g_assert_no_error (error);
-  } else {
+  }
+  else
+  {
     ThriftServerRdma *st = NULL;
     gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
     g_object_get (run.server, "server_transport", &st, NULL);
@@ -345,7 +351,7 @@ test_simple_server_sigint (gconstpointer data)
     g_assert_cmpuint (thrift_server_rdma_get_port (st), ==, port);
     g_object_unref (st);
   }
-  g_usleep (300 * 1000);  /* blocked in poll by now */
+  g_usleep (300 * 1000); /* blocked in poll by now */
   g_assert_cmpint (pthread_kill (run.thread, SIGINT), ==, 0);
   g_assert_true (wait_returned (&run, 5 * G_USEC_PER_SEC));
   pthread_join (run.thread, NULL);
@@ -377,9 +383,10 @@ test_compact_buffered (void)
   rdma = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, NULL);
   buffered = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", rdma, NULL);
   protocol = g_object_new (THRIFT_TYPE_COMPACT_PROTOCOL, "transport", buffered, NULL);
-  client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", protocol,
-                         "output_protocol", protocol, NULL);
-  while (!thrift_transport_open (buffered, &error)) {
+  client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", protocol, "output_protocol", protocol,
+                         NULL);
+  while (!thrift_transport_open (buffered, &error))
+  {
     g_assert_cmpint (g_get_monotonic_time (), <, until);
     g_clear_error (&error);
     g_usleep (50 * 1000);
@@ -387,7 +394,8 @@ test_compact_buffered (void)
   g_assert_true (gate_if_ping (client, &r, 9, &error));
   g_assert_no_error (error);
   g_assert_cmpint (r, ==, 10);
-  for (guint i = 0; i < 70000; i++) {
+  for (guint i = 0; i < 70000; i++)
+  {
     guint8 b = (guint8) (i * 13);
     g_byte_array_append (in, &b, 1);
   }
@@ -457,8 +465,7 @@ main (int argc, char **argv)
   g_test_add_func ("/porting/idle-timeout/pool", test_idle_timeout);
   g_test_add_func ("/porting/simple-server/uri-factories", test_simple_server_factories);
   g_test_add_data_func ("/porting/simple-server/sigint/idle", NULL, test_simple_server_sigint);
-  g_test_add_data_func ("/porting/simple-server/sigint/connected", "",
-                        test_simple_server_sigint);
+  g_test_add_data_func ("/porting/simple-server/sigint/connected", "", test_simple_server_sigint);
   g_test_add_func ("/porting/listen/port-in-use", test_port_in_use);
   g_test_add_func ("/porting/compact-protocol/buffered", test_compact_buffered);
   rc = g_test_run ();

@@ -39,9 +39,9 @@
 #include "rdma_test_util.h"
 
 #define MAX_MESSAGE (100u << 20)
-#define SLOT_ROOM (4096u - 20u)      /* a receive slot less the message header */
-#define RING (512u << 10)            /* the default direct ring */
-#define CHUNK ((1u << 20) - 1)       /* the largest ring chunk */
+#define SLOT_ROOM (4096u - 20u) /* a receive slot less the message header */
+#define RING (512u << 10)       /* the default direct ring */
+#define CHUNK ((1u << 20) - 1)  /* the largest ring chunk */
 
 /* What one call costs the client, by the protocol's definition: sending the request, and
  * receiving the reply (which the server sends by the same protocol). */
@@ -49,11 +49,11 @@ typedef struct
 {
   const gchar *name;
   guint sends, writes, write_imms, posts;
-  guint reads;      /* READs (receiving the reply) */
-  guint controls;   /* control messages the client sends (receiving the reply) */
-  gboolean polled;  /* READs polled for the reply: at least @reads, their number depends on
+  guint reads;     /* READs (receiving the reply) */
+  guint controls;  /* control messages the client sends (receiving the reply) */
+  gboolean polled; /* READs polled for the reply: at least @reads, their number depends on
                      * timing, and they are not counted in @posts */
-  guint batch;      /* 0: per message; else at most @reads READs per batch of this many,
+  guint batch;     /* 0: per message; else at most @reads READs per batch of this many,
                      * not counted in @posts */
 } Footprint;
 
@@ -133,8 +133,8 @@ test_sizes (gconstpointer data)
                                                    &f->server);
   ThriftTransport *t = open_client (srv, &f->client);
   static const gsize sizes[] = {
-    0, 1, 64, SLOT_ROOM - 1, SLOT_ROOM, SLOT_ROOM + 1, 65536, RING - 1, RING, RING + 1,
-    CHUNK, CHUNK + 1, 3 * RING + 7,
+    0,         1,    64,       SLOT_ROOM - 1, SLOT_ROOM, SLOT_ROOM + 1, 65536,
+    RING - 1,  RING, RING + 1, CHUNK,         CHUNK + 1, 3 * RING + 7,
 #ifndef RDMA_TEST_SHORT
     16u << 20,
 #endif
@@ -142,7 +142,8 @@ test_sizes (gconstpointer data)
   };
   GError *error = NULL;
 
-  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
     g_test_message ("%s: echo of %" G_GSIZE_FORMAT " bytes", f->ops->name, sizes[i]);
     if (!rt_echo (t, sizes[i], i, &error))
       g_error ("%s: echo of %" G_GSIZE_FORMAT " bytes: %s", f->ops->name, sizes[i],
@@ -179,9 +180,9 @@ test_footprint (gconstpointer data)
                   " posts %" G_GUINT64_FORMAT " credit messages %" G_GUINT64_FORMAT
                   " control %" G_GUINT64_FORMAT " completions %" G_GUINT64_FORMAT
                   " receives reposted %" G_GUINT64_FORMAT " copied %" G_GUINT64_FORMAT
-                  " pinned %" G_GUINT64_FORMAT, f->ops->name, n, s.sends, s.writes,
-                  s.write_imms, s.reads, (gdouble) s.reads / n, s.post_send_calls,
-                  s.credit_messages, s.control_messages, s.completions, s.recvs,
+                  " pinned %" G_GUINT64_FORMAT,
+                  f->ops->name, n, s.sends, s.writes, s.write_imms, s.reads, (gdouble) s.reads / n,
+                  s.post_send_calls, s.credit_messages, s.control_messages, s.completions, s.recvs,
                   s.bytes_copied, s.pinned_bytes);
   /* a window over each reply's buffer (Write-RNDV; the other protocols bound theirs in the
    * first calls) */
@@ -192,20 +193,25 @@ test_footprint (gconstpointer data)
   g_assert_cmpuint (s.writes, ==, (guint64) f->fp->writes * n);
   g_assert_cmpuint (s.write_imms, ==, (guint64) f->fp->write_imms * n);
   g_assert_cmpuint (s.control_messages, ==, (guint64) f->fp->controls * n);
-  if (f->fp->polled) {
+  if (f->fp->polled)
+  {
     g_assert_cmpuint (s.reads, >=, (guint64) f->fp->reads * n);
     g_assert_cmpuint (s.post_send_calls - extra - s.reads - s.window_binds, ==,
                       (guint64) f->fp->posts * n);
-  } else if (f->fp->batch != 0) {
+  }
+  else if (f->fp->batch != 0)
+  {
     g_assert_cmpuint (s.reads, <=, (guint64) f->fp->reads * (n / f->fp->batch + 1));
     g_assert_cmpuint (s.post_send_calls - extra - s.reads - s.window_binds, ==,
                       (guint64) f->fp->posts * n);
-  } else {
-    g_assert_cmpuint (s.reads, ==, (guint64) f->fp->reads * n);
-    g_assert_cmpuint (s.post_send_calls - extra - s.window_binds, ==,
-                      (guint64) f->fp->posts * n);
   }
-  if (f->ops->id == RDMA_PROTO_RFP) {
+  else
+  {
+    g_assert_cmpuint (s.reads, ==, (guint64) f->fp->reads * n);
+    g_assert_cmpuint (s.post_send_calls - extra - s.window_binds, ==, (guint64) f->fp->posts * n);
+  }
+  if (f->ops->id == RDMA_PROTO_RFP)
+  {
     /* the replies did not come by SEND: the client reposted receive slots only for the
      * server's credit returns (the server receives a notice per call and sends nothing) */
     g_assert_cmpuint (s.messages_received, ==, n);
@@ -238,8 +244,8 @@ test_empty (gconstpointer data)
   for (guint i = 0; i < 100; i++)
     req[RT_RAW_HEADER + i] = rt_pattern (7, i);
   rdma_conn_settings_init (&settings, MAX_MESSAGE, THRIFT_RDMA_POLLING_BUSY);
-  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &settings,
-                         deadline, &error);
+  c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &settings, deadline,
+                         &error);
   g_assert_no_error (error);
   c->tx_proto = f->ops;
   g_assert_true (rdma_conn_send (c, req, 0, deadline, &error));
@@ -270,7 +276,8 @@ stream (ThriftTransport *t, guint k, gsize (*len) (guint i),
   ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
   GError *error = NULL;
 
-  for (guint i = 0; i < k; i++) {
+  for (guint i = 0; i < k; i++)
+  {
     guint8 *out = g_malloc (MAX (len (i), 1));
 
     for (gsize j = 0; j < len (i); j++)
@@ -282,7 +289,8 @@ stream (ThriftTransport *t, guint k, gsize (*len) (guint i),
       g_error ("stream message %u: %s", i, error ? error->message : "?");
     g_free (out);
   }
-  for (guint i = 0; i < k; i++) {
+  for (guint i = 0; i < k; i++)
+  {
     gpointer in = NULL;
     guint32 in_len = 0;
 
@@ -292,8 +300,7 @@ stream (ThriftTransport *t, guint k, gsize (*len) (guint i),
     g_assert_cmpuint (in_len, ==, len (i));
     for (gsize j = 0; j < in_len; j++)
       if (((guint8 *) in)[j] != rt_pattern (i, j))
-        g_error ("stream message %u (%u bytes): byte %" G_GSIZE_FORMAT " is wrong", i, in_len,
-                 j);
+        g_error ("stream message %u (%u bytes): byte %" G_GSIZE_FORMAT " is wrong", i, in_len, j);
     g_free (in);
   }
   g_object_unref (p);
@@ -382,16 +389,16 @@ test_switching (void)
 #endif
   GError *error = NULL;
 
-  for (guint i = 0; i < calls; i++) {
+  for (guint i = 0; i < calls; i++)
+  {
     const Forced *f = &forced[i % n_forced];
     ThriftRdmaStats before, after;
-    gsize len = (i * 7919u) % 9000u;   /* each side of a slot */
+    gsize len = (i * 7919u) % 9000u; /* each side of a slot */
 
     thrift_rdma_get_stats (THRIFT_RDMA (t), &before);
     thrift_hint_receiver_set_hints (THRIFT_HINT_RECEIVER (t), &f->client);
     if (!rt_echo (t, len, i, &error))
-      g_error ("call %u (%s, %" G_GSIZE_FORMAT " bytes): %s", i, f->ops->name, len,
-               error->message);
+      g_error ("call %u (%s, %" G_GSIZE_FORMAT " bytes): %s", i, f->ops->name, len, error->message);
     thrift_rdma_get_stats (THRIFT_RDMA (t), &after);
     /* the request went by its own protocol's verbs */
     if (f->fp->write_imms > 0)
@@ -400,7 +407,7 @@ test_switching (void)
       g_assert_cmpuint (after.write_imms, ==, before.write_imms);
     if (f->fp->writes > 0)
       g_assert_cmpuint (after.writes, >, before.writes);
-    else if (f->fp->batch == 0)   /* batched: fragments between the first and last are plain */
+    else if (f->fp->batch == 0) /* batched: fragments between the first and last are plain */
       g_assert_cmpuint (after.writes, ==, before.writes);
   }
   close_all (t, srv, baseline);
@@ -425,7 +432,8 @@ test_rfp_polling (void)
   static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
   const Forced *f = forced_by_id (RDMA_PROTO_RFP);
 
-  for (guint m = 0; m < G_N_ELEMENTS (modes); m++) {
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+  {
     gint baseline = rt_live_resources ();
     RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_EVENT, MAX_MESSAGE,
                                                      &f->server);
@@ -435,14 +443,16 @@ test_rfp_polling (void)
 
     g_object_set (t, "hints", &f->client, "keepalive", 0, NULL);
     g_assert_true (thrift_transport_open (t, &error));
-    for (guint i = 0; i < 60; i++) {
+    for (guint i = 0; i < 60; i++)
+    {
       if (!rt_echo (t, sizes[i % G_N_ELEMENTS (sizes)], i, &error))
         g_error ("rfp, polling %d, call %u: %s", modes[m], i, error->message);
       g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "rfp");
     }
     thrift_rdma_get_stats (THRIFT_RDMA (t), &s);
-    g_test_message ("rfp, client polling %d, 60 calls: reads %" G_GUINT64_FORMAT " cq events %"
-                    G_GUINT64_FORMAT, modes[m], s.reads, s.cq_events);
+    g_test_message ("rfp, client polling %d, 60 calls: reads %" G_GUINT64_FORMAT
+                    " cq events %" G_GUINT64_FORMAT,
+                    modes[m], s.reads, s.cq_events);
     close_all (t, srv, baseline);
   }
 }
@@ -455,7 +465,8 @@ raw_send (RdmaConn *c, const RdmaProtoOps *ops, gsize len, guint seed)
   GError *error = NULL;
 
   c->tx_proto = ops;
-  if (!rdma_conn_send (c, buf, RT_RAW_HEADER + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error))
+  if (!rdma_conn_send (c, buf, RT_RAW_HEADER + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
+                       &error))
     g_error ("send by %s: %s", ops->name, error->message);
   g_free (buf);
 }
@@ -480,18 +491,21 @@ test_rfp_pipelined (void)
   c = rdma_conn_connect (rt_server_addr (), rt_echo_server_port (srv), NULL, &set,
                          g_get_monotonic_time () + 5 * G_USEC_PER_SEC, &error);
   g_assert_no_error (error);
-  for (guint round = 0; round < 30; round++) {
+  for (guint round = 0; round < 30; round++)
+  {
     const guint burst = 1 + round % 5;
-    for (guint k = 0; k < burst; k++) {
+    for (guint k = 0; k < burst; k++)
+    {
       const Forced *p = &forced[(round + k) % n_forced];
       raw_send (c, k % 2 == 0 ? f->ops : p->ops, (seed * 7919u) % 9000u, seed);
       seed++;
     }
-    for (guint k = 0; k < burst; k++) {
+    for (guint k = 0; k < burst; k++)
+    {
       guint want = seed - burst + k;
       gsize len = (want * 7919u) % 9000u;
-      RdmaMessage *msg = rdma_conn_wait_message (c, g_get_monotonic_time ()
-                                                 + 20 * G_USEC_PER_SEC, &error);
+      RdmaMessage *msg = rdma_conn_wait_message (c, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
+                                                 &error);
       if (msg == NULL)
         g_error ("round %u, reply %u: %s", round, k, error->message);
       g_assert_cmpstr (msg->proto->name, ==, "rfp");
@@ -499,12 +513,14 @@ test_rfp_pipelined (void)
       for (gsize i = 0; i < len; i++)
         if (msg->data[RT_RAW_HEADER + i] != rt_pattern (want, i))
           g_error ("round %u, reply %u of %" G_GSIZE_FORMAT " bytes: byte %" G_GSIZE_FORMAT
-                   " differs (a reply out of order?)", round, k, len, i);
+                   " differs (a reply out of order?)",
+                   round, k, len, i);
       g_assert_true (rdma_conn_release_message (c, &error));
     }
   }
-  g_test_message ("rfp pipelined, %u messages: reads %" G_GUINT64_FORMAT " control %"
-                  G_GUINT64_FORMAT, seed, c->stats.reads, c->stats.control_messages);
+  g_test_message ("rfp pipelined, %u messages: reads %" G_GUINT64_FORMAT
+                  " control %" G_GUINT64_FORMAT,
+                  seed, c->stats.reads, c->stats.control_messages);
   rdma_conn_free (c);
   g_assert_cmpuint (rt_echo_server_failed (srv), ==, 0);
   rt_echo_server_stop (srv);
@@ -561,11 +577,12 @@ test_eager_rndv (void)
   g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (t)), ==, "eager");
   g_assert_cmpuint (s.reads, ==, 0);
 
-  g_test_message ("eager_rndv, client, %u calls of 64 B: sends %" G_GUINT64_FORMAT " reads %"
-                  G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT "; of 64 KiB: sends %"
-                  G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT,
-                  n, small.sends, small.reads, small.control_messages, large.sends,
-                  large.reads, large.control_messages);
+  g_test_message ("eager_rndv, client, %u calls of 64 B: sends %" G_GUINT64_FORMAT
+                  " reads %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT
+                  "; of 64 KiB: sends %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT
+                  " control %" G_GUINT64_FORMAT,
+                  n, small.sends, small.reads, small.control_messages, large.sends, large.reads,
+                  large.control_messages);
   /* 64 B: one SEND per call, nothing else (a direct protocol would WRITE, a rendezvous READ
    * or ask for a buffer) */
   g_assert_cmpuint (small.sends - small.credit_messages - small.control_messages, ==, n);
@@ -585,7 +602,8 @@ test_eager_rndv (void)
   rt_echo_server_settle (srv);
   rt_echo_server_last_stats (srv, &s);
   g_test_message ("eager_rndv, server, %u large and %u small calls: reads %" G_GUINT64_FORMAT
-                  " control %" G_GUINT64_FORMAT, n, n + 1, s.reads, s.control_messages);
+                  " control %" G_GUINT64_FORMAT,
+                  n, n + 1, s.reads, s.control_messages);
   g_assert_cmpuint (s.reads, ==, n);
   g_assert_cmpuint (s.control_messages, ==, n);
   g_assert_cmpuint (s.writes + s.write_imms, ==, 0);
@@ -604,8 +622,8 @@ test_eager_rndv (void)
 
 typedef struct
 {
-  ThriftRdmaPolling polling;    /* of the receiver */
-  gboolean mixed;               /* the sender switches protocol every few messages */
+  ThriftRdmaPolling polling; /* of the receiver */
+  gboolean mixed;            /* the sender switches protocol every few messages */
   guint messages;
 } Stream;
 
@@ -616,8 +634,8 @@ typedef struct
   ThriftServerTransport *server;
   guint expected;
   guint received;
-  ThriftRdmaStats stats;        /* the receiver's, once the last message was read */
-  gchar *failure;               /* (owned) (nullable) */
+  ThriftRdmaStats stats; /* the receiver's, once the last message was read */
+  gchar *failure;        /* (owned) (nullable) */
 } Sink;
 
 static gsize
@@ -642,8 +660,8 @@ sink_read_one (ThriftProtocol *p, guint want, gchar **failure, GError **error)
   for (guint32 i = 0; ok && i < len; i++)
     ok = ((guint8 *) buf)[i] == rt_pattern (want, i);
   if (!ok)
-    *failure = g_strdup_printf ("message %u: index %d, %u bytes (lost, reordered or garbled)",
-                                want, index, len);
+    *failure = g_strdup_printf ("message %u: index %d, %u bytes (lost, reordered or garbled)", want,
+                                index, len);
   g_free (buf);
   return ok;
 }
@@ -656,7 +674,8 @@ sink_thread (gpointer data)
   ThriftTransport *t = thrift_server_transport_accept (k->server, &error);
   ThriftProtocol *p;
 
-  if (t == NULL) {
+  if (t == NULL)
+  {
     k->failure = g_strdup_printf ("accept: %s", error->message);
     g_error_free (error);
     return NULL;
@@ -718,12 +737,12 @@ test_oneway_stream (gconstpointer data)
   t = open_client_port (thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (k.server)), &bw->client);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
   t0 = g_get_monotonic_time ();
-  for (guint i = 0; i < m->messages; i++) {
+  for (guint i = 0; i < m->messages; i++)
+  {
     guint8 buf[64];
 
     if (m->mixed)
-      thrift_hint_receiver_set_hints (THRIFT_HINT_RECEIVER (t),
-                                      &forced[(i / 7) % n_forced].client);
+      thrift_hint_receiver_set_hints (THRIFT_HINT_RECEIVER (t), &forced[(i / 7) % n_forced].client);
     for (gsize j = 0; j < stream_len (i); j++)
       buf[j] = rt_pattern (i, j);
     if (thrift_protocol_write_i32 (p, (gint32) i, &error) < 0
@@ -748,19 +767,19 @@ test_oneway_stream (gconstpointer data)
     g_error ("receiver: %s", k.failure);
   g_assert_cmpint (count, ==, (gint32) m->messages);
   g_assert_cmpuint (k.received, ==, m->messages);
-  g_test_message ("%u one-way messages%s in %.2f s (%.0f/s), receiver polling %s: receiver "
-                  "completions %" G_GUINT64_FORMAT " (post_recv calls %" G_GUINT64_FORMAT
-                  ", CQ events %" G_GUINT64_FORMAT ", control %" G_GUINT64_FORMAT
-                  ", credit messages %" G_GUINT64_FORMAT "); sender writes %" G_GUINT64_FORMAT
-                  " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT
-                  " completions %" G_GUINT64_FORMAT " control %" G_GUINT64_FORMAT
-                  " doorbells %" G_GUINT64_FORMAT, m->messages,
-                  m->mixed ? " (protocols mixed)" : "", secs, m->messages / secs,
-                  m->polling == THRIFT_RDMA_POLLING_BUSY ? "busy" : "event",
-                  k.stats.completions, k.stats.post_recv_calls, k.stats.cq_events,
-                  k.stats.control_messages, k.stats.credit_messages, s.writes, s.write_imms,
-                  s.reads, s.completions, s.control_messages, s.post_send_calls);
-  if (!m->mixed) {
+  g_test_message (
+      "%u one-way messages%s in %.2f s (%.0f/s), receiver polling %s: receiver "
+      "completions %" G_GUINT64_FORMAT " (post_recv calls %" G_GUINT64_FORMAT
+      ", CQ events %" G_GUINT64_FORMAT ", control %" G_GUINT64_FORMAT
+      ", credit messages %" G_GUINT64_FORMAT "); sender writes %" G_GUINT64_FORMAT
+      " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " completions %" G_GUINT64_FORMAT
+      " control %" G_GUINT64_FORMAT " doorbells %" G_GUINT64_FORMAT,
+      m->messages, m->mixed ? " (protocols mixed)" : "", secs, m->messages / secs,
+      m->polling == THRIFT_RDMA_POLLING_BUSY ? "busy" : "event", k.stats.completions,
+      k.stats.post_recv_calls, k.stats.cq_events, k.stats.control_messages, k.stats.credit_messages,
+      s.writes, s.write_imms, s.reads, s.completions, s.control_messages, s.post_send_calls);
+  if (!m->mixed)
+  {
     /* batched: the receiver takes no completion per message, the sender no READ per
      * message; every message is one WRITE (some with immediate) */
     g_assert_cmpuint (k.stats.completions * 20, <, m->messages);
@@ -780,7 +799,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   /* whole large messages through each protocol, as without bulk transfer */
   rt_bulk_off ();
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     Forced *f;
     gchar *path;
@@ -792,7 +812,7 @@ main (int argc, char **argv)
     for (guint k = 0; k < G_N_ELEMENTS (footprints); k++)
       if (strcmp (footprints[k].name, ops->name) == 0)
         f->fp = &footprints[k];
-    g_assert_nonnull (f->fp);   /* a new protocol needs its footprint here */
+    g_assert_nonnull (f->fp); /* a new protocol needs its footprint here */
     hint_set_for (&f->client, ops->hint, THRIFT_HINT_SIDE_CLIENT);
     hint_set_for (&f->server, ops->hint, THRIFT_HINT_SIDE_SERVER);
     path = g_strdup_printf ("/protocols/%s/sizes", ops->name);
@@ -807,7 +827,8 @@ main (int argc, char **argv)
     path = g_strdup_printf ("/protocols/%s/stream", ops->name);
     g_test_add_data_func (path, f, test_stream);
     g_free (path);
-    if (ops->id == RDMA_PROTO_WRITE_RNDV || ops->id == RDMA_PROTO_READ_RNDV) {
+    if (ops->id == RDMA_PROTO_WRITE_RNDV || ops->id == RDMA_PROTO_READ_RNDV)
+    {
       path = g_strdup_printf ("/protocols/%s/held_back", ops->name);
       g_test_add_data_func (path, f, test_held_back);
       g_free (path);
@@ -816,18 +837,19 @@ main (int argc, char **argv)
   g_test_add_func ("/protocols/eager_rndv/pair", test_eager_rndv);
   g_test_add_func ("/protocols/switching", test_switching);
   g_test_add_func ("/protocols/mixed_stream", test_mixed_stream);
-  if (forced_by_id (RDMA_PROTO_RFP) != NULL) {
+  if (forced_by_id (RDMA_PROTO_RFP) != NULL)
+  {
     g_test_add_func ("/protocols/rfp/polling", test_rfp_polling);
     g_test_add_func ("/protocols/rfp/pipelined", test_rfp_pipelined);
   }
-  if (rdma_proto_by_id (RDMA_PROTO_BATCHED_WRITE) != NULL) {
+  if (rdma_proto_by_id (RDMA_PROTO_BATCHED_WRITE) != NULL)
+  {
     static const Stream event = { THRIFT_RDMA_POLLING_EVENT, FALSE, STREAM_MESSAGES };
     static const Stream busy = { THRIFT_RDMA_POLLING_BUSY, FALSE, STREAM_MESSAGES / 4 };
     static const Stream mixed = { THRIFT_RDMA_POLLING_EVENT, TRUE, STREAM_MESSAGES / 10 };
 
     g_test_add_data_func ("/protocols/batched_write/oneway_stream", &event, test_oneway_stream);
-    g_test_add_data_func ("/protocols/batched_write/oneway_stream/busy", &busy,
-                          test_oneway_stream);
+    g_test_add_data_func ("/protocols/batched_write/oneway_stream/busy", &busy, test_oneway_stream);
     g_test_add_data_func ("/protocols/batched_write/oneway_stream/mixed", &mixed,
                           test_oneway_stream);
   }

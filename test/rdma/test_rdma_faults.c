@@ -76,7 +76,8 @@ child_accept (ThriftServerTransport *s)
   GError *error = NULL;
   ThriftTransport *t;
 
-  if (!thrift_server_transport_listen (s, &error)) {
+  if (!thrift_server_transport_listen (s, &error))
+  {
     g_printerr ("child server: %s\n", error->message);
     return NULL;
   }
@@ -91,8 +92,8 @@ child_accept (ThriftServerTransport *s)
 static int
 hang_server_main (gboolean read_one)
 {
-  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                           rt_server_addr (), "port", 0, NULL);
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                           "port", 0, NULL);
   GError *error = NULL;
   ThriftTransport *t = child_accept (s);
   guint8 b;
@@ -127,9 +128,9 @@ rfp_server_main (void)
 {
   ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
                                             (gint) RFP_MAX, NULL);
-  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname",
-                                           rt_server_addr (), "port", 0, "configuration", conf,
-                                           "hints", rfp_hints (), "bulk-threshold", 0, NULL);
+  ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
+                                           "port", 0, "configuration", conf, "hints", rfp_hints (),
+                                           "bulk-threshold", 0, NULL);
   GError *error = NULL;
   ThriftTransport *t = child_accept (s);
   ThriftProtocol *p;
@@ -144,7 +145,8 @@ rfp_server_main (void)
   if (thrift_protocol_read_binary (p, &in, &in_len, &error) < 0
       || !thrift_transport_read_end (t, &error)
       || thrift_protocol_write_binary (p, reply, RFP_REPLY, &error) < 0
-      || !thrift_transport_flush (t, &error)) {
+      || !thrift_transport_flush (t, &error))
+  {
     g_printerr ("rfp server: %s\n", error->message);
     return 1;
   }
@@ -188,8 +190,8 @@ test_server_killed (void)
   gint64 t0;
   int status;
 
-  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                    "call-timeout", 8000, NULL);
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, "call-timeout",
+                    8000, NULL);
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
@@ -205,8 +207,7 @@ test_server_killed (void)
                   (g_get_monotonic_time () - t0) / 1000.0);
   /* RECEIVE, as a timeout would be: the status says the peer is gone */
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_PEER_GONE);
-  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
-                   THRIFT_RDMA_STATUS_PEER_GONE);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==, THRIFT_RDMA_STATUS_PEER_GONE);
   /* within a second of the kill, not the call timeout (8 s): the kernel closes the dead
    * process's connection and the disconnect ends the wait (0.01 to 0.12 s measured) */
   g_assert_cmpint (g_get_monotonic_time () - t0, <, G_USEC_PER_SEC);
@@ -261,16 +262,18 @@ raw_send (RdmaConn *c, const void *bytes, guint32 len)
 
   g_assert_true (rdma_pool_get (&c->send_pool, &slot));
   memcpy (rdma_pool_slot (&c->send_pool, slot), bytes, head);
-  if (len > head) {
+  if (len > head)
+  {
     g_assert_cmpuint (tx->busy, ==, 0);
-    g_assert_true (rdma_tx_reserve (tx, c->pd, len - head, RDMA_NUMA_NONE,
-                                    &c->stats.pinned_bytes, &error));
+    g_assert_true (
+        rdma_tx_reserve (tx, c->pd, len - head, RDMA_NUMA_NONE, &c->stats.pinned_bytes, &error));
     memcpy (tx->base, (const guint8 *) bytes + head, len - head);
   }
-  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, head, len > head ? tx : NULL,
-                                      0, len - head, &error));
+  g_assert_true (rdma_conn_post_send (c, RDMA_PROTO_EAGER, slot, head, len > head ? tx : NULL, 0,
+                                      len - head, &error));
   g_assert_no_error (error);
-  if (len > head) {
+  if (len > head)
+  {
     /* the buffer goes once the SEND is done (or flushed: the server may drop us at once), so
      * that the raw connection holds RAW_CONN_RESOURCES */
     gint64 until = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
@@ -354,7 +357,8 @@ test_bad_peer (gconstpointer data)
   RdmaConn *c = raw_connect ();
   guint8 buf[4096];
 
-  switch (kind) {
+  switch (kind)
+  {
   case BAD_GARBAGE:
     for (guint i = 0; i < 100; i++)
       buf[i] = (guint8) (i * 37 + 11);
@@ -437,8 +441,12 @@ test_rndv_server_dies (gconstpointer data)
 {
   ThriftHintProto proto = GPOINTER_TO_INT (data);
   ThriftHintSet hints = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Test", .function = "send",
-    .side = THRIFT_HINT_SIDE_CLIENT, .set = THRIFT_HINT_HAS_PROTO, .proto = proto,
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Test",
+    .function = "send",
+    .side = THRIFT_HINT_SIDE_CLIENT,
+    .set = THRIFT_HINT_HAS_PROTO,
+    .proto = proto,
   };
   guint8 *payload = g_malloc0 (100000);
   GPid pid;
@@ -451,9 +459,8 @@ test_rndv_server_dies (gconstpointer data)
   guint i;
   int status;
 
-  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                    "call-timeout", 8000, "hints", &hints, "bulk-threshold",
-                    rt_bulk_threshold (), NULL);
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, "call-timeout",
+                    8000, "hints", &hints, "bulk-threshold", rt_bulk_threshold (), NULL);
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
@@ -531,11 +538,12 @@ test_bad_batched (gconstpointer data)
   memcpy (buf + BW_HEADER_SIZE + frag, &trailer, sizeof trailer);
   /* one WRITE_WITH_IMM, which wakes the server */
   op = rdma_conn_op_get (c, RDMA_OP_WRITE, RDMA_PROTO_BATCHED_WRITE);
-  sge = (struct ibv_sge) {
-    .addr = (uintptr_t) buf, .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
+  sge = (struct ibv_sge){
+    .addr = (uintptr_t) buf,
+    .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
     .lkey = c->tx[0].mr->lkey,
   };
-  wr = (struct ibv_send_wr) {
+  wr = (struct ibv_send_wr){
     .wr_id = rdma_op_wr_id (op),
     .sg_list = &sge,
     .num_sge = 1,
@@ -608,13 +616,14 @@ test_peer_stops_reading (void)
   guint sent = 0;
   int status;
 
-  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                    "call-timeout", STOP_READING_TIMEOUT_MS, NULL);
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, "call-timeout",
+                    STOP_READING_TIMEOUT_MS, NULL);
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
   /* bounded: far more messages than any credit window */
-  while (sent < 100000) {
+  while (sent < 100000)
+  {
     call_start = g_get_monotonic_time ();
     if (thrift_protocol_write_binary (p, "stop reading", 12, &error) < 0
         || !thrift_transport_flush (t, &error))
@@ -624,8 +633,8 @@ test_peer_stops_reading (void)
   failed_at = g_get_monotonic_time ();
   g_assert_nonnull (error);
   g_test_message ("a server that stops reading: %u messages went out, the next call failed "
-                  "after %.0f ms (call timeout %d ms): %s", sent,
-                  (failed_at - call_start) / 1000.0, STOP_READING_TIMEOUT_MS, error->message);
+                  "after %.0f ms (call timeout %d ms): %s",
+                  sent, (failed_at - call_start) / 1000.0, STOP_READING_TIMEOUT_MS, error->message);
   g_assert_cmpuint (sent, >, 0);
   g_assert_cmpuint (sent, <, 100000);
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_TIMED_OUT);
@@ -649,13 +658,15 @@ test_peer_stops_reading (void)
 static gboolean
 blackhole (const gchar *add_or_del, const gchar *direction, const gchar *addr)
 {
-  const gchar *argv[] = { "ip", "rule", add_or_del, "pref", "5", direction, addr, "blackhole",
-                          NULL };
+  const gchar *argv[] = {
+    "ip", "rule", add_or_del, "pref", "5", direction, addr, "blackhole", NULL
+  };
   gint status = -1;
 
-  return g_spawn_sync (NULL, (gchar **) argv, NULL, G_SPAWN_SEARCH_PATH
-                       | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-                       NULL, NULL, &status, NULL)
+  return g_spawn_sync (NULL, (gchar **) argv, NULL,
+                       G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL
+                           | G_SPAWN_STDERR_TO_DEV_NULL,
+                       NULL, NULL, NULL, NULL, &status, NULL)
          && g_spawn_check_wait_status (status, NULL);
 }
 
@@ -680,13 +691,14 @@ test_server_vanishes (void)
   gint64 t0, took;
   int status;
 
-  if (strcmp (rt_server_addr (), "10.77.0.1") != 0 || geteuid () != 0) {
+  if (strcmp (rt_server_addr (), "10.77.0.1") != 0 || geteuid () != 0)
+  {
     g_test_skip ("needs the soft-RoCE guest's 10.77.0.1 and root (ip rule)");
     return;
   }
   port = spawn_server ("--hang-server", &pid);
-  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port,
-                    "call-timeout", 20000, "keepalive", VANISH_KEEPALIVE_MS, NULL);
+  t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", port, "call-timeout",
+                    20000, "keepalive", VANISH_KEEPALIVE_MS, NULL);
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", t, NULL);
@@ -706,7 +718,8 @@ test_server_vanishes (void)
   g_assert_true (read_failed);
   g_assert_nonnull (error);
   g_test_message ("server vanished: the call failed after %.0f ms (keepalive %d ms, call "
-                  "timeout 20 s): %s", took / 1000.0, VANISH_KEEPALIVE_MS, error->message);
+                  "timeout 20 s): %s",
+                  took / 1000.0, VANISH_KEEPALIVE_MS, error->message);
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_PEER_GONE);
   g_assert_cmpint (took, <=, VANISH_KEEPALIVE_MS * 1000 * 3 / 4 + 500 * 1000);
   g_clear_error (&error);
@@ -728,8 +741,8 @@ raw_send_binary (RdmaConn *c, gsize len, guint seed)
   guint8 *buf = rt_binary_new (len, seed);
   GError *error = NULL;
 
-  g_assert_true (rdma_conn_send (c, buf, RT_RAW_HEADER + len, g_get_monotonic_time () + 20 * G_USEC_PER_SEC,
-                                 &error));
+  g_assert_true (rdma_conn_send (c, buf, RT_RAW_HEADER + len,
+                                 g_get_monotonic_time () + 20 * G_USEC_PER_SEC, &error));
   g_assert_no_error (error);
   g_free (buf);
 }
@@ -769,8 +782,10 @@ test_rfp_server_killed_mid_fetch (void)
 
   raw_send_binary (c, 5, 1);
   /* wait (polling) until the client READs the body */
-  do {
-    if (!rdma_conn_progress (c, g_get_monotonic_time () + 50000, &error)) {
+  do
+  {
+    if (!rdma_conn_progress (c, g_get_monotonic_time () + 50000, &error))
+    {
       g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
       g_clear_error (&error);
     }
@@ -786,8 +801,8 @@ test_rfp_server_killed_mid_fetch (void)
   g_assert_nonnull (error);
   g_assert_true (error->domain == RDMA_ENGINE_ERROR);
   g_test_message ("RFP server killed mid-fetch (%" G_GUINT64_FORMAT " READs posted): %s "
-                  "(after %.0f ms)", c->stats.reads, error->message,
-                  (g_get_monotonic_time () - t0) / 1000.0);
+                  "(after %.0f ms)",
+                  c->stats.reads, error->message, (g_get_monotonic_time () - t0) / 1000.0);
   g_assert_cmpint (g_get_monotonic_time () - t0, <, 8 * G_USEC_PER_SEC);
   g_clear_error (&error);
   rdma_conn_free (c);
@@ -801,8 +816,7 @@ test_rfp_server_killed_mid_fetch (void)
 static void
 test_rfp_stale_key (void)
 {
-  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, RFP_MAX,
-                                                   rfp_hints ());
+  RtEchoServer *srv = rt_echo_server_start_hinted (THRIFT_RDMA_POLLING_BUSY, RFP_MAX, rfp_hints ());
   RdmaConn *c = raw_connect_to (rt_echo_server_port (srv), THRIFT_RDMA_POLLING_BUSY);
   RdmaRfpInfo first, grown;
   GError *error = NULL;
@@ -812,11 +826,11 @@ test_rfp_stale_key (void)
   raw_echo (c, 64, 1);
   rdma_proto_rfp_info (c, &first);
   g_assert_true (first.peer_known);
-  raw_echo (c, 1u << 20, 2);           /* the server's region grows */
+  raw_echo (c, 1u << 20, 2); /* the server's region grows */
   rdma_proto_rfp_info (c, &grown);
   g_assert_cmpuint (grown.peer_size, >, first.peer_size);
   g_assert_true (grown.peer_addr != first.peer_addr || grown.peer_rkey != first.peer_rkey);
-  raw_echo (c, 64, 3);                 /* the server saw the grown one fetched: old one gone */
+  raw_echo (c, 64, 3); /* the server saw the grown one fetched: old one gone */
 
   mr = rdma_res_mr_reg (c->pd, landing, 4096, IBV_ACCESS_LOCAL_WRITE, &error);
   g_assert_no_error (error);
@@ -845,7 +859,7 @@ test_rfp_stale_key (void)
   g_test_message ("READ with the outgrown region's key: %s", error->message);
   g_assert_nonnull (strstr (error->message, "stale or wrong key"));
   g_clear_error (&error);
-  rdma_res_mr_dereg (&mr);   /* before the connection's PD goes */
+  rdma_res_mr_dereg (&mr); /* before the connection's PD goes */
   rdma_conn_free (c);
   g_free (landing);
   rt_echo_server_stop (srv);
@@ -877,8 +891,8 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_rdma/fault/server_vanishes", test_server_vanishes);
   g_test_add_data_func ("/thrift_rdma/fault/garbage_framing", GINT_TO_POINTER (BAD_GARBAGE),
                         test_bad_peer);
-  g_test_add_data_func ("/thrift_rdma/fault/over_max_message_size",
-                        GINT_TO_POINTER (BAD_TOO_LARGE), test_bad_peer);
+  g_test_add_data_func ("/thrift_rdma/fault/over_max_message_size", GINT_TO_POINTER (BAD_TOO_LARGE),
+                        test_bad_peer);
   g_test_add_data_func ("/thrift_rdma/fault/truncated", GINT_TO_POINTER (BAD_TRUNCATED),
                         test_bad_peer);
   g_test_add_data_func ("/thrift_rdma/fault/bad_continuation",

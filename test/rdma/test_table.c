@@ -92,14 +92,28 @@ static const Fig6Row fig6[] = {
 
 /* ---- the functions of table.thrift ---- */
 
-#define TABLE_FUNCTIONS(X) \
-  X (latency_under_small) X (latency_under_large) X (latency_under_len) \
-  X (latency_over_small) X (latency_over_large) X (latency_over_len) \
-  X (throughput_under_small) X (throughput_under_large) X (throughput_under_len) \
-  X (throughput_over_small) X (throughput_over_large) X (throughput_over_len) \
-  X (res_util_under_small) X (res_util_under_large) X (res_util_under_len) \
-  X (res_util_over_small) X (res_util_over_large) X (res_util_over_len) \
-  X (proto_override) X (polling_override) X (side_override)
+#define TABLE_FUNCTIONS(X)   \
+  X (latency_under_small)    \
+  X (latency_under_large)    \
+  X (latency_under_len)      \
+  X (latency_over_small)     \
+  X (latency_over_large)     \
+  X (latency_over_len)       \
+  X (throughput_under_small) \
+  X (throughput_under_large) \
+  X (throughput_under_len)   \
+  X (throughput_over_small)  \
+  X (throughput_over_large)  \
+  X (throughput_over_len)    \
+  X (res_util_under_small)   \
+  X (res_util_under_large)   \
+  X (res_util_under_len)     \
+  X (res_util_over_small)    \
+  X (res_util_over_large)    \
+  X (res_util_over_len)      \
+  X (proto_override)         \
+  X (polling_override)       \
+  X (side_override)
 
 typedef gboolean (*SendFn) (TableIf *iface, const GByteArray *data, GError **error);
 typedef gboolean (*RecvFn) (TableIf *iface, GByteArray **_return, GError **error);
@@ -119,9 +133,9 @@ typedef struct
 {
   const gchar *small_proto, *large_proto, *large_alt;
   const gchar *small_polling, *large_polling;
-  const gchar *subscription;     /* "under", "over" */
-  const gchar *size;             /* the start of explain's SIZE field */
-  const gchar *proto_reason, *polling_reason;   /* words WHY must hold */
+  const gchar *subscription;                  /* "under", "over" */
+  const gchar *size;                          /* the start of explain's SIZE field */
+  const gchar *proto_reason, *polling_reason; /* words WHY must hold */
 } Expect;
 
 static const Fig6Row *
@@ -136,26 +150,35 @@ row_of (const gchar *goal)
 
 /* A cell of `fig6` for GOAL_SUB_SIZE on @side, by the table alone. */
 static void
-expect_cell (const gchar *goal, const gchar *sub, const gchar *size, ThriftHintSide side,
-             Expect *e)
+expect_cell (const gchar *goal, const gchar *sub, const gchar *size, ThriftHintSide side, Expect *e)
 {
   const Fig6Row *row = row_of (goal);
   const Fig6Cell *c = strcmp (sub, "under") == 0 ? &row->under : &row->full_over;
 
-  *e = (Expect) { c->small_proto, c->large_proto, c->large_alt, c->small_polling,
-                  c->large_polling, g_intern_string (sub), "by message length", NULL, NULL };
+  *e = (Expect){ c->small_proto,
+                 c->large_proto,
+                 c->large_alt,
+                 c->small_polling,
+                 c->large_polling,
+                 g_intern_string (sub),
+                 "by message length",
+                 NULL,
+                 NULL };
   /* RFP is a reply protocol by its definition (HatRPC Sec. 3.1, Fig. 3i: the server leaves the
    * response in its own memory; the client fetches it with RDMA READ): a client's large call keeps
    * the cell's other protocol */
   if (side == THRIFT_HINT_SIDE_CLIENT && strcmp (e->large_proto, "rfp") == 0)
     e->large_proto = e->small_proto;
   /* payload_size says once which half every message is */
-  if (strcmp (size, "small") == 0) {
+  if (strcmp (size, "small") == 0)
+  {
     e->large_proto = e->small_proto;
     e->large_alt = NULL;
     e->large_polling = e->small_polling;
     e->size = "payload_size=64 <= 4096, all small";
-  } else if (strcmp (size, "large") == 0) {
+  }
+  else if (strcmp (size, "large") == 0)
+  {
     e->small_proto = e->large_proto;
     e->small_polling = e->large_polling;
     e->size = "payload_size=65536 > 4096, all large";
@@ -174,7 +197,8 @@ expect_for (const gchar *fn, ThriftHintSide side, Expect *e)
   static const gchar *const goals[] = { "latency", "throughput", "res_util" };
   gboolean client = side == THRIFT_HINT_SIDE_CLIENT;
 
-  if (strcmp (fn, "proto_override") == 0) {
+  if (strcmp (fn, "proto_override") == 0)
+  {
     /* res_util, over, by length; proto = chained_write_send for every size */
     expect_cell ("res_util", "over", "len", side, e);
     e->small_proto = e->large_proto = "chained_write_send";
@@ -182,14 +206,16 @@ expect_for (const gchar *fn, ThriftHintSide side, Expect *e)
     e->proto_reason = "proto=chained_write_send hint";
     return;
   }
-  if (strcmp (fn, "polling_override") == 0) {
+  if (strcmp (fn, "polling_override") == 0)
+  {
     /* throughput, under, by length; polling = hybrid for every size */
     expect_cell ("throughput", "under", "len", side, e);
     e->small_polling = e->large_polling = "hybrid";
     e->polling_reason = "polling=hybrid hint";
     return;
   }
-  if (strcmp (fn, "side_override") == 0) {
+  if (strcmp (fn, "side_override") == 0)
+  {
     /* latency, under; c_hint: direct_write_send, event; s_hint: read_rndv, busy */
     expect_cell ("latency", "under", "len", side, e);
     e->small_proto = e->large_proto = client ? "direct_write_send" : "read_rndv";
@@ -198,11 +224,13 @@ expect_for (const gchar *fn, ThriftHintSide side, Expect *e)
     e->polling_reason = client ? "polling=event hint" : "polling=busy hint";
     return;
   }
-  for (guint i = 0; i < G_N_ELEMENTS (goals); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (goals); i++)
+  {
     gsize n = strlen (goals[i]);
 
-    if (strncmp (fn, goals[i], n) == 0 && fn[n] == '_') {
-      g_auto (GStrv) parts = g_strsplit (fn + n + 1, "_", 2);   /* SUB, SIZE */
+    if (strncmp (fn, goals[i], n) == 0 && fn[n] == '_')
+    {
+      g_auto (GStrv) parts = g_strsplit (fn + n + 1, "_", 2); /* SUB, SIZE */
 
       g_assert_cmpuint (g_strv_length (parts), ==, 2);
       expect_cell (goals[i], parts[0], parts[1], side, e);
@@ -275,11 +303,12 @@ static void
 explain_parse (const gchar *line, Explained *x)
 {
   g_autoptr (GRegex) re = g_regex_new (
-    "^(.+): small \\(<= 4096 B\\) ([a-z_]+)/([a-z]+), large ([a-z_]+)/([a-z]+)  "
-    "\\[size: ([^;]*); proto: ([^;]*); polling: ([^;]*); subscription: ([^;]*); "
-    "peer: ([^;\\]]*); numa: ([^\\]]*)\\]"
-    "( \\(measured on this connection: .* \\((by call time|by CPU per call), over [0-9]+ "
-    "calls\\): (spins|blocks), [0-9]+ changes?\\))?$", 0, 0, NULL);
+      "^(.+): small \\(<= 4096 B\\) ([a-z_]+)/([a-z]+), large ([a-z_]+)/([a-z]+)  "
+      "\\[size: ([^;]*); proto: ([^;]*); polling: ([^;]*); subscription: ([^;]*); "
+      "peer: ([^;\\]]*); numa: ([^\\]]*)\\]"
+      "( \\(measured on this connection: .* \\((by call time|by CPU per call), over [0-9]+ "
+      "calls\\): (spins|blocks), [0-9]+ changes?\\))?$",
+      0, 0, NULL);
   g_autoptr (GMatchInfo) m = NULL;
   g_autofree gchar *numa = NULL;
 
@@ -305,10 +334,10 @@ explain_parse (const gchar *line, Explained *x)
     if ((measured == NULL || *measured == '\0') && (wall || cpu))
       g_error ("explain line of a connection does not say what it measured: '%s'", line);
   }
-  *x = (Explained) {
-    g_match_info_fetch (m, 1), g_match_info_fetch (m, 2), g_match_info_fetch (m, 3),
-    g_match_info_fetch (m, 4), g_match_info_fetch (m, 5), g_match_info_fetch (m, 6),
-    g_match_info_fetch (m, 7), g_match_info_fetch (m, 8), g_match_info_fetch (m, 9),
+  *x = (Explained){
+    g_match_info_fetch (m, 1),  g_match_info_fetch (m, 2), g_match_info_fetch (m, 3),
+    g_match_info_fetch (m, 4),  g_match_info_fetch (m, 5), g_match_info_fetch (m, 6),
+    g_match_info_fetch (m, 7),  g_match_info_fetch (m, 8), g_match_info_fetch (m, 9),
     g_match_info_fetch (m, 10),
   };
 }
@@ -322,7 +351,8 @@ expected_peer (void)
   guint n = 0;
 
   for (guint p = THRIFT_HINT_PROTO_EAGER; p <= THRIFT_HINT_PROTO_BATCHED_WRITE; p++)
-    if (rdma_proto_for_hint (p) != NULL) {
+    if (rdma_proto_for_hint (p) != NULL)
+    {
       g_string_append_printf (s, "%s%s", n++ ? "," : "", thrift_hint_proto_to_string (p));
     }
   if (n == THRIFT_HINT_PROTO_BATCHED_WRITE)
@@ -345,7 +375,8 @@ check_proto (const gchar *line, const gchar *half, const gchar *got, const gchar
 {
   if (alt != NULL && strcmp (got, alt) == 0 && registered (alt))
     return NULL;
-  if (registered (want)) {
+  if (registered (want))
+  {
     if (strcmp (got, want) != 0)
       g_error ("%s: %s protocol %s, the table says %s%s%s", line, half, got, want,
                alt != NULL ? " or " : "", alt != NULL ? alt : "");
@@ -373,8 +404,7 @@ check_line (const gchar *line, const gchar *fn, ThriftHintSide side, const Expec
   g_test_message ("%s", line);
   explain_parse (line, &x);
   g_assert_cmpstr (x.name, ==, name);
-  missing_small = check_proto (line, "small", x.small_proto, e->small_proto,
-                               NULL, x.proto_reason);
+  missing_small = check_proto (line, "small", x.small_proto, e->small_proto, NULL, x.proto_reason);
   missing_large = check_proto (line, "large", x.large_proto, e->large_proto, e->large_alt,
                                x.proto_reason);
   g_assert_cmpstr (x.small_polling, ==, e->small_polling);
@@ -392,9 +422,9 @@ check_line (const gchar *line, const gchar *fn, ThriftHintSide side, const Expec
 
 typedef struct
 {
-  GHashTable *lines;            /* a new connection: function -> server-side explain line */
-  gchar *request, *reply;       /* a call: the carrier of its request as read, of its reply */
-  gchar *error;                 /* a call failed */
+  GHashTable *lines;      /* a new connection: function -> server-side explain line */
+  gchar *request, *reply; /* a call: the carrier of its request as read, of its reply */
+  gchar *error;           /* a call failed */
 } Report;
 
 static void
@@ -416,8 +446,14 @@ static GAsyncQueue *reports;
 static ThriftRdma *serving;
 static gchar *request_carrier;
 
-typedef struct { TableHandler parent; } TestTableHandler;
-typedef struct { TableHandlerClass parent; } TestTableHandlerClass;
+typedef struct
+{
+  TableHandler parent;
+} TestTableHandler;
+typedef struct
+{
+  TableHandlerClass parent;
+} TestTableHandlerClass;
 static GType test_table_handler_get_type (void);
 G_DEFINE_TYPE (TestTableHandler, test_table_handler, TYPE_TABLE_HANDLER)
 
@@ -466,21 +502,25 @@ serve_connection (ThriftProcessor *processor, ThriftTransport *t)
                            thrift_rdma_explain_connection (serving, *s));
   g_async_queue_push (reports, r);
 
-  while (thrift_transport_peek (t, &error)) {
+  while (thrift_transport_peek (t, &error))
+  {
     gboolean ok = thrift_processor_process (processor, p, p, &error);
 
     r = g_new0 (Report, 1);
-    if (ok) {
+    if (ok)
+    {
       r->request = g_steal_pointer (&request_carrier);
       r->reply = g_strdup (thrift_rdma_get_protocol_name (serving));
-    } else {
+    }
+    else
+    {
       r->error = g_strdup (error != NULL ? error->message : "?");
     }
     g_async_queue_push (reports, r);
     if (!ok)
       break;
   }
-  g_clear_error (&error);   /* the client closed */
+  g_clear_error (&error); /* the client closed */
   serving = NULL;
   g_object_unref (p);
 }
@@ -490,7 +530,8 @@ serve (gpointer data)
 {
   ThriftProcessor *processor = data;
 
-  while (!g_atomic_int_get (&server_stop)) {
+  while (!g_atomic_int_get (&server_stop))
+  {
     GError *error = NULL;
     ThriftTransport *t = thrift_server_transport_accept (server, &error);
 
@@ -558,10 +599,14 @@ next_report (void)
 static const gchar *
 polling_name (ThriftRdmaPolling polling)
 {
-  switch (polling) {
-  case THRIFT_RDMA_POLLING_BUSY: return "busy";
-  case THRIFT_RDMA_POLLING_EVENT: return "event";
-  case THRIFT_RDMA_POLLING_HYBRID: return "hybrid";
+  switch (polling)
+  {
+  case THRIFT_RDMA_POLLING_BUSY:
+    return "busy";
+  case THRIFT_RDMA_POLLING_EVENT:
+    return "event";
+  case THRIFT_RDMA_POLLING_HYBRID:
+    return "hybrid";
   }
   return "?";
 }
@@ -588,7 +633,8 @@ steady_workload (TableIf *client, ThriftTransport *t, const Function *fn)
 {
   g_autoptr (GByteArray) out = g_byte_array_sized_new (100);
   g_autoptr (GRegex) re = g_regex_new ("over ([0-9]+) calls\\): (spins|blocks), ([0-9]+) "
-                                       "changes?\\)$", 0, 0, NULL);
+                                       "changes?\\)$",
+                                       0, 0, NULL);
   g_autoptr (GMatchInfo) m = NULL;
   g_autofree gchar *line = NULL, *waits = NULL, *changes = NULL;
   GError *error = NULL;
@@ -596,7 +642,8 @@ steady_workload (TableIf *client, ThriftTransport *t, const Function *fn)
 
   g_byte_array_set_size (out, 100);
   memset (out->data, 0x5a, out->len);
-  for (guint i = 0; i < STEADY_CALLS; i++) {
+  for (guint i = 0; i < STEADY_CALLS; i++)
+  {
     GByteArray *in = NULL;
 
     g_assert_true (fn->send (client, out, &error));
@@ -606,10 +653,10 @@ steady_workload (TableIf *client, ThriftTransport *t, const Function *fn)
     g_byte_array_unref (in);
     report_free (next_report ());
   }
-  line = thrift_rdma_explain_connection (THRIFT_RDMA (t), hint_set (fn->name,
-                                                                    THRIFT_HINT_SIDE_CLIENT));
-  g_test_message ("%u calls in %.1f s: %s", STEADY_CALLS,
-                  (g_get_monotonic_time () - start) / 1e6, line);
+  line = thrift_rdma_explain_connection (THRIFT_RDMA (t),
+                                         hint_set (fn->name, THRIFT_HINT_SIDE_CLIENT));
+  g_test_message ("%u calls in %.1f s: %s", STEADY_CALLS, (g_get_monotonic_time () - start) / 1e6,
+                  line);
   g_assert_true (g_regex_match (re, line, 0, &m));
   waits = g_match_info_fetch (m, 1);
   changes = g_match_info_fetch (m, 3);
@@ -660,12 +707,13 @@ test_function (gconstpointer data)
   explain_parse (server_line, &sx);
 
   /* real calls: each message by the protocol explain gave, on both ends */
-  for (guint i = 0; i < G_N_ELEMENTS (lens); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (lens); i++)
+  {
     gboolean large = lens[i] > 4096;
     const gchar *request = want_carrier (&ce, large, cx.large_proto);
     const gchar *reply = want_carrier (&se, large, sx.large_proto);
     GByteArray *out = g_byte_array_sized_new (lens[i]);
-    GByteArray *in = NULL;   /* generated code frees an old value with g_free */
+    GByteArray *in = NULL; /* generated code frees an old value with g_free */
     Report *r;
 
     g_byte_array_set_size (out, lens[i]);
@@ -701,7 +749,8 @@ test_function (gconstpointer data)
     g_byte_array_unref (in);
   }
 
-  if (strcmp (fn->name, "throughput_under_small") == 0) {
+  if (strcmp (fn->name, "throughput_under_small") == 0)
+  {
     assert_contains (client_line, cx.polling_reason,
                      "(event until a spin measures the shorter call)");
     steady_workload (client, t, fn);
@@ -719,7 +768,8 @@ test_function (gconstpointer data)
        rt_live_resources () != baseline && g_get_monotonic_time () < until;)
     g_usleep (10000);
   g_assert_true (rt_resources_at_baseline (baseline));
-  if (missing != NULL) {
+  if (missing != NULL)
+  {
     g_autofree gchar *why = g_strdup_printf ("%s not registered", missing);
     g_test_skip (why);
   }
@@ -737,7 +787,8 @@ test_coverage (void)
 
   for (guint g = 0; g < G_N_ELEMENTS (goals); g++)
     for (guint s = 0; s < G_N_ELEMENTS (subs); s++)
-      for (guint z = 0; z < G_N_ELEMENTS (sizes); z++) {
+      for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+      {
         g_autofree gchar *name = g_strdup_printf ("%s_%s_%s", goals[g], subs[s], sizes[z]);
 
         g_assert_nonnull (hint_set (name, THRIFT_HINT_SIDE_CLIENT));
@@ -756,7 +807,8 @@ main (int argc, char **argv)
   /* whole large messages through each protocol, as without bulk transfer */
   rt_bulk_off ();
   g_test_add_func ("/table/coverage", test_coverage);
-  for (guint i = 0; i < G_N_ELEMENTS (functions); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (functions); i++)
+  {
     g_autofree gchar *path = g_strdup_printf ("/table/%s", functions[i].name);
 
     g_test_add_data_func (path, &functions[i], test_function);

@@ -46,7 +46,11 @@
 
 /* ---- the server ---- */
 
-static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
+static guint
+count_threads (void)
+{
+  return test_count_entries ("/proc/self/task");
+}
 
 /* The thread count once it settles at @expected (2 s at most): a joined thread can still be
  * listed for a moment while the kernel finishes its exit. */
@@ -70,7 +74,8 @@ threads_baseline (void)
   gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
   guint before = count_threads (), n;
 
-  for (;;) {
+  for (;;)
+  {
     g_usleep (100 * 1000);
     n = count_threads ();
     if (n == before || g_get_monotonic_time () >= until)
@@ -95,16 +100,15 @@ fixture_make (Fixture *f, guint max_connections)
 
   memset (f, 0, sizeof *f);
   serve_thread_init (&f->serve);
-  f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (),
-                               "port", 0, NULL);
+  f->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
+                               NULL);
   handler = g_object_new (test_gate_get_type (), NULL);
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
   tf = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY, NULL);
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                            "processor", processor, "server_transport", f->transport,
-                            "input_transport_factory", tf, "output_transport_factory", tf,
-                            "input_protocol_factory", pf, "output_protocol_factory", pf,
+  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor, "server_transport",
+                            f->transport, "input_transport_factory", tf, "output_transport_factory",
+                            tf, "input_protocol_factory", pf, "output_protocol_factory", pf,
                             "max-connections", max_connections, NULL);
   g_object_unref (handler);
   g_object_unref (processor);
@@ -120,7 +124,8 @@ fixture_start (Fixture *f)
   gboolean listening = FALSE;
 
   serve_thread_start (&f->serve, f->server);
-  while (g_get_monotonic_time () < until) {
+  while (g_get_monotonic_time () < until)
+  {
     g_object_get (f->server, "listening", &listening, NULL);
     if (listening)
       break;
@@ -175,7 +180,7 @@ typedef struct
   gint result;
   gint pong;
   gboolean ok;
-  gint done;      /* atomic: the calls returned */
+  gint done; /* atomic: the calls returned */
 } GatherJob;
 
 /* Connects, gathers, then pings (its own reply: id + 1) on the same connection. */
@@ -206,14 +211,15 @@ run_gather (guint port, GatherJob *jobs, guint count, gint n, gint timeout_ms)
 
   g_assert_cmpuint (count, <=, G_N_ELEMENTS (threads));
   test_gate_reset_peak ();
-  for (i = 0; i < count; i++) {
-    jobs[i] = (GatherJob) { .port = port, .id = (gint) i * 10, .n = n,
-                            .timeout_ms = timeout_ms };
+  for (i = 0; i < count; i++)
+  {
+    jobs[i] = (GatherJob){ .port = port, .id = (gint) i * 10, .n = n, .timeout_ms = timeout_ms };
     threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
   }
   for (i = 0; i < count; i++)
     g_thread_join (threads[i]);
-  for (i = 0; i < count; i++) {
+  for (i = 0; i < count; i++)
+  {
     g_assert_true (jobs[i].ok);
     g_assert_cmpint (jobs[i].pong, ==, jobs[i].id + 1);
   }
@@ -253,7 +259,7 @@ typedef struct
 {
   guint port;
   gint id;
-  gint64 slowest_us;    /* the slowest of its pings */
+  gint64 slowest_us; /* the slowest of its pings */
   gboolean ok;
 } PingJob;
 
@@ -266,7 +272,8 @@ ping_client (gpointer data)
   gint r = 0;
 
   job->ok = client_open (&c, job->port, THRIFT_RDMA_POLLING_EVENT, &error);
-  for (gint i = 0; job->ok && i < HANDOVER_PINGS; i++) {
+  for (gint i = 0; job->ok && i < HANDOVER_PINGS; i++)
+  {
     gint64 t0 = g_get_monotonic_time ();
     job->ok = gate_if_ping (c.client, &r, job->id + i, &error) && r == job->id + i + 1;
     job->slowest_us = MAX (job->slowest_us, g_get_monotonic_time () - t0);
@@ -297,22 +304,25 @@ test_handover (void)
   fixture_make (&f, 128);
   port = fixture_start (&f);
   test_gate_reset_peak ();
-  held_job = (GatherJob) { .port = port, .id = 1000, .n = 100, .timeout_ms = 5000 };
+  held_job = (GatherJob){ .port = port, .id = 1000, .n = 100, .timeout_ms = 5000 };
   held = g_thread_new ("held", gather_client, &held_job);
   while (test_gate_peak () < 1)
     g_usleep (1000);
 
-  for (guint i = 0; i < HANDOVER_CLIENTS; i++) {
-    jobs[i] = (PingJob) { .port = port, .id = (gint) i * 100 };
+  for (guint i = 0; i < HANDOVER_CLIENTS; i++)
+  {
+    jobs[i] = (PingJob){ .port = port, .id = (gint) i * 100 };
     threads[i] = g_thread_new ("client", ping_client, &jobs[i]);
   }
-  for (guint i = 0; i < HANDOVER_CLIENTS; i++) {
+  for (guint i = 0; i < HANDOVER_CLIENTS; i++)
+  {
     g_thread_join (threads[i]);
     g_assert_true (jobs[i].ok);
     slowest = MAX (slowest, jobs[i].slowest_us);
   }
-  g_test_message ("63 clients served while a call held its dispatcher; slowest call %"
-                  G_GINT64_FORMAT " ms", slowest / 1000);
+  g_test_message (
+      "63 clients served while a call held its dispatcher; slowest call %" G_GINT64_FORMAT " ms",
+      slowest / 1000);
   /* all served while the held call still runs */
   g_assert_false (g_atomic_int_get (&held_job.done));
   g_object_get (f.server, "handovers", &handovers, NULL);
@@ -335,7 +345,11 @@ test_handover (void)
 static void
 test_pool_fair (void)
 {
-  enum { PIPELINED = 16, SLEEP_MS = 5 };   /* each call well inside the handover bound */
+  enum
+  {
+    PIPELINED = 16,
+    SLEEP_MS = 5
+  }; /* each call well inside the handover bound */
   Client a = { 0 }, b = { 0 };
   GError *error = NULL;
   gint r = 0, before, served_before_b;
@@ -367,7 +381,8 @@ test_pool_fair (void)
                   served_before_b, PIPELINED);
   g_assert_cmpint (served_before_b, <, PIPELINED / 2);
 
-  for (gint i = 0; i < PIPELINED; i++) {
+  for (gint i = 0; i < PIPELINED; i++)
+  {
     g_assert_true (gate_client_recv_ping (a.client, &r, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, -SLEEP_MS + 1);
@@ -420,11 +435,12 @@ test_stop_connected (gconstpointer data)
   gint32 r = 0;
 
   fixture_make (&f, 16);
-  g_object_set (f.server, "mode", pool ? THRIFT_THREADED_SERVER_POOL
-                                       : THRIFT_THREADED_SERVER_PER_CONNECTION,
+  g_object_set (f.server, "mode",
+                pool ? THRIFT_THREADED_SERVER_POOL : THRIFT_THREADED_SERVER_PER_CONNECTION,
                 "workers", 2, NULL);
   port = fixture_start (&f);
-  for (i = 0; i < n_clients; i++) {
+  for (i = 0; i < n_clients; i++)
+  {
     g_assert_true (client_open (&c[i], port, THRIFT_RDMA_POLLING_EVENT, &error));
     g_assert_no_error (error);
     g_assert_true (gate_if_ping (c[i].client, &r, (gint32) i, &error));
@@ -440,7 +456,8 @@ test_stop_connected (gconstpointer data)
   expected = (pool ? threads0 + 3 + 2 : threads0 + 2 + n_clients) + rdma_domain_threads ()
              + rdma_block_threads ();
   g_assert_cmpuint (threads_settled (expected), ==, expected);
-  for (i = n_clients; i-- > 0;) {
+  for (i = n_clients; i-- > 0;)
+  {
     g_assert_true (gate_if_ping (c[i].client, &r, 100 + (gint32) i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, 101 + (gint32) i);
@@ -457,7 +474,8 @@ test_stop_connected (gconstpointer data)
   g_assert_cmpint (rt_live_resources (), <, with_clients);
   g_assert_cmpint (rt_live_resources (), >, baseline);
 
-  for (i = 0; i < n_clients; i++) {
+  for (i = 0; i < n_clients; i++)
+  {
     g_assert_false (gate_if_ping (c[i].client, &r, 1, &error));
     g_assert_nonnull (error);
     g_clear_error (&error);
@@ -477,7 +495,8 @@ test_stop_idle (void)
   gint round;
 
   fixture_make (&f, 4);
-  for (round = 0; round < 2; round++) {
+  for (round = 0; round < 2; round++)
+  {
     Client c = { 0 };
     GError *error = NULL;
     gint32 r = 0;
@@ -539,7 +558,7 @@ test_interrupt (gconstpointer data)
 
   job.transport = c.transport;
   t = g_thread_new ("peek", peek_main, &job);
-  g_usleep (300 * 1000);             /* let it block */
+  g_usleep (300 * 1000); /* let it block */
   g_assert_cmpint (job.returned_at, ==, 0);
   interrupted_at = g_get_monotonic_time ();
   thrift_rdma_interrupt (THRIFT_RDMA (c.transport));
@@ -605,21 +624,24 @@ test_pool_idle_cpu (void)
   fixture_make (&f, 16);
   g_object_set (f.transport, "polling", THRIFT_RDMA_POLLING_BUSY, NULL);
   port = fixture_start (&f);
-  for (i = 0; i < G_N_ELEMENTS (c); i++) {
+  for (i = 0; i < G_N_ELEMENTS (c); i++)
+  {
     g_assert_true (client_open (&c[i], port, THRIFT_RDMA_POLLING_EVENT, &error));
-    for (gint k = 0; k < 3; k++) {   /* requests the poll set hands over, then lingers */
+    for (gint k = 0; k < 3; k++)
+    { /* requests the poll set hands over, then lingers */
       g_assert_true (gate_if_ping (c[i].client, &r, (gint32) i, &error));
       g_assert_no_error (error);
       g_usleep (10 * 1000);
     }
   }
-  g_usleep (200 * 1000);   /* the lingers are over: every connection is in the poll set */
+  g_usleep (200 * 1000); /* the lingers are over: every connection is in the poll set */
   cpu0 = cpu_seconds ();
   g_usleep (1500 * 1000);
   cpu = cpu_seconds () - cpu0;
   g_test_message ("CPU of the process in 1.5 s with 4 idle connections: %.3f s", cpu);
   g_assert_cmpfloat (cpu, <, 0.3);
-  for (i = 0; i < G_N_ELEMENTS (c); i++) {
+  for (i = 0; i < G_N_ELEMENTS (c); i++)
+  {
     g_assert_true (gate_if_ping (c[i].client, &r, 10 + (gint32) i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, 11 + (gint32) i);
@@ -646,11 +668,13 @@ test_pool_large_then_small (void)
   port = fixture_start (&f);
   g_assert_true (client_open (&c, port, THRIFT_RDMA_POLLING_EVENT, &error));
   g_object_set (c.transport, "call-timeout", 3000, NULL);
-  for (i = 0; i < 200 * 1024; i++) {
+  for (i = 0; i < 200 * 1024; i++)
+  {
     guint8 b = (guint8) (i * 31);
     g_byte_array_append (in, &b, 1);
   }
-  for (i = 0; i < 10; i++) {
+  for (i = 0; i < 10; i++)
+  {
     GByteArray *out = NULL;
     g_assert_true (gate_if_echo (c.client, &out, in, &error));
     g_assert_no_error (error);
@@ -673,23 +697,25 @@ main (int argc, char **argv)
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  alarm (120);  /* a hung stop must fail the run, not stall it */
+  alarm (120); /* a hung stop must fail the run, not stall it */
   baseline = rt_live_resources ();
 
   g_test_add_func ("/thrift_rdma/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/thrift_rdma/threaded_server/max-connections", test_bound);
   g_test_add_func ("/thrift_rdma/threaded_server/pool/handover-64", test_handover);
   g_test_add_func ("/thrift_rdma/threaded_server/pool/fair", test_pool_fair);
-  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/pool", "pool", test_stop_connected);
-  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/per-connection", "per-connection", test_stop_connected);
+  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/pool", "pool",
+                        test_stop_connected);
+  g_test_add_data_func ("/thrift_rdma/threaded_server/stop/connected/per-connection",
+                        "per-connection", test_stop_connected);
   g_test_add_func ("/thrift_rdma/threaded_server/stop/idle-twice", test_stop_idle);
   g_test_add_func ("/thrift_rdma/threaded_server/pool/idle-cpu", test_pool_idle_cpu);
   g_test_add_func ("/thrift_rdma/threaded_server/pool/large-then-small",
                    test_pool_large_then_small);
-  g_test_add_data_func ("/thrift_rdma/interrupt/event",
-                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT), test_interrupt);
-  g_test_add_data_func ("/thrift_rdma/interrupt/busy",
-                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_BUSY), test_interrupt);
+  g_test_add_data_func ("/thrift_rdma/interrupt/event", GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT),
+                        test_interrupt);
+  g_test_add_data_func ("/thrift_rdma/interrupt/busy", GINT_TO_POINTER (THRIFT_RDMA_POLLING_BUSY),
+                        test_interrupt);
   g_test_add_data_func ("/thrift_rdma/interrupt/hybrid",
                         GINT_TO_POINTER (THRIFT_RDMA_POLLING_HYBRID), test_interrupt);
   rc = g_test_run ();

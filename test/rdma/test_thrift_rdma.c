@@ -81,7 +81,8 @@ test_sequential (void)
   gint64 t0 = g_get_monotonic_time ();
 
   thrift_rdma_reset_stats (THRIFT_RDMA (t));
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     if (!rt_echo (t, 64, i, &error))
       g_error ("call %u: %s", i, error->message);
   }
@@ -112,8 +113,7 @@ test_stats (void)
                   "completions %.2f bytes_copied %.1f cq_events %.2f; pinned %" G_GUINT64_FORMAT,
                   st.wr_posted / (double) calls, st.post_send_calls / (double) calls,
                   st.post_recv_calls / (double) calls, st.completions / (double) calls,
-                  st.bytes_copied / (double) calls, st.cq_events / (double) calls,
-                  st.pinned_bytes);
+                  st.bytes_copied / (double) calls, st.cq_events / (double) calls, st.pinned_bytes);
   g_assert_cmpuint (st.round_trips, ==, calls);
   g_assert_cmpuint (st.messages_sent, ==, calls);
   g_assert_cmpuint (st.messages_received, ==, calls);
@@ -146,9 +146,9 @@ test_polling (gconstpointer data)
   g_assert_no_error (error);
   thrift_rdma_get_stats (THRIFT_RDMA (t), &st);
   if (mode == THRIFT_RDMA_POLLING_BUSY)
-    g_assert_cmpuint (st.cq_events, ==, 0);       /* never blocked in the kernel */
+    g_assert_cmpuint (st.cq_events, ==, 0); /* never blocked in the kernel */
   else if (mode == THRIFT_RDMA_POLLING_EVENT)
-    g_assert_cmpuint (st.cq_events, >, 0);        /* did block */
+    g_assert_cmpuint (st.cq_events, >, 0); /* did block */
   close_client (t);
 }
 
@@ -158,7 +158,8 @@ test_reopen (void)
   ThriftTransport *t = rt_client_new (rt_echo_server_port (server), THRIFT_RDMA_POLLING_HYBRID);
   GError *error = NULL;
 
-  for (guint round = 0; round < 3; round++) {
+  for (guint round = 0; round < 3; round++)
+  {
     g_assert_true (thrift_transport_open (t, &error));
     g_assert_no_error (error);
     g_assert_true (rt_echo (t, 5000, round, &error));
@@ -177,10 +178,9 @@ test_reopen (void)
 static void
 test_source_address (void)
 {
-  ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port",
-                                     rt_echo_server_port (server), "source-address",
-                                     rt_client_addr (), "bulk-threshold", rt_bulk_threshold (),
-                                     NULL);
+  ThriftTransport *t = g_object_new (
+      THRIFT_TYPE_RDMA, "hostname", rt_server_addr (), "port", rt_echo_server_port (server),
+      "source-address", rt_client_addr (), "bulk-threshold", rt_bulk_threshold (), NULL);
   GError *error = NULL;
 
   g_assert_true (thrift_transport_open (t, &error));
@@ -203,8 +203,7 @@ test_no_listener (void)
   g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT);
   g_test_message ("no listener: %s", error->message);
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_REFUSED);
-  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
-                   THRIFT_RDMA_STATUS_REFUSED);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==, THRIFT_RDMA_STATUS_REFUSED);
   g_assert_cmpint (g_get_monotonic_time () - t0, <, 3000 * 1000 + 500 * 1000);
   g_assert_false (thrift_transport_is_open (t));
   g_clear_error (&error);
@@ -232,7 +231,8 @@ stream_server (gpointer data)
   guint8 buf[600];
 
   g_assert_no_error (error);
-  for (guint i = 0; i < STREAM_MESSAGES; i++) {
+  for (guint i = 0; i < STREAM_MESSAGES; i++)
+  {
     g_assert_cmpint (thrift_transport_read_all (t, buf, sizeof buf, &error), ==, sizeof buf);
     g_assert_no_error (error);
     g_assert_cmpuint (buf[0], ==, (guint8) i);
@@ -270,7 +270,8 @@ test_one_way_stream (void)
   g_assert_true (thrift_transport_open (t, &error));
   g_assert_no_error (error);
   memset (buf, 0x33, sizeof buf);
-  for (guint i = 0; i < STREAM_MESSAGES; i++) {
+  for (guint i = 0; i < STREAM_MESSAGES; i++)
+  {
     buf[0] = (guint8) i;
     g_assert_true (thrift_transport_write (t, buf, sizeof buf, &error));
     g_assert_true (thrift_transport_flush (t, &error));
@@ -283,7 +284,8 @@ test_one_way_stream (void)
   g_assert_cmpuint (ss.received, ==, STREAM_MESSAGES);
   g_assert_cmpint (ss.peek_status, ==, THRIFT_RDMA_STATUS_PEER_GONE);
   g_test_message ("one-way stream of %u messages: the server sent %" G_GUINT64_FORMAT
-                  " credit messages", STREAM_MESSAGES, ss.stats.credit_messages);
+                  " credit messages",
+                  STREAM_MESSAGES, ss.stats.credit_messages);
   /* more messages than one window went through, so credits came back explicitly */
   g_assert_cmpuint (ss.stats.credit_messages, >, 0);
   g_object_unref (t);
@@ -339,8 +341,9 @@ test_keepalive_after_silence (void)
   g_assert_false (thrift_transport_peek (t, &error));
   g_clear_error (&error);
   g_object_set (t, "call-timeout", 20000, NULL);
-  g_usleep (1500 * 1000);   /* no wait, so no tick, for almost four keepalives */
-  for (guint i = 0; i < 20; i++) {
+  g_usleep (1500 * 1000); /* no wait, so no tick, for almost four keepalives */
+  for (guint i = 0; i < 20; i++)
+  {
     g_assert_true (rt_echo (t, 64 + i, i, &error));
     g_assert_no_error (error);
   }
@@ -368,8 +371,8 @@ main (int argc, char **argv)
   static const gchar *const size_names[] = { "0", "1", "4097", "65536", "1MiB" };
 #else
   static const gsize sizes[] = { 0, 1, 4095, 4096, 4097, 65536, 1 << 20, 16 << 20 };
-  static const gchar *const size_names[] = { "0", "1", "4095", "4096", "4097", "65536",
-                                             "1MiB", "16MiB" };
+  static const gchar *const size_names[] = { "0",    "1",     "4095", "4096",
+                                             "4097", "65536", "1MiB", "16MiB" };
 #endif
   int rc;
 
@@ -378,7 +381,8 @@ main (int argc, char **argv)
   rt_bulk_off ();
   baseline = rt_live_resources ();
   server = rt_echo_server_start (THRIFT_RDMA_POLLING_HYBRID, 100 << 20, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
     gchar *path = g_strdup_printf ("/thrift_rdma/echo/%s", size_names[i]);
     g_test_add_data_func (path, GSIZE_TO_POINTER (sizes[i]), test_echo);
     g_free (path);
@@ -386,10 +390,10 @@ main (int argc, char **argv)
   g_test_add_func ("/thrift_rdma/stats/small_echo", test_stats);
   g_test_add_data_func ("/thrift_rdma/polling/busy", GINT_TO_POINTER (THRIFT_RDMA_POLLING_BUSY),
                         test_polling);
-  g_test_add_data_func ("/thrift_rdma/polling/event",
-                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT), test_polling);
-  g_test_add_data_func ("/thrift_rdma/polling/hybrid",
-                        GINT_TO_POINTER (THRIFT_RDMA_POLLING_HYBRID), test_polling);
+  g_test_add_data_func ("/thrift_rdma/polling/event", GINT_TO_POINTER (THRIFT_RDMA_POLLING_EVENT),
+                        test_polling);
+  g_test_add_data_func ("/thrift_rdma/polling/hybrid", GINT_TO_POINTER (THRIFT_RDMA_POLLING_HYBRID),
+                        test_polling);
   g_test_add_func ("/thrift_rdma/reopen/three_times", test_reopen);
   g_test_add_func ("/thrift_rdma/connect/source_address", test_source_address);
   g_test_add_func ("/thrift_rdma/sequential/many", test_sequential);

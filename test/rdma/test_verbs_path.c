@@ -102,8 +102,8 @@ assert_pattern (const guint8 *p, gsize n, guint seed)
 {
   for (gsize i = 0; i < n; i++)
     if (p[i] != pattern (seed, i))
-      g_error ("byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " is 0x%02x, expected 0x%02x",
-               i, n, p[i], pattern (seed, i));
+      g_error ("byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " is 0x%02x, expected 0x%02x", i, n,
+               p[i], pattern (seed, i));
 }
 
 static struct rdma_cm_event *
@@ -145,8 +145,7 @@ setup_endpoint (Endpoint *ep, struct rdma_cm_id *id)
   g_assert_cmpint (rdma_create_qp (id, ep->pd, &attr), ==, 0);
   ep->buf = g_malloc0 (BUF_SIZE);
   ep->mr = ibv_reg_mr (ep->pd, ep->buf, BUF_SIZE,
-                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                       IBV_ACCESS_REMOTE_READ);
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
   g_assert_nonnull (ep->mr);
 }
 
@@ -186,25 +185,26 @@ teardown_endpoint (Endpoint *ep)
 static void
 post_recv (Endpoint *ep, gsize offset, gsize len, guint64 wr_id)
 {
-  struct ibv_sge sge = {
-    .addr = (uintptr_t) (ep->buf + offset), .length = len, .lkey = ep->mr->lkey
-  };
+  struct ibv_sge sge = { .addr = (uintptr_t) (ep->buf + offset),
+                         .length = len,
+                         .lkey = ep->mr->lkey };
   struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0 }, *bad;
   g_assert_cmpint (ibv_post_recv (ep->id->qp, &wr, &bad), ==, 0);
 }
 
 static void
-post_send (Endpoint *ep, enum ibv_wr_opcode op, gsize offset, gsize len,
-           guint64 remote_offset, guint32 imm, guint64 wr_id)
+post_send (Endpoint *ep, enum ibv_wr_opcode op, gsize offset, gsize len, guint64 remote_offset,
+           guint32 imm, guint64 wr_id)
 {
-  struct ibv_sge sge = {
-    .addr = (uintptr_t) (ep->buf + offset), .length = len, .lkey = ep->mr->lkey
-  };
+  struct ibv_sge sge = { .addr = (uintptr_t) (ep->buf + offset),
+                         .length = len,
+                         .lkey = ep->mr->lkey };
   struct ibv_send_wr wr = {
     .wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0, .opcode = op,
   }, *bad;
 
-  if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ) {
+  if (op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ)
+  {
     g_assert_cmpuint (remote_offset + len, <=, ep->peer.len);
     wr.wr.rdma.remote_addr = ep->peer.addr + remote_offset;
     wr.wr.rdma.rkey = ep->peer.rkey;
@@ -222,16 +222,17 @@ wait_wc (Endpoint *ep, enum ibv_wc_opcode opcode, guint64 wr_id)
   gint64 deadline = g_get_monotonic_time () + WAIT_MS * 1000;
   int n;
 
-  while ((n = ibv_poll_cq (ep->cq, 1, &wc)) == 0) {
+  while ((n = ibv_poll_cq (ep->cq, 1, &wc)) == 0)
+  {
     if (g_get_monotonic_time () > deadline)
-      g_error ("%s: no completion for wr_id %" G_GUINT64_FORMAT " within %d ms",
-               ep->name, wr_id, WAIT_MS);
+      g_error ("%s: no completion for wr_id %" G_GUINT64_FORMAT " within %d ms", ep->name, wr_id,
+               WAIT_MS);
     g_usleep (50);
   }
   g_assert_cmpint (n, ==, 1);
   if (wc.status != IBV_WC_SUCCESS)
-    g_error ("%s: completion %" G_GUINT64_FORMAT " failed: %s", ep->name,
-             (guint64) wc.wr_id, ibv_wc_status_str (wc.status));
+    g_error ("%s: completion %" G_GUINT64_FORMAT " failed: %s", ep->name, (guint64) wc.wr_id,
+             ibv_wc_status_str (wc.status));
   g_assert_cmpint (wc.opcode, ==, opcode);
   g_assert_cmpuint (wc.wr_id, ==, wr_id);
   return wc;
@@ -265,8 +266,8 @@ test_connect (void)
   struct rdma_cm_id *cid;
   g_assert_cmpint (rdma_create_id (channel, &cid, NULL, RDMA_PS_TCP), ==, 0);
   make_addr (&cli, cli_ip, 0);
-  g_assert_cmpint (rdma_resolve_addr (cid, (struct sockaddr *) &cli,
-                                      (struct sockaddr *) &srv, WAIT_MS), ==, 0);
+  g_assert_cmpint (
+      rdma_resolve_addr (cid, (struct sockaddr *) &cli, (struct sockaddr *) &srv, WAIT_MS), ==, 0);
   rdma_ack_cm_event (expect_event (RDMA_CM_EVENT_ADDR_RESOLVED));
   g_assert_cmpint (rdma_resolve_route (cid, WAIT_MS), ==, 0);
   rdma_ack_cm_event (expect_event (RDMA_CM_EVENT_ROUTE_RESOLVED));
@@ -297,12 +298,16 @@ test_connect (void)
   g_assert_cmpint (rdma_accept (sid, &param), ==, 0);
 
   /* both sides see ESTABLISHED; the client's carries the server's private data */
-  for (int established = 0; established < 2; established++) {
+  for (int established = 0; established < 2; established++)
+  {
     ev = expect_event (RDMA_CM_EVENT_ESTABLISHED);
-    if (ev->id == cid) {
+    if (ev->id == cid)
+    {
       g_assert_cmpuint (ev->param.conn.private_data_len, >=, sizeof (struct ep_info));
       memcpy (&client.peer, ev->param.conn.private_data, sizeof client.peer);
-    } else {
+    }
+    else
+    {
       g_assert_true (ev->id == sid);
     }
     rdma_ack_cm_event (ev);
@@ -316,9 +321,8 @@ test_connect (void)
   if (!g_getenv ("THRIFT_RDMA_TEST_SERVER_ADDR"))
     g_assert_cmpstr (ibv_get_device_name (cid->verbs->device), !=,
                      ibv_get_device_name (sid->verbs->device));
-  g_test_message ("connected %s (%s) -> %s (%s)", cli_ip,
-                  ibv_get_device_name (cid->verbs->device), srv_ip,
-                  ibv_get_device_name (sid->verbs->device));
+  g_test_message ("connected %s (%s) -> %s (%s)", cli_ip, ibv_get_device_name (cid->verbs->device),
+                  srv_ip, ibv_get_device_name (sid->verbs->device));
   connected = TRUE;
 }
 
@@ -336,7 +340,8 @@ test_send_recv (void)
   const gsize sizes[] = { 1, 63, 4096 };
 
   require_connection ();
-  for (guint k = 0; k < G_N_ELEMENTS (sizes); k++) {
+  for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+  {
     gsize n = sizes[k];
     /* client -> server */
     memset (server.buf, 0, 8192);
@@ -365,10 +370,14 @@ test_write_with_imm (void)
 {
   /* Each write lands at a different remote offset; the immediate tells the receiver
    * where and how much, the way Direct-WriteIMM will. */
-  const struct { gsize off, len; } cases[] = { { 0, 1 }, { 4096, 4096 }, { 65536, 65536 + 7 } };
+  const struct
+  {
+    gsize off, len;
+  } cases[] = { { 0, 1 }, { 4096, 4096 }, { 65536, 65536 + 7 } };
 
   require_connection ();
-  for (guint k = 0; k < G_N_ELEMENTS (cases); k++) {
+  for (guint k = 0; k < G_N_ELEMENTS (cases); k++)
+  {
     gsize off = cases[k].off, len = cases[k].len;
     guint32 imm = (guint32) ((off / 4096) << 20 | len);
     struct ibv_wc wc;
@@ -438,13 +447,17 @@ test_disconnect (void)
   require_connection ();
   /* The client hangs up; the server must notice (this is how a peer's death shows). */
   g_assert_cmpint (rdma_disconnect (client.id), ==, 0);
-  while (!client_seen || !server_seen) {
+  while (!client_seen || !server_seen)
+  {
     ev = expect_event (RDMA_CM_EVENT_DISCONNECTED);
-    if (ev->id == server.id) {
+    if (ev->id == server.id)
+    {
       g_assert_false (server_seen);
       server_seen = TRUE;
       rdma_disconnect (server.id);
-    } else {
+    }
+    else
+    {
       g_assert_true (ev->id == client.id);
       g_assert_false (client_seen);
       client_seen = TRUE;

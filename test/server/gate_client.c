@@ -24,8 +24,8 @@ gate_test_client_init (GateTestClient *c, ThriftTransport *transport)
 {
   c->transport = transport;
   c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", transport, NULL);
-  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol,
-                            "output_protocol", c->protocol, NULL);
+  c->client = g_object_new (TYPE_GATE_CLIENT, "input_protocol", c->protocol, "output_protocol",
+                            c->protocol, NULL);
 }
 
 void

@@ -23,10 +23,16 @@ static GMutex gather_lock;
 static GCond gather_cond;
 static gint gather_inside;
 static gint gather_peak;
-static gint pings;   /* atomic: ping calls served */
+static gint pings; /* atomic: ping calls served */
 
-typedef struct { GateHandler parent; } TestGate;
-typedef struct { GateHandlerClass parent; } TestGateClass;
+typedef struct
+{
+  GateHandler parent;
+} TestGate;
+typedef struct
+{
+  GateHandlerClass parent;
+} TestGateClass;
 G_DEFINE_TYPE (TestGate, test_gate, TYPE_GATE_HANDLER)
 
 static gboolean
@@ -85,7 +91,7 @@ test_gate_class_init (TestGateClass *klass)
    * register the argument and result types here, in the thread that makes the handler,
    * before concurrent workers race to do it ("cannot register existing type"). */
   GType types[] = { TYPE_GATE_GATHER_ARGS, TYPE_GATE_GATHER_RESULT, TYPE_GATE_ECHO_ARGS,
-                    TYPE_GATE_ECHO_RESULT, TYPE_GATE_PING_ARGS, TYPE_GATE_PING_RESULT };
+                    TYPE_GATE_ECHO_RESULT, TYPE_GATE_PING_ARGS,     TYPE_GATE_PING_RESULT };
 
   (void) types;
   h->gather = test_gate_gather;

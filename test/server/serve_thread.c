@@ -64,7 +64,7 @@ serve_thread_join (ServeThread *st, gint64 timeout_us)
     g_cond_wait_until (&st->cond, &st->lock, deadline);
   returned = st->returned;
   g_mutex_unlock (&st->lock);
-  g_assert_true (returned);   /* serve did not return in time: the stop hung */
+  g_assert_true (returned); /* serve did not return in time: the stop hung */
   g_thread_join (st->thread);
   st->thread = NULL;
   return st->result;

@@ -27,11 +27,11 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  ThriftServer *server;   /* not owned */
+  ThriftServer *server; /* not owned */
   GThread *thread;
-  gboolean returned;      /* serve has returned */
-  gboolean result;        /* what it returned */
-  GError *error;          /* and its error */
+  gboolean returned; /* serve has returned */
+  gboolean result;   /* what it returned */
+  GError *error;     /* and its error */
   GMutex lock;
   GCond cond;
 } ServeThread;

@@ -46,8 +46,16 @@
 #include "gate_handler.h"
 #include "serve_thread.h"
 
-static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
-static guint count_fds (void) { return test_count_entries ("/proc/self/fd"); }
+static guint
+count_threads (void)
+{
+  return test_count_entries ("/proc/self/task");
+}
+static guint
+count_fds (void)
+{
+  return test_count_entries ("/proc/self/fd");
+}
 
 static GObject *
 gate_processor (void)
@@ -70,7 +78,7 @@ typedef struct
   GError *error;
   GMutex lock;
   GCond cond;
-  GPtrArray *listening;   /* the servers that listened (references) */
+  GPtrArray *listening; /* the servers that listened (references) */
 } Run;
 
 static void
@@ -78,7 +86,7 @@ on_listening (ThriftThreadedServer *server, const gchar *uri, gpointer data)
 {
   Run *r = data;
 
-  g_assert_true (g_strv_contains ((const gchar * const *) r->uris, uri));
+  g_assert_true (g_strv_contains ((const gchar *const *) r->uris, uri));
   g_mutex_lock (&r->lock);
   g_ptr_array_add (r->listening, g_object_ref (server));
   g_cond_broadcast (&r->cond);
@@ -212,8 +220,9 @@ test_bad_uri (void)
   g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_SCHEME);
   g_clear_error (&error);
 
-  g_assert_cmpint (thrift_server_serve_uris (uris, processors, THRIFT_THREADED_SERVER_POOL,
-                                             NULL, &error), ==, THRIFT_SERVE_BAD_URI);
+  g_assert_cmpint (
+      thrift_server_serve_uris (uris, processors, THRIFT_THREADED_SERVER_POOL, NULL, &error), ==,
+      THRIFT_SERVE_BAD_URI);
   g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_PORT);
   g_clear_error (&error);
   g_assert_cmpuint (count_threads (), ==, threads);
@@ -292,7 +301,7 @@ main (int argc, char **argv)
   guint id;
 
   g_test_init (&argc, &argv, NULL);
-  alarm (120);   /* a server that does not stop fails the test instead of hanging it */
+  alarm (120); /* a server that does not stop fails the test instead of hanging it */
   /* GLib's signal handling runs in its worker thread, started once for the process and
    * never ended: start it before the tests count threads */
   id = g_unix_signal_add (SIGUSR2, never, NULL);

@@ -70,7 +70,7 @@ serve_child (const gchar *kind, const gchar *uri)
   GError *error = NULL;
   struct sigaction sa;
 
-  alarm (120);   /* never outlives a test that went wrong */
+  alarm (120); /* never outlives a test that went wrong */
   st = thrift_server_transport_new_for_uri (uri, &in_f, &out_f, &error);
   if (st == NULL)
   {
@@ -81,12 +81,10 @@ serve_child (const gchar *kind, const gchar *uri)
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
   child_server = g_object_new (strcmp (kind, "simple") == 0 ? THRIFT_TYPE_SIMPLE_SERVER
-                                                             : THRIFT_TYPE_THREADED_SERVER,
+                                                            : THRIFT_TYPE_THREADED_SERVER,
                                "processor", processor, "server_transport", st,
-                               "input_transport_factory", in_f,
-                               "output_transport_factory", out_f,
-                               "input_protocol_factory", pf, "output_protocol_factory", pf,
-                               NULL);
+                               "input_transport_factory", in_f, "output_transport_factory", out_f,
+                               "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
   sa.sa_flags = SA_RESETHAND;
@@ -111,10 +109,10 @@ serve_child (const gchar *kind, const gchar *uri)
 
 typedef struct
 {
-  const gchar *server;      /* "simple" or "threaded" */
-  gchar *server_uri;        /* with %u for the port */
+  const gchar *server; /* "simple" or "threaded" */
+  gchar *server_uri;   /* with %u for the port */
   gchar *client_uri;
-  gboolean connected;       /* a client stays connected when SIGINT comes */
+  gboolean connected; /* a client stays connected when SIGINT comes */
 } Case;
 
 static gboolean
@@ -138,8 +136,7 @@ client_call (GateTestClient *c, const gchar *uri)
 
     gate_test_client_init (c, thrift_transport_new_for_uri (uri, &error));
     g_assert_no_error (error);
-    if (thrift_transport_open (c->transport, &error)
-        && gate_if_ping (c->client, &r, 41, &error))
+    if (thrift_transport_open (c->transport, &error) && gate_if_ping (c->client, &r, 41, &error))
     {
       g_assert_cmpint (r, ==, 42);
       return;
@@ -169,17 +166,17 @@ test_stop (gconstpointer data)
   gchar buf[256] = "";
   ssize_t n;
 
-  g_assert_true (g_spawn_async_with_pipes (NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-                                           NULL, &pid, NULL, &out_fd, NULL, &error));
+  g_assert_true (g_spawn_async_with_pipes (NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                           &pid, NULL, &out_fd, NULL, &error));
   g_assert_no_error (error);
   client_call (&c, client_uri);
   if (!k->connected)
   {
     gate_test_client_clear (&c);
-    g_usleep (300 * 1000);   /* back in accept by now */
+    g_usleep (300 * 1000); /* back in accept by now */
   }
   else
-    g_usleep (300 * 1000);   /* in peek for the next request by now */
+    g_usleep (300 * 1000); /* in peek for the next request by now */
 
   g_assert_cmpint (kill (pid, SIGINT), ==, 0);
   sent = g_get_monotonic_time ();
@@ -220,7 +217,7 @@ add_cases (const gchar *scheme, const gchar *server_uri, const gchar *client_uri
   for (guint s = 0; s < G_N_ELEMENTS (servers); s++)
     for (guint connected = 0; connected < 2; connected++)
     {
-      Case *k = g_new0 (Case, 1);   /* lives as long as the test run */
+      Case *k = g_new0 (Case, 1); /* lives as long as the test run */
       g_autofree gchar *path = g_strdup_printf ("/stop-signal/%s/%s/%s", servers[s], scheme,
                                                 connected ? "connected" : "idle");
 

@@ -21,7 +21,7 @@
 #include "config.h"
 
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* memmem */
+#define _GNU_SOURCE /* memmem */
 #endif
 
 #include <errno.h>
@@ -65,8 +65,16 @@
 
 /* ---- helpers ---- */
 
-static guint count_threads (void) { return test_count_entries ("/proc/self/task"); }
-static guint count_fds (void) { return test_count_entries ("/proc/self/fd"); }
+static guint
+count_threads (void)
+{
+  return test_count_entries ("/proc/self/task");
+}
+static guint
+count_fds (void)
+{
+  return test_count_entries ("/proc/self/fd");
+}
 
 typedef struct
 {
@@ -97,9 +105,8 @@ fixture_make_with (Fixture *f, guint max_connections, const gchar *options,
   handler = g_object_new (test_gate_get_type (), NULL);
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                            "processor", processor, "server_transport", st,
-                            "input_transport_factory", framing != NULL ? framing : in_f,
+  f->server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor, "server_transport",
+                            st, "input_transport_factory", framing != NULL ? framing : in_f,
                             "output_transport_factory", framing != NULL ? framing : out_f,
                             "input_protocol_factory", pf, "output_protocol_factory", pf,
                             "max-connections", max_connections, NULL);
@@ -148,7 +155,7 @@ client_open (Client *c, guint port, const gchar *options, GError **error)
 
   gate_test_client_init (c, thrift_transport_new_for_uri (uri, error));
   g_assert_nonnull (c->transport);
-  for (tries = 0; ; tries++)
+  for (tries = 0;; tries++)
   {
     GError *e = NULL;
     if (thrift_transport_open (c->transport, &e))
@@ -174,7 +181,7 @@ typedef struct
   gint timeout_ms;
   gint result;
   gboolean ok;
-  gint done;      /* atomic: the call returned */
+  gint done; /* atomic: the call returned */
 } GatherJob;
 
 static gpointer
@@ -208,7 +215,7 @@ test_concurrent (void)
   test_gate_reset_peak ();
   for (i = 0; i < 8; i++)
   {
-    jobs[i] = (GatherJob) { .port = f.port, .n = 8, .timeout_ms = 5000 };
+    jobs[i] = (GatherJob){ .port = f.port, .n = 8, .timeout_ms = 5000 };
     threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
   }
   for (i = 0; i < 8; i++)
@@ -244,7 +251,7 @@ test_handover (void)
   g_object_set (f.server, "workers", 1, NULL);
   fixture_start (&f);
   test_gate_reset_peak ();
-  job = (GatherJob) { .port = f.port, .n = 100, .timeout_ms = 3000 };
+  job = (GatherJob){ .port = f.port, .n = 100, .timeout_ms = 3000 };
   held = g_thread_new ("held", gather_client, &job);
   while (test_gate_peak () < 1)
     g_usleep (1000);
@@ -303,14 +310,14 @@ test_watch_updates (void)
   g_assert_no_error (error);
   for (gint i = 0; i < 50; i++)
   {
-    g_usleep (1000);   /* the connection goes back to the set */
+    g_usleep (1000); /* the connection goes back to the set */
     g_assert_true (gate_if_ping (c.client, &r, i, &error));
     g_assert_no_error (error);
     g_assert_cmpint (r, ==, i + 1);
   }
   g_object_get (f.server, "wakeups", &wakeups, "watch-updates", &updates, NULL);
-  g_test_message ("50 calls: %" G_GUINT64_FORMAT " wake-ups, %" G_GUINT64_FORMAT
-                  " epoll_ctl", wakeups, updates);
+  g_test_message ("50 calls: %" G_GUINT64_FORMAT " wake-ups, %" G_GUINT64_FORMAT " epoll_ctl",
+                  wakeups, updates);
   g_assert_cmpuint (wakeups, >=, 40);
   /* the connection's first arming adds its socket and its set: one more */
   g_assert_cmpuint (updates, <=, wakeups + 2);
@@ -338,7 +345,7 @@ test_bound (void)
   test_gate_reset_peak ();
   for (i = 0; i < 3; i++)
   {
-    jobs[i] = (GatherJob) { .port = f.port, .n = 3, .timeout_ms = 1500 };
+    jobs[i] = (GatherJob){ .port = f.port, .n = 3, .timeout_ms = 1500 };
     threads[i] = g_thread_new ("client", gather_client, &jobs[i]);
   }
   for (i = 0; i < 3; i++)
@@ -375,8 +382,8 @@ test_stop_connected (gconstpointer data)
   threads0 = count_threads ();
   fds0 = count_fds ();
   fixture_make (&f, 16, NULL);
-  g_object_set (f.server, "mode", pool ? THRIFT_THREADED_SERVER_POOL
-                                       : THRIFT_THREADED_SERVER_PER_CONNECTION,
+  g_object_set (f.server, "mode",
+                pool ? THRIFT_THREADED_SERVER_POOL : THRIFT_THREADED_SERVER_PER_CONNECTION,
                 "workers", 2, NULL);
   fixture_start (&f);
   for (i = 0; i < n_clients; i++)
@@ -394,9 +401,9 @@ test_stop_connected (gconstpointer data)
     g_object_get (f.server, "listening", &listening, NULL);
     g_assert_true (listening);
   }
-  if (pool)   /* serve, acceptor, the dispatchers' watchdog, 2 dispatchers */
+  if (pool) /* serve, acceptor, the dispatchers' watchdog, 2 dispatchers */
     g_assert_cmpuint (count_threads (), ==, threads0 + 3 + 2);
-  else        /* serve, acceptor, one worker per connection */
+  else /* serve, acceptor, one worker per connection */
     g_assert_cmpuint (count_threads (), ==, threads0 + 2 + n_clients);
 
   /* every connection is still served, in any order */
@@ -558,8 +565,8 @@ test_sigint (void)
   gint32 r = 0;
 
   fixture_make (&f, 4, NULL);
-  g_assert_true (thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server),
-                                                        SIGINT, &error));
+  g_assert_true (
+      thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server), SIGINT, &error));
   g_assert_no_error (error);
   fixture_start (&f);
   g_assert_true (client_open (&c, f.port, NULL, &error));
@@ -579,8 +586,8 @@ test_bad_signal (void)
   GError *error = NULL;
 
   fixture_make (&f, 4, NULL);
-  g_assert_false (thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server),
-                                                         SIGKILL, &error));
+  g_assert_false (
+      thrift_threaded_server_stop_on_signal (THRIFT_THREADED_SERVER (f.server), SIGKILL, &error));
   g_assert_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_SIGNAL);
   g_assert_nonnull (strstr (error->message, "SIGINT"));
   g_clear_error (&error);
@@ -680,35 +687,44 @@ static GByteArray *
 nested_call (const gchar *kind, guint levels, gint32 x)
 {
   static const guint8 head[] = {
-    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
-    0, 0, 0, 4, 'p', 'i', 'n', 'g',  /* method name */
-    0, 0, 0, 1,                      /* seqid */
+    0x80, 0x01, 0x00, 0x01,                     /* strict binary, T_CALL */
+    0,    0,    0,    4,    'p', 'i', 'n', 'g', /* method name */
+    0,    0,    0,    1,                        /* seqid */
   };
   GByteArray *b = g_byte_array_new ();
-  guint8 type = g_str_equal (kind, "list") ? T_LIST : g_str_equal (kind, "set") ? T_SET
-                : g_str_equal (kind, "map") ? T_MAP : T_STRUCT;
+  guint8 type = g_str_equal (kind, "list")  ? T_LIST
+                : g_str_equal (kind, "set") ? T_SET
+                : g_str_equal (kind, "map") ? T_MAP
+                                            : T_STRUCT;
 
-  put_be32 (b, 0);                   /* the frame's length, below */
+  put_be32 (b, 0); /* the frame's length, below */
   g_byte_array_append (b, head, sizeof head);
   put_u8 (b, type);
   put_u8 (b, 0);
   put_u8 (b, 9);
-  for (guint i = 0; i < levels; i++) {
+  for (guint i = 0; i < levels; i++)
+  {
     gboolean last = i + 1 == levels;
 
-    if (type == T_STRUCT) {          /* field 1 of the struct holds the next one */
-      if (!last) {
+    if (type == T_STRUCT)
+    { /* field 1 of the struct holds the next one */
+      if (!last)
+      {
         put_u8 (b, T_STRUCT);
         put_u8 (b, 0);
         put_u8 (b, 1);
       }
-    } else if (type == T_MAP) {      /* one i32 key, its value the next map */
+    }
+    else if (type == T_MAP)
+    { /* one i32 key, its value the next map */
       put_u8 (b, T_I32);
       put_u8 (b, last ? T_I32 : T_MAP);
       put_be32 (b, last ? 0 : 1);
       if (!last)
         put_be32 (b, i);
-    } else {                         /* one element, the next list or set */
+    }
+    else
+    { /* one element, the next list or set */
       put_u8 (b, last ? T_I32 : type);
       put_be32 (b, last ? 0 : 1);
     }
@@ -716,7 +732,7 @@ nested_call (const gchar *kind, guint levels, gint32 x)
   if (type == T_STRUCT)
     for (guint i = 0; i < levels; i++)
       put_u8 (b, T_STOP);
-  put_u8 (b, T_I32);                 /* x */
+  put_u8 (b, T_I32); /* x */
   put_u8 (b, 0);
   put_u8 (b, 1);
   put_be32 (b, (guint32) x);
@@ -728,7 +744,7 @@ nested_call (const gchar *kind, guint levels, gint32 x)
 typedef struct
 {
   ThriftProtocol *protocol;
-  gint32 x;                          /* the argument read, or -1 */
+  gint32 x; /* the argument read, or -1 */
   GError *error;
 } DeepRead;
 
@@ -760,8 +776,8 @@ deep_read_call (ThriftProtocol *protocol, GByteArray *call, GError **error)
   DeepRead r = { .protocol = protocol };
   pthread_attr_t attr;
   pthread_t thread;
-  gboolean written = thrift_transport_write (protocol->transport, call->data + 4,
-                                             call->len - 4, NULL);
+  gboolean written = thrift_transport_write (protocol->transport, call->data + 4, call->len - 4,
+                                             NULL);
 
   g_assert_true (written);
   g_assert_cmpint (pthread_attr_init (&attr), ==, 0);
@@ -781,22 +797,26 @@ static void
 test_deep_protocol (gconstpointer data)
 {
   const gchar *kind = data;
-  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "buf_size",
-                                          16 * DEEP_LEVELS, NULL);
-  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
-                                           "transport", buffer, NULL);
+  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "buf_size", 16 * DEEP_LEVELS,
+                                          NULL);
+  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, "transport", buffer,
+                                           NULL);
   static const guint levels[] = { 1, 63, 64, 65, 1000, DEEP_LEVELS };
   GError *error = NULL;
 
-  for (guint i = 0; i < G_N_ELEMENTS (levels); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (levels); i++)
+  {
     g_autoptr (GByteArray) deep = nested_call (kind, levels[i], 7);
     g_autoptr (GByteArray) flat = nested_call (kind, 1, 8);
     gint32 x = deep_read_call (protocol, deep, &error);
 
-    if (levels[i] <= 63) {
+    if (levels[i] <= 63)
+    {
       g_assert_no_error (error);
       g_assert_cmpint (x, ==, 7);
-    } else {
+    }
+    else
+    {
       g_assert_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT);
       g_assert_nonnull (strstr (error->message, "nested 65 deep, more than the limit of 64"));
       g_assert_cmpint (x, ==, -1);
@@ -816,12 +836,10 @@ test_deep_protocol (gconstpointer data)
 static void
 test_deep_configured (void)
 {
-  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "recursion_limit", 8,
-                                            NULL);
-  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "configuration", conf,
-                                          NULL);
-  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
-                                           "transport", buffer, NULL);
+  ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "recursion_limit", 8, NULL);
+  ThriftTransport *buffer = g_object_new (THRIFT_TYPE_MEMORY_BUFFER, "configuration", conf, NULL);
+  ThriftProtocol *protocol = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, "transport", buffer,
+                                           NULL);
   g_autoptr (GByteArray) seven = nested_call ("list", 7, 7);
   g_autoptr (GByteArray) eight = nested_call ("list", 8, 8);
   GError *error = NULL;
@@ -844,7 +862,8 @@ test_deep_configured (void)
 static gboolean
 raw_send_expect_close (guint port, const guint8 *bytes, gsize len)
 {
-  struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+  struct sockaddr_in a = { .sin_family = AF_INET,
+                           .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
                            .sin_port = htons (port) };
   struct timeval tv = { .tv_sec = 5 };
   guint8 buf[64];
@@ -883,17 +902,18 @@ static void
 test_hostile (gconstpointer data)
 {
   static const guint8 big[] = {
-    0, 0, 0, 23,                     /* frame length */
-    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
-    0, 0, 0, 4, 'e', 'c', 'h', 'o',  /* method name */
-    0, 0, 0, 1,                      /* seqid */
-    11, 0, 1,                        /* field 1, T_STRING (binary) */
-    0x7f, 0xff, 0xff, 0xf0,          /* its announced length */
+    0,    0,    0,    23,                       /* frame length */
+    0x80, 0x01, 0x00, 0x01,                     /* strict binary, T_CALL */
+    0,    0,    0,    4,    'e', 'c', 'h', 'o', /* method name */
+    0,    0,    0,    1,                        /* seqid */
+    11,   0,    1,                              /* field 1, T_STRING (binary) */
+    0x7f, 0xff, 0xff, 0xf0,                     /* its announced length */
   };
   static const guint8 zero[] = { 0, 0, 0, 0 };
   gboolean is_big = g_str_equal (data, "big-binary");
   g_autoptr (GByteArray) deep = g_str_has_prefix (data, "deep-")
-                                ? nested_call ((const gchar *) data + 5, DEEP_LEVELS, 7) : NULL;
+                                    ? nested_call ((const gchar *) data + 5, DEEP_LEVELS, 7)
+                                    : NULL;
   Fixture f;
   Client c = { 0 };
   GError *error = NULL;
@@ -912,11 +932,12 @@ test_hostile (gconstpointer data)
   g_assert_cmpint (setrlimit (RLIMIT_AS, &limited), ==, 0);
   /* upstream's dispatch processor logs what the protocol now reports */
   if (!is_big && deep == NULL)
-    g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "error reading start of message: *"
+    g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
+                           "error reading start of message: *"
                            "frame of length 0*");
   g_assert_true (deep != NULL ? raw_send_expect_close (f.port, deep->data, deep->len)
-                 : is_big ? raw_send_expect_close (f.port, big, sizeof big)
-                 : raw_send_expect_close (f.port, zero, sizeof zero));
+                 : is_big     ? raw_send_expect_close (f.port, big, sizeof big)
+                              : raw_send_expect_close (f.port, zero, sizeof zero));
   g_assert_cmpint (setrlimit (RLIMIT_AS, &saved), ==, 0);
   g_test_assert_expected_messages ();
 
@@ -943,11 +964,11 @@ static void
 test_split_frame (void)
 {
   static const guint8 head[] = {
-    0x80, 0x01, 0x00, 0x01,          /* strict binary, T_CALL */
-    0, 0, 0, 4, 'e', 'c', 'h', 'o',  /* method name */
-    0, 0, 0, 1,                      /* seqid */
-    11, 0, 1,                        /* field 1, T_STRING (binary) */
-    0, 0, 0, 100,                    /* its length */
+    0x80, 0x01, 0x00, 0x01,                     /* strict binary, T_CALL */
+    0,    0,    0,    4,    'e', 'c', 'h', 'o', /* method name */
+    0,    0,    0,    1,                        /* seqid */
+    11,   0,    1,                              /* field 1, T_STRING (binary) */
+    0,    0,    0,    100,                      /* its length */
   };
   struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
   struct timeval tv = { .tv_sec = 5 };
@@ -966,7 +987,8 @@ test_split_frame (void)
 
   a.sin_port = htons (f.port);
   /* the server listens once its thread runs */
-  for (guint tries = 0; ; tries++) {
+  for (guint tries = 0;; tries++)
+  {
     s = socket (AF_INET, SOCK_STREAM, 0);
     if (connect (s, (struct sockaddr *) &a, sizeof a) == 0)
       break;
@@ -983,10 +1005,11 @@ test_split_frame (void)
   be = htonl (sizeof payload - 16 + 1);
   memcpy (frame, &be, 4);
   memcpy (frame + 4, payload + 16, sizeof payload - 16);
-  frame[4 + sizeof payload - 16] = 0;   /* T_STOP */
+  frame[4 + sizeof payload - 16] = 0; /* T_STOP */
   g_assert_cmpint (send (s, frame, 4 + sizeof payload - 16 + 1, 0), ==,
                    (gssize) (4 + sizeof payload - 16 + 1));
-  while (got < sizeof reply) {
+  while (got < sizeof reply)
+  {
     gssize r = recv (s, reply + got, sizeof reply - got, 0);
 
     if (r <= 0)
@@ -1038,10 +1061,9 @@ test_simple_server_factories (void)
   handler = g_object_new (test_gate_get_type (), NULL);
   processor = g_object_new (TYPE_GATE_PROCESSOR, "handler", handler, NULL);
   pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
-  server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor,
-                         "server_transport", st, "input_transport_factory", in_f,
-                         "output_transport_factory", out_f, "input_protocol_factory", pf,
-                         "output_protocol_factory", pf, NULL);
+  server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor, "server_transport", st,
+                         "input_transport_factory", in_f, "output_transport_factory", out_f,
+                         "input_protocol_factory", pf, "output_protocol_factory", pf, NULL);
   thread = g_thread_new ("simple-server", simple_serve, server);
   for (i = 0; i < 3; i++)
   {
@@ -1079,7 +1101,7 @@ typedef struct
 {
   GMutex lock;
   GCond cond;
-  gint waiting;      /* callers blocked now */
+  gint waiting; /* callers blocked now */
   gint interrupts;
   gint closes;
 } Waker;
@@ -1168,7 +1190,7 @@ typedef struct
 {
   ThriftServerTransport parent;
   Waker w;
-  TestWake *connection;   /* the one handed out (a reference of the test's) */
+  TestWake *connection; /* the one handed out (a reference of the test's) */
 } TestWakeListener;
 
 typedef struct
@@ -1183,8 +1205,7 @@ typedef struct
 static Waker *
 waker_of (gpointer object)
 {
-  return THRIFT_IS_TRANSPORT (object) ? &TEST_WAKE (object)->w
-                                      : &TEST_WAKE_LISTENER (object)->w;
+  return THRIFT_IS_TRANSPORT (object) ? &TEST_WAKE (object)->w : &TEST_WAKE_LISTENER (object)->w;
 }
 
 /* ThriftInterruptible, for both */
@@ -1284,7 +1305,8 @@ test_wake_listener_accept (ThriftServerTransport *st, GError **error)
 {
   TestWakeListener *self = TEST_WAKE_LISTENER (st);
 
-  if (self->connection == NULL) {
+  if (self->connection == NULL)
+  {
     self->connection = g_object_new (test_wake_get_type (), NULL);
     return g_object_ref (THRIFT_TRANSPORT (self->connection));
   }
@@ -1334,8 +1356,7 @@ test_interrupt_interface (void)
 {
   TestWake *wake = g_object_new (test_wake_get_type (), NULL);
   TestWakeListener *listener = g_object_new (test_wake_listener_get_type (), NULL);
-  ThriftTransport *framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", wake,
-                                          NULL);
+  ThriftTransport *framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", wake, NULL);
 
   thrift_server_interrupt_connection (framed);
   g_assert_cmpint (wake->w.interrupts, ==, 1);
@@ -1375,9 +1396,8 @@ test_interrupt_serve (void)
   ServeThread serve;
   guint threads0 = count_threads ();
 
-  server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor,
-                         "server_transport", listener,
-                         "mode", THRIFT_THREADED_SERVER_PER_CONNECTION, NULL);
+  server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor, "server_transport",
+                         listener, "mode", THRIFT_THREADED_SERVER_PER_CONNECTION, NULL);
   serve_thread_init (&serve);
   serve_thread_start (&serve, server);
   g_assert_true (waker_await_caller (&listener->w));
@@ -1389,11 +1409,10 @@ test_interrupt_serve (void)
   g_assert_no_error (serve.error);
   g_assert_cmpint (waker_get (&listener->w, &listener->w.interrupts), ==, 1);
   g_assert_cmpint (waker_get (&listener->w, &listener->w.closes), ==, 1);
-  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.interrupts),
-                   ==, 1);
-  /* its worker, not the interrupt, closed it */
-  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.closes), >=,
+  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.interrupts), ==,
                    1);
+  /* its worker, not the interrupt, closed it */
+  g_assert_cmpint (waker_get (&listener->connection->w, &listener->connection->w.closes), >=, 1);
   g_assert_cmpuint (count_threads (), ==, threads0);
   serve_thread_clear (&serve);
   g_object_unref (server);
@@ -1431,8 +1450,8 @@ test_interrupt_socket (void)
 {
   guint port = test_free_port ();
   ThriftServerTransport *st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", port, NULL);
-  ThriftTransport *client = g_object_new (THRIFT_TYPE_SOCKET, "hostname", "127.0.0.1",
-                                          "port", port, NULL);
+  ThriftTransport *client = g_object_new (THRIFT_TYPE_SOCKET, "hostname", "127.0.0.1", "port", port,
+                                          NULL);
   ThriftTransport *conn, *framed;
   GThread *thread;
   GError *error = NULL;
@@ -1446,7 +1465,7 @@ test_interrupt_socket (void)
   framed = g_object_new (THRIFT_TYPE_FRAMED_TRANSPORT, "transport", conn, NULL);
 
   thread = g_thread_new ("read", read_one, framed);
-  g_usleep (50 * 1000);   /* into recv, most likely; a later shutdown ends it just the same */
+  g_usleep (50 * 1000); /* into recv, most likely; a later shutdown ends it just the same */
   thrift_server_interrupt_connection (framed);
   g_assert_cmpint (GPOINTER_TO_INT (g_thread_join (thread)), <=, 0);
   g_assert_cmpint (THRIFT_SOCKET (conn)->sd, !=, THRIFT_INVALID_SOCKET);
@@ -1473,7 +1492,7 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   signal (SIGPIPE, SIG_IGN);
-  alarm (120);  /* a hung stop must fail the run, not stall it */
+  alarm (120); /* a hung stop must fail the run, not stall it */
 
   g_test_add_func ("/threaded_server/concurrent/8", test_concurrent);
   g_test_add_func ("/threaded_server/max-connections", test_bound);
@@ -1495,7 +1514,8 @@ main (int argc, char **argv)
   g_test_add_data_func ("/threaded_server/hostile/zero-frame", "zero-frame", test_hostile);
   g_test_add_func ("/threaded_server/hostile/split-frame", test_split_frame);
   g_test_add_func ("/checked_binary/deep/configured", test_deep_configured);
-  for (guint i = 0; i < G_N_ELEMENTS (deep); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (deep); i++)
+  {
     g_autofree gchar *protocol = g_strdup_printf ("/checked_binary/deep/%s", deep[i] + 5);
     g_autofree gchar *server = g_strdup_printf ("/threaded_server/hostile/%s", deep[i]);
 

@@ -60,8 +60,8 @@ static const Good good[] = {
     THRIFT_TRANSPORT_URI_BUFFERED, 0, -1, -1, -1, -1, -1 },
   { "tcp://h:80?framing=none&", FALSE, THRIFT_TRANSPORT_URI_TCP, "h", 80,
     THRIFT_TRANSPORT_URI_UNFRAMED, 0, -1, -1, -1, -1, -1 },
-  { "tcp://:9090?backlog=8", TRUE, THRIFT_TRANSPORT_URI_TCP, "", 9090,
-    THRIFT_TRANSPORT_URI_FRAMED, 0, -1, -1, 8, -1, -1 },
+  { "tcp://:9090?backlog=8", TRUE, THRIFT_TRANSPORT_URI_TCP, "", 9090, THRIFT_TRANSPORT_URI_FRAMED,
+    0, -1, -1, 8, -1, -1 },
   { "rdma://10.77.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_RDMA, "10.77.0.1", 9090,
     THRIFT_TRANSPORT_URI_FRAMED, THRIFT_TRANSPORT_URI_POLLING_DEFAULT, -1, -1, -1, -1, -1 },
   { "rdma://10.77.0.1:9090?polling=busy&connect-timeout=250&call-timeout=0", FALSE,
@@ -83,13 +83,14 @@ typedef struct
   const gchar *uri;
   gboolean server;
   gint code;
-  const gchar *says;   /* a piece of the message */
+  const gchar *says; /* a piece of the message */
 } Bad;
 
 static const Bad bad[] = {
   { "", FALSE, THRIFT_TRANSPORT_URI_ERROR_SYNTAX, "empty" },
   { "127.0.0.1:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_SYNTAX, "expected tcp://HOST:PORT" },
-  { "udp://h:1", FALSE, THRIFT_TRANSPORT_URI_ERROR_SCHEME, "unknown scheme 'udp'; allowed: tcp, rdma" },
+  { "udp://h:1", FALSE, THRIFT_TRANSPORT_URI_ERROR_SCHEME,
+    "unknown scheme 'udp'; allowed: tcp, rdma" },
   { "://h:1", FALSE, THRIFT_TRANSPORT_URI_ERROR_SCHEME, "unknown scheme ''" },
   { "tcp://h", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
   { "tcp://h:", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
@@ -105,28 +106,41 @@ static const Bad bad[] = {
   { "rdma://[]:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "bad IPv6 address" },
   { "rdma://[host]:9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_HOST, "'host' is not an IPv6 address" },
   { "rdma://[::1]9090", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "missing port" },
-  { "tcp://h:1?polling=busy", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'polling' does not apply to tcp://" },
-  { "rdma://h:1?framing=framed", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'framing' does not apply to rdma://" },
-  { "rdma://h:1?polling=fast", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'fast' for option 'polling'; allowed: busy | event | hybrid" },
+  { "tcp://h:1?polling=busy", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "'polling' does not apply to tcp://" },
+  { "rdma://h:1?framing=framed", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "'framing' does not apply to rdma://" },
+  { "rdma://h:1?polling=fast", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "bad value 'fast' for option 'polling'; allowed: busy | event | hybrid" },
   { "rdma://h:1?polling=default", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'default'" },
-  { "tcp://h:1?framing=zlib", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: framed | buffered | none" },
-  { "rdma://h:1?call-timeout=-5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-5' for option 'call-timeout'" },
+  { "tcp://h:1?framing=zlib", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "allowed: framed | buffered | none" },
+  { "rdma://h:1?call-timeout=-5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "bad value '-5' for option 'call-timeout'" },
   { "rdma://h:1?connect-timeout", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "has no value" },
   /* the transports' connect-timeout is 1 ms at least (test/fuzz/regress/uri) */
-  { "rdma://h:1?connect-timeout=0", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: milliseconds, 1 to" },
+  { "rdma://h:1?connect-timeout=0", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "allowed: milliseconds, 1 to" },
   { "rdma://h:1?colour=blue", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "unknown option 'colour'" },
-  { "rdma://h:1?connect-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a server" },
-  { "rdma://h:1?idle-timeout=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to a client" },
-  { "rdma://:1?keepalive=x", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value 'x' for option 'keepalive'" },
-  { "tcp://:1?idle-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'idle-timeout' does not apply to tcp://" },
+  { "rdma://h:1?connect-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "does not apply to a server" },
+  { "rdma://h:1?idle-timeout=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "'idle-timeout' does not apply to a client" },
+  { "rdma://:1?keepalive=x", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "bad value 'x' for option 'keepalive'" },
+  { "tcp://:1?idle-timeout=5", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "'idle-timeout' does not apply to tcp://" },
   { "tcp://h:1?backlog=5", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "does not apply to a client" },
   { "tcp://:1?backlog=0", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: 1 to 4096" },
   { "tcp://h:+80", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port '+80'" },
   { "tcp://h: 80", FALSE, THRIFT_TRANSPORT_URI_ERROR_PORT, "bad port ' 80'" },
-  { "rdma://h:1?call-timeout=2147483648", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: milliseconds" },
+  { "rdma://h:1?call-timeout=2147483648", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "allowed: milliseconds" },
   { "rdma://h:1?numa=1024", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "0 to 1023" },
-  { "tcp://h:1?max-pinned-bytes=1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "'max-pinned-bytes' does not apply to tcp://" },
-  { "rdma://h:1?max-pinned-bytes=-1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "bad value '-1' for option 'max-pinned-bytes'" },
+  { "tcp://h:1?max-pinned-bytes=1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "'max-pinned-bytes' does not apply to tcp://" },
+  { "rdma://h:1?max-pinned-bytes=-1", FALSE, THRIFT_TRANSPORT_URI_ERROR_OPTION,
+    "bad value '-1' for option 'max-pinned-bytes'" },
   { "hybrid://:1?max-pinned-bytes=1M", TRUE, THRIFT_TRANSPORT_URI_ERROR_OPTION, "allowed: bytes" },
 };
 
@@ -192,7 +206,12 @@ test_parse_bad (void)
 static void
 test_describe (void)
 {
-  static const struct { const gchar *uri; gboolean server; const gchar *text; } cases[] = {
+  static const struct
+  {
+    const gchar *uri;
+    gboolean server;
+    const gchar *text;
+  } cases[] = {
     { "tcp://127.0.0.1:9090", FALSE, "tcp 127.0.0.1:9090 (ThriftSocket + ThriftFramedTransport)" },
     { "tcp://:9090?framing=none&backlog=3", TRUE, "tcp *:9090 (ThriftSocket, backlog=3)" },
     { "rdma://[::1]:5?polling=busy&call-timeout=100", FALSE,
@@ -202,7 +221,8 @@ test_describe (void)
 
   for (i = 0; i < G_N_ELEMENTS (cases); i++)
   {
-    g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (cases[i].uri, cases[i].server, NULL);
+    g_autoptr (ThriftTransportUri)
+        u = thrift_transport_uri_parse (cases[i].uri, cases[i].server, NULL);
     g_autofree gchar *text = NULL;
     g_assert_nonnull (u);
     text = thrift_transport_uri_describe (u);
@@ -215,7 +235,11 @@ test_describe (void)
 static void
 test_tcp_client (void)
 {
-  static const struct { const gchar *options; GType (*wrapper) (void); } cases[] = {
+  static const struct
+  {
+    const gchar *options;
+    GType (*wrapper) (void);
+  } cases[] = {
     { "", thrift_framed_transport_get_type },
     { "?framing=buffered", thrift_buffered_transport_get_type },
     { "?framing=none", NULL },
@@ -239,7 +263,7 @@ test_tcp_client (void)
       g_object_get (t, "transport", &sock, NULL);
       g_assert_true (THRIFT_IS_SOCKET (sock));
       g_object_add_weak_pointer (G_OBJECT (sock), (gpointer *) &sock);
-      g_object_unref (sock);   /* g_object_get's reference */
+      g_object_unref (sock); /* g_object_get's reference */
     }
     else
     {
@@ -253,7 +277,7 @@ test_tcp_client (void)
     g_assert_false (thrift_transport_is_open (t));
     g_object_unref (t);
     if (cases[i].wrapper != NULL)
-      g_assert_null (sock);    /* freed with its wrapper */
+      g_assert_null (sock); /* freed with its wrapper */
   }
 }
 
@@ -275,9 +299,15 @@ assert_pass_through_owned (ThriftTransportFactory *f)
 static void
 test_tcp_server (void)
 {
-  static const struct { const gchar *uri; GType (*factory) (void); guint backlog; } cases[] = {
+  static const struct
+  {
+    const gchar *uri;
+    GType (*factory) (void);
+    guint backlog;
+  } cases[] = {
     { "tcp://:4243", thrift_checked_framed_transport_factory_get_type, 1024 },
-    { "tcp://0.0.0.0:4243?framing=buffered&backlog=7", thrift_buffered_transport_factory_get_type, 7 },
+    { "tcp://0.0.0.0:4243?framing=buffered&backlog=7", thrift_buffered_transport_factory_get_type,
+      7 },
     { "tcp://:4243?framing=none", NULL, 1024 },
   };
   guint i;
@@ -286,7 +316,8 @@ test_tcp_server (void)
   {
     ThriftTransportFactory *in_f = NULL, *out_f = NULL;
     GError *error = NULL;
-    ThriftServerTransport *st = thrift_server_transport_new_for_uri (cases[i].uri, &in_f, &out_f, &error);
+    ThriftServerTransport *st = thrift_server_transport_new_for_uri (cases[i].uri, &in_f, &out_f,
+                                                                     &error);
     guint port = 0, backlog = 0;
 
     g_assert_no_error (error);
@@ -321,12 +352,12 @@ test_rdma_client (void)
   guint port = 0, connect_ms = 0, call_ms = 1;
   ThriftRdmaPolling polling = THRIFT_RDMA_POLLING_HYBRID;
 
-  t = thrift_transport_new_for_uri ("rdma://[::1]:4244?polling=busy&connect-timeout=250&call-timeout=0",
-                                    &error);
+  t = thrift_transport_new_for_uri (
+      "rdma://[::1]:4244?polling=busy&connect-timeout=250&call-timeout=0", &error);
   g_assert_no_error (error);
   g_assert_true (THRIFT_IS_RDMA (t));
-  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling,
-                "connect-timeout", &connect_ms, "call-timeout", &call_ms, NULL);
+  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling, "connect-timeout",
+                &connect_ms, "call-timeout", &call_ms, NULL);
   g_assert_cmpstr (host, ==, "::1");
   g_assert_cmpuint (port, ==, 4244);
   g_assert_cmpint (polling, ==, THRIFT_RDMA_POLLING_BUSY);
@@ -358,11 +389,12 @@ test_rdma_server (void)
   gint backlog = 0;
   ThriftRdmaPolling polling = THRIFT_RDMA_POLLING_BUSY;
 
-  st = thrift_server_transport_new_for_uri ("rdma://10.77.0.1:4245?polling=event&backlog=9",
-                                            &in_f, &out_f, &error);
+  st = thrift_server_transport_new_for_uri ("rdma://10.77.0.1:4245?polling=event&backlog=9", &in_f,
+                                            &out_f, &error);
   g_assert_no_error (error);
   g_assert_true (THRIFT_IS_SERVER_RDMA (st));
-  g_object_get (st, "hostname", &host, "port", &port, "backlog", &backlog, "polling", &polling, NULL);
+  g_object_get (st, "hostname", &host, "port", &port, "backlog", &backlog, "polling", &polling,
+                NULL);
   g_assert_cmpstr (host, ==, "10.77.0.1");
   g_assert_cmpuint (port, ==, 4245);
   g_assert_cmpint (backlog, ==, 9);
@@ -388,16 +420,19 @@ static void
 test_max_pinned_bytes (void)
 {
   static const gchar *const clients[] = {
-    "rdma://h:1?max-pinned-bytes=33554432", "hybrid://h:1?max-pinned-bytes=33554432",
+    "rdma://h:1?max-pinned-bytes=33554432",
+    "hybrid://h:1?max-pinned-bytes=33554432",
     "rdma://h:1?fallback=tcp&max-pinned-bytes=33554432",
   };
   static const gchar *const servers[] = {
-    "rdma://:1?max-pinned-bytes=33554432", "hybrid://:1?max-pinned-bytes=33554432",
+    "rdma://:1?max-pinned-bytes=33554432",
+    "hybrid://:1?max-pinned-bytes=33554432",
   };
   GError *error = NULL;
   guint64 v;
 
-  for (guint i = 0; i < G_N_ELEMENTS (clients); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (clients); i++)
+  {
     ThriftTransport *t = thrift_transport_new_for_uri (clients[i], &error);
     ThriftTransportUri *u = thrift_transport_uri_parse (clients[i], FALSE, &error);
     g_autofree gchar *d = NULL;
@@ -411,7 +446,8 @@ test_max_pinned_bytes (void)
     thrift_transport_uri_free (u);
     g_object_unref (t);
   }
-  for (guint i = 0; i < G_N_ELEMENTS (servers); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (servers); i++)
+  {
     ThriftServerTransport *st = thrift_server_transport_new_for_uri (servers[i], NULL, NULL,
                                                                      &error);
     g_assert_no_error (error);
@@ -515,8 +551,8 @@ test_parse_concurrent (void)
     GError *error = NULL;
     gint status;
 
-    g_assert_true (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err,
-                                 &status, &error));
+    g_assert_true (
+        g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, &err, &status, &error));
     g_assert_no_error (error);
     if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
     {

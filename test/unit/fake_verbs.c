@@ -56,7 +56,7 @@ typedef struct
 typedef struct
 {
   struct ibv_pd pd;
-  guint users;              /* MRs, MWs and QPs */
+  guint users; /* MRs, MWs and QPs */
 } FakePd;
 
 typedef struct
@@ -64,7 +64,7 @@ typedef struct
   struct ibv_mr mr;
   FakePd *pd;
   int access;
-  guint windows;            /* memory windows bound to it */
+  guint windows; /* memory windows bound to it */
 } FakeMr;
 
 /* A type 2 memory window: free, or bound by an IBV_WR_BIND_MW on a QP; then it lends
@@ -74,10 +74,10 @@ typedef struct
 {
   struct ibv_mw mw;
   FakePd *pd;
-  guint32 key;              /* its rkey as the device knows it (mw.rkey is the app's copy,
+  guint32 key; /* its rkey as the device knows it (mw.rkey is the app's copy,
                                which the device never writes: see fake_verbs.h) */
-  FakeMr *mr;               /* NULL: free */
-  FakeQp *qp;               /* the QP it was bound on (NULL once that QP is destroyed) */
+  FakeMr *mr;  /* NULL: free */
+  FakeQp *qp;  /* the QP it was bound on (NULL once that QP is destroyed) */
   guint64 addr, length;
   int access;
 } FakeMw;
@@ -85,32 +85,37 @@ typedef struct
 typedef struct
 {
   struct ibv_comp_channel ch;
-  FdQueue events;           /* FakeCq * */
+  FdQueue events; /* FakeCq * */
   guint cqs;
 } FakeChannel;
 
 /* How a CQ is armed: as rxe does, an arming never lowers what the CQ is armed for, and
  * solicited events come from a receive's completion whose SEND or WRITE with immediate asked
  * for one, or that was flushed; never from the send queue's. */
-enum { FAKE_ARM_NONE, FAKE_ARM_SOLICITED, FAKE_ARM_ALL };
+enum
+{
+  FAKE_ARM_NONE,
+  FAKE_ARM_SOLICITED,
+  FAKE_ARM_ALL
+};
 
 typedef struct
 {
   struct ibv_cq cq;
   FakeChannel *channel;
-  GQueue wcs;               /* FakeWc * */
-  guint armed;              /* FAKE_ARM_*: which completion raises the next event */
-  guint events, acked;      /* events taken and acknowledged */
+  GQueue wcs;          /* FakeWc * */
+  guint armed;         /* FAKE_ARM_*: which completion raises the next event */
+  guint events, acked; /* events taken and acknowledged */
   guint qps;
-  FakeId *owner;            /* the side of the QP that uses it (its events count there) */
+  FakeId *owner; /* the side of the QP that uses it (its events count there) */
 } FakeCq;
 
 typedef struct
 {
   struct ibv_wc wc;
-  FakeQp *qp;               /* whose queue it completes */
-  gboolean rq;              /* a receive (else a send queue WR) */
-  guint sq_retire;          /* send queue entries it gives back when polled */
+  FakeQp *qp;      /* whose queue it completes */
+  gboolean rq;     /* a receive (else a send queue WR) */
+  guint sq_retire; /* send queue entries it gives back when polled */
 } FakeWc;
 
 typedef struct
@@ -129,10 +134,10 @@ typedef struct
 {
   struct ibv_srq srq;
   FakePd *pd;
-  GQueue recvs;             /* FakeRecv *, oldest first */
+  GQueue recvs; /* FakeRecv *, oldest first */
   guint max_wr, max_sge;
-  guint limit;              /* armed limit (0: disarmed) */
-  guint qps;                /* QPs that take their receives from it */
+  guint limit; /* armed limit (0: disarmed) */
+  guint qps;   /* QPs that take their receives from it */
 } FakeSrq;
 
 /* A send queue WR from its post until its completion is in the CQ (or, unsignalled, until
@@ -140,16 +145,16 @@ typedef struct
  * completion (the requester's ACK) may come later. */
 typedef struct
 {
-  struct ibv_send_wr wr;            /* a copy: sg_list is sge, next is NULL */
+  struct ibv_send_wr wr; /* a copy: sg_list is sge, next is NULL */
   struct ibv_sge sge[FAKE_MAX_SGE];
-  guint8 *inline_copy;              /* IBV_SEND_INLINE: its bytes, taken at the post */
+  guint8 *inline_copy; /* IBV_SEND_INLINE: its bytes, taken at the post */
   guint64 len;
-  gboolean started;                 /* its checks passed: its bytes are moving */
-  guint64 moved;                    /* bytes of a WRITE or READ placed so far */
-  guint32 mw_rkey, mr_lkey;         /* IBV_WR_BIND_MW: the keys of its window and region, read
+  gboolean started;         /* its checks passed: its bytes are moving */
+  guint64 moved;            /* bytes of a WRITE or READ placed so far */
+  guint32 mw_rkey, mr_lkey; /* IBV_WR_BIND_MW: the keys of its window and region, read
                                        at the post as a provider does (the device never reads
                                        the app's ibv_mw or ibv_mr again) */
-  FakeQp *peer;                     /* the responder, once started */
+  FakeQp *peer;             /* the responder, once started */
 } FakeSwr;
 
 struct _FakeQp
@@ -158,27 +163,27 @@ struct _FakeQp
   FakeId *id;
   FakePd *pd;
   FakeCq *scq, *rcq;
-  FakeSrq *srq;             /* its receives come from there (NULL: its own rq) */
+  FakeSrq *srq; /* its receives come from there (NULL: its own rq) */
   struct ibv_qp_cap cap;
   gboolean sig_all;
-  GQueue rq;                /* FakeRecv *, oldest first */
-  guint sq_used;            /* posted and not yet given back by a polled completion */
+  GQueue rq;     /* FakeRecv *, oldest first */
+  guint sq_used; /* posted and not yet given back by a polled completion */
   guint rq_used;
-  guint unsignalled;        /* unsignalled WRs since the last completion */
-  gboolean failed;          /* the error state */
-  gboolean mute;            /* failed without a word: it completes nothing any more */
-  GQueue sq;                /* FakeSwr *, oldest first: those executed (waiting for their
+  guint unsignalled;    /* unsignalled WRs since the last completion */
+  gboolean failed;      /* the error state */
+  gboolean mute;        /* failed without a word: it completes nothing any more */
+  GQueue sq;            /* FakeSwr *, oldest first: those executed (waiting for their
                                completion) come first */
-  guint executed;           /* how many at the head of sq have executed */
-  guint64 watched;          /* the calls of its link when the watchdog last looked */
-  FakeRead last_read;       /* its last READ that completed (len 0: none) */
-  guint8 min_rnr_timer;     /* as the CM leaves it (0: 655 ms), or as modified */
+  guint executed;       /* how many at the head of sq have executed */
+  guint64 watched;      /* the calls of its link when the watchdog last looked */
+  FakeRead last_read;   /* its last READ that completed (len 0: none) */
+  guint8 min_rnr_timer; /* as the CM leaves it (0: 655 ms), or as modified */
 };
 
 typedef struct
 {
   struct rdma_event_channel ch;
-  FdQueue events;           /* FakeEvent * */
+  FdQueue events; /* FakeEvent * */
   guint ids;
 } FakeEvChannel;
 
@@ -198,16 +203,16 @@ typedef struct
 struct _FakeId
 {
   struct rdma_cm_id id;
-  FakeId *peer;             /* NULL once it destroyed its id */
+  FakeId *peer; /* NULL once it destroyed its id */
   FakeEvChannel *channel;
   FakeStats stats;
-  GQueue faults;            /* Injected * */
-  guint unacked;            /* its CM events taken and not acknowledged */
-  gboolean vanished;        /* its host is gone */
-  gboolean disconnected;    /* it called rdma_disconnect */
-  gboolean told;            /* it got DISCONNECTED from the peer */
-  GRand *rand;              /* the steps its calls take (FAKE_DEFERRED, fake_verbs_step) */
-  guint64 calls;            /* posts, polls and arms of its side (the watchdog looks) */
+  GQueue faults;         /* Injected * */
+  guint unacked;         /* its CM events taken and not acknowledged */
+  gboolean vanished;     /* its host is gone */
+  gboolean disconnected; /* it called rdma_disconnect */
+  gboolean told;         /* it got DISCONNECTED from the peer */
+  GRand *rand;           /* the steps its calls take (FAKE_DEFERRED, fake_verbs_step) */
+  guint64 calls;         /* posts, polls and arms of its side (the watchdog looks) */
 };
 
 static GMutex lock;
@@ -216,20 +221,20 @@ static GHashTable *keys;    /* lkey and rkey -> FakeMr */
 static GHashTable *windows; /* a window's index (rkey >> 8) -> FakeMw */
 static guint32 next_key = FAKE_FIRST_KEY;
 static guint32 next_mw_index = FAKE_MW_INDEX_BASE;
-static guint32 next_mw_tag = 0xfe;   /* near the wrap: ibv_inc_rkey's 0xff -> 0 comes early */
+static guint32 next_mw_tag = 0xfe; /* near the wrap: ibv_inc_rkey's 0xff -> 0 comes early */
 static guint32 next_qpn = 0x100;
 static guint live_pds, live_mrs, live_mws, live_channels, live_cqs, live_qps, live_ids,
-  live_ev_channels, live_events, live_srqs, live_async_events;
-static FdQueue async_events;   /* struct ibv_async_event *: the context's async_fd */
+    live_ev_channels, live_events, live_srqs, live_async_events;
+static FdQueue async_events; /* struct ibv_async_event *: the context's async_fd */
 static guint misuse;
-static gint blocked_reads;    /* threads blocked in a completion channel's read (atomic) */
+static gint blocked_reads; /* threads blocked in a completion channel's read (atomic) */
 static gchar *first_misuse;
 static FakeTiming timing = FAKE_IMMEDIATE;
 static guint32 timing_seed;
-static gboolean retransmissions;   /* FAKE_DEFERRED: steps may retransmit (rxe's replays) */
-static guint links_made;    /* since the timing was set: numbers each link's generators */
-static GList *all_qps;      /* FakeQp *: what fake_verbs_settle runs */
-static GThread *watchdog;   /* FAKE_DEFERRED's */
+static gboolean retransmissions; /* FAKE_DEFERRED: steps may retransmit (rxe's replays) */
+static guint links_made;         /* since the timing was set: numbers each link's generators */
+static GList *all_qps;           /* FakeQp *: what fake_verbs_settle runs */
+static GThread *watchdog;        /* FAKE_DEFERRED's */
 static gboolean watchdog_stop;
 static GCond watchdog_cond;
 
@@ -369,7 +374,8 @@ sge_len (const struct ibv_sge *sge, int n)
 static gboolean
 local_ok (FakePd *pd, const struct ibv_sge *sge, int n, gboolean written)
 {
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
+  {
     FakeMr *m;
 
     if (sge[i].length == 0)
@@ -389,7 +395,8 @@ sg_copy (const struct ibv_sge *dst, int nd, const struct ibv_sge *src, int ns)
   int i = 0, j = 0;
   guint64 di = 0, si = 0;
 
-  while (i < nd && j < ns) {
+  while (i < nd && j < ns)
+  {
     guint64 n = MIN (dst[i].length - di, src[j].length - si);
 
     if (n > 0)
@@ -397,11 +404,13 @@ sg_copy (const struct ibv_sge *dst, int nd, const struct ibv_sge *src, int ns)
               n);
     di += n;
     si += n;
-    if (di == dst[i].length) {
+    if (di == dst[i].length)
+    {
       i++;
       di = 0;
     }
-    if (si == src[j].length) {
+    if (si == src[j].length)
+    {
       j++;
       si = 0;
     }
@@ -413,11 +422,13 @@ sg_copy (const struct ibv_sge *dst, int nd, const struct ibv_sge *src, int ns)
 static void
 sg_io (const struct ibv_sge *sge, int ns, guint64 off, guint8 *buf, guint64 n, gboolean gather)
 {
-  for (int i = 0; i < ns && n > 0; i++) {
+  for (int i = 0; i < ns && n > 0; i++)
+  {
     guint8 *p;
     guint64 take;
 
-    if (off >= sge[i].length) {
+    if (off >= sge[i].length)
+    {
       off -= sge[i].length;
       continue;
     }
@@ -457,11 +468,14 @@ place (guint8 *dst, const struct ibv_sge *src, int ns, guint64 len, guint64 from
     return;
   sg_io (src, ns, cut, tail, len - cut, TRUE);
   __atomic_thread_fence (__ATOMIC_RELEASE);
-  if (len - cut == 8 && ((guintptr) dst + cut) % 8 == 0) {
+  if (len - cut == 8 && ((guintptr) dst + cut) % 8 == 0)
+  {
     guint64 word;
     memcpy (&word, tail, 8);
     __atomic_store_n ((guint64 *) (dst + cut), word, __ATOMIC_RELAXED);
-  } else {
+  }
+  else
+  {
     for (guint64 i = 0; i < len - cut; i++)
       __atomic_store_n (dst + cut + i, tail[i], __ATOMIC_RELAXED);
   }
@@ -476,8 +490,9 @@ cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_
   FakeWc *w;
 
   if (qp != NULL && qp->mute)
-    return;   /* fake_verbs_fail_silently */
-  if (g_queue_get_length (&cq->wcs) >= (guint) cq->cq.cqe) {
+    return; /* fake_verbs_fail_silently */
+  if (g_queue_get_length (&cq->wcs) >= (guint) cq->cq.cqe)
+  {
     misused ("a CQ of %d entries overruns (a completion is lost)", cq->cq.cqe);
     return;
   }
@@ -488,7 +503,8 @@ cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_
   w->sq_retire = sq_retire;
   g_queue_push_tail (&cq->wcs, w);
   if (cq->channel != NULL
-      && (cq->armed == FAKE_ARM_ALL || (cq->armed == FAKE_ARM_SOLICITED && solicited))) {
+      && (cq->armed == FAKE_ARM_ALL || (cq->armed == FAKE_ARM_SOLICITED && solicited)))
+  {
     cq->armed = FAKE_ARM_NONE;
     fdq_push (&cq->channel->events, cq);
   }
@@ -497,7 +513,8 @@ cq_push (FakeCq *cq, FakeQp *qp, const struct ibv_wc *wc, gboolean rq, guint sq_
 static enum ibv_wc_opcode
 wc_opcode (enum ibv_wr_opcode op)
 {
-  switch (op) {
+  switch (op)
+  {
   case IBV_WR_RDMA_WRITE:
   case IBV_WR_RDMA_WRITE_WITH_IMM:
     return IBV_WC_RDMA_WRITE;
@@ -524,7 +541,8 @@ sq_complete (FakeQp *qp, const struct ibv_send_wr *wr, enum ibv_wc_status status
     .qp_num = qp->qp.qp_num,
   };
 
-  if (status == IBV_WC_SUCCESS && !(wr->send_flags & IBV_SEND_SIGNALED) && !qp->sig_all) {
+  if (status == IBV_WC_SUCCESS && !(wr->send_flags & IBV_SEND_SIGNALED) && !qp->sig_all)
+  {
     qp->unsignalled++;
     return;
   }
@@ -564,8 +582,8 @@ swr_complete (FakeQp *qp)
 
   qp->executed--;
   if (w->wr.opcode == IBV_WR_RDMA_READ)
-    qp->last_read = (FakeRead) { .addr = w->wr.wr.rdma.remote_addr, .len = w->len,
-                                 .rkey = w->wr.wr.rdma.rkey };
+    qp->last_read =
+        (FakeRead){ .addr = w->wr.wr.rdma.remote_addr, .len = w->len, .rkey = w->wr.wr.rdma.rkey };
   sq_complete (qp, &w->wr, IBV_WC_SUCCESS, (guint32) w->len);
   swr_free (w);
 }
@@ -579,7 +597,8 @@ sq_flush (FakeQp *qp)
 
   while (qp->executed > 0)
     swr_complete (qp);
-  while ((w = g_queue_pop_head (&qp->sq)) != NULL) {
+  while ((w = g_queue_pop_head (&qp->sq)) != NULL)
+  {
     sq_complete (qp, &w->wr, IBV_WC_WR_FLUSH_ERR, 0);
     swr_free (w);
   }
@@ -595,14 +614,16 @@ qp_fail (FakeQp *qp)
   if (qp->failed)
     return;
   qp->failed = TRUE;
-  while ((r = g_queue_pop_head (&qp->rq)) != NULL) {
+  while ((r = g_queue_pop_head (&qp->rq)) != NULL)
+  {
     rq_complete (qp, r->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0, TRUE);
     g_free (r);
   }
   sq_flush (qp);
   /* receives from an SRQ are not the QP's to flush: the device says it by an async event
    * (IBA 11.6.3: the last WQE of an SRQ-attached QP in the error state) */
-  if (qp->srq != NULL) {
+  if (qp->srq != NULL)
+  {
     struct ibv_async_event *ev = g_new0 (struct ibv_async_event, 1);
 
     ev->event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
@@ -654,7 +675,8 @@ tell_peer (FakeId *id)
 {
   FakeId *peer = id->peer;
 
-  if (peer != NULL && !peer->vanished && !peer->told) {
+  if (peer != NULL && !peer->vanished && !peer->told)
+  {
     peer->told = TRUE;
     cm_event (peer, RDMA_CM_EVENT_DISCONNECTED);
   }
@@ -742,7 +764,8 @@ apply_fault (FakeQp *qp, struct ibv_send_wr *wr, guint64 len)
 {
   FakeId *self = qp->id;
 
-  for (GList *l = self->faults.head; l != NULL; l = l->next) {
+  for (GList *l = self->faults.head; l != NULL; l = l->next)
+  {
     Injected *f = l->data;
     FakeMr *m;
     FakeMw *mw;
@@ -750,11 +773,13 @@ apply_fault (FakeQp *qp, struct ibv_send_wr *wr, guint64 len)
     if (f->opcode != wr->opcode
         || ((f->fault == FAKE_FAULT_BAD_RKEY || f->fault == FAKE_FAULT_OUT_OF_RANGE) && len == 0))
       continue;
-    if (f->skip > 0) {
+    if (f->skip > 0)
+    {
       f->skip--;
       return;
     }
-    switch (f->fault) {
+    switch (f->fault)
+    {
     case FAKE_FAULT_BAD_RKEY:
       wr->wr.rdma.rkey = FAKE_BAD_KEY;
       break;
@@ -819,7 +844,8 @@ remote_ok (FakeQp *peer, const FakeSwr *w)
 
   if (!moves_bytes (wr->opcode) || w->len == 0)
     return TRUE;
-  if (is_window_key (wr->wr.rdma.rkey)) {
+  if (is_window_key (wr->wr.rdma.rkey))
+  {
     mw = mw_by_key (wr->wr.rdma.rkey);
     return mw != NULL && mw->mr != NULL && mw->pd == peer->pd && mw->qp == peer
            && (mw->access & need)
@@ -910,26 +936,30 @@ swr_check (FakeQp *qp, FakeSwr *w)
   FakeQp *peer;
 
   if (!(wr->send_flags & IBV_SEND_INLINE)
-      && !local_ok (qp->pd, wr->sg_list, wr->num_sge, wr->opcode == IBV_WR_RDMA_READ)) {
-    misused ("a local SGE of a WR (opcode %d) is not in a region of its key and PD%s",
-             wr->opcode, w->started ? " (deregistered while the WR was in flight)" : "");
+      && !local_ok (qp->pd, wr->sg_list, wr->num_sge, wr->opcode == IBV_WR_RDMA_READ))
+  {
+    misused ("a local SGE of a WR (opcode %d) is not in a region of its key and PD%s", wr->opcode,
+             w->started ? " (deregistered while the WR was in flight)" : "");
     swr_fails (qp, w, IBV_WC_LOC_PROT_ERR);
     return FALSE;
   }
   peer = peer_qp (qp);
-  if (peer == NULL || (w->started && peer != w->peer)) {
+  if (peer == NULL || (w->started && peer != w->peer))
+  {
     swr_fails (qp, w, IBV_WC_RETRY_EXC_ERR);
     return FALSE;
   }
-  if (!remote_ok (peer, w)) {
+  if (!remote_ok (peer, w))
+  {
     /* the responder fails as well (a NAK for an access violation) */
     qp_fail (peer);
     swr_fails (qp, w, IBV_WC_REM_ACCESS_ERR);
     return FALSE;
   }
   if (takes_receive (wr->opcode) && !recv_available (peer) && peer->srq != NULL)
-    return FALSE;   /* it waits (rnr_waits): a test's step moved it anyway */
-  if (takes_receive (wr->opcode) && !recv_available (peer)) {
+    return FALSE; /* it waits (rnr_waits): a test's step moved it anyway */
+  if (takes_receive (wr->opcode) && !recv_available (peer))
+  {
     qp->id->stats.rnr++;
     swr_fails (qp, w, IBV_WC_RNR_RETRY_EXC_ERR);
     return FALSE;
@@ -954,22 +984,24 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
   FakeRecv *recv;
   FakeQp *peer;
 
-  if (!w->started) {
+  if (!w->started)
+  {
     apply_fault (qp, &w->wr, w->len);
     if (qp->failed)
-      return;   /* its host went down before it: flushed with the rest */
+      return; /* its host went down before it: flushed with the rest */
   }
-  if (is_local_op (wr->opcode)) {
+  if (is_local_op (wr->opcode))
+  {
     const gchar *refused = wr->opcode == IBV_WR_BIND_MW ? bind_mw (qp, w)
                                                         : local_inv (qp, wr->invalidate_rkey);
 
-    if (refused != NULL) {
+    if (refused != NULL)
+    {
       /* as rxe completes them: a bind with IBV_WC_MW_BIND_ERR, an invalidation with
        * IBV_WC_LOC_QP_OP_ERR; the QP fails */
       g_debug ("fake_verbs: %s refused: %s",
                wr->opcode == IBV_WR_BIND_MW ? "IBV_WR_BIND_MW" : "IBV_WR_LOCAL_INV", refused);
-      swr_fails (qp, w, wr->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR
-                                                     : IBV_WC_LOC_QP_OP_ERR);
+      swr_fails (qp, w, wr->opcode == IBV_WR_BIND_MW ? IBV_WC_MW_BIND_ERR : IBV_WC_LOC_QP_OP_ERR);
       return;
     }
     w->started = TRUE;
@@ -980,11 +1012,13 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
     return;
   w->started = TRUE;
   peer = w->peer;
-  if (moves_bytes (wr->opcode) && w->moved < w->len) {
+  if (moves_bytes (wr->opcode) && w->moved < w->len)
+  {
     guint8 *remote = (guint8 *) (guintptr) wr->wr.rdma.remote_addr;
     guint64 to = w->len;
 
-    if (!whole && (r != NULL || cap > 0)) {
+    if (!whole && (r != NULL || cap > 0))
+    {
       /* a piece ends on an 8-byte boundary of the remote memory (DMA does not tear an
        * aligned word; a piece that would reach none is the rest), and a WRITE's last word
        * lands with its last piece */
@@ -993,8 +1027,7 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
       if (cap > 0)
         end = w->moved + MIN (cap, rest);
       else
-        end = w->moved + 1
-              + (guint64) g_rand_int_range (r, 0, (gint32) MIN (rest, G_MAXINT32));
+        end = w->moved + 1 + (guint64) g_rand_int_range (r, 0, (gint32) MIN (rest, G_MAXINT32));
       aligned = (((guintptr) remote + end) & ~(guintptr) 7) - (guintptr) remote;
       to = aligned > w->moved ? aligned : w->len;
       if (wr->opcode != IBV_WR_RDMA_READ && to > last_word_at (remote, w->len))
@@ -1016,18 +1049,21 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
       return;
   }
 
-  switch (wr->opcode) {
+  switch (wr->opcode)
+  {
   case IBV_WR_SEND:
   case IBV_WR_SEND_WITH_IMM:
     recv = recv_take (peer);
-    if (w->len > sge_len (recv->sge, recv->num_sge)) {
+    if (w->len > sge_len (recv->sge, recv->num_sge))
+    {
       rq_complete (peer, recv->wr_id, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, FALSE, 0, solicited);
       g_free (recv);
       qp_fail (peer);
       swr_fails (qp, w, IBV_WC_REM_INV_REQ_ERR);
       return;
     }
-    if (!local_ok (peer->pd, recv->sge, recv->num_sge, TRUE)) {
+    if (!local_ok (peer->pd, recv->sge, recv->num_sge, TRUE))
+    {
       misused ("a receive's SGE is not in a writable region of its key and PD");
       rq_complete (peer, recv->wr_id, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, FALSE, 0, solicited);
       g_free (recv);
@@ -1056,7 +1092,8 @@ swr_advance (FakeQp *qp, FakeSwr *w, gboolean whole, GRand *r, guint64 cap)
 static gboolean
 reads_pending (FakeQp *qp)
 {
-  for (guint i = 0; i < qp->executed; i++) {
+  for (guint i = 0; i < qp->executed; i++)
+  {
     enum ibv_wr_opcode op = ((FakeSwr *) g_queue_peek_nth (&qp->sq, i))->wr.opcode;
 
     if (op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP
@@ -1122,23 +1159,29 @@ qp_retransmit (FakeQp *qp)
   if (!waiting)
     return FALSE;
   qp->id->stats.retransmissions++;
-  for (guint i = 0; i < qp->executed; i++) {
+  for (guint i = 0; i < qp->executed; i++)
+  {
     w = g_queue_peek_nth (&qp->sq, i);
     if (!is_local_op (w->wr.opcode))
       continue;
     qp->id->stats.replays++;
-    if (w->wr.opcode == IBV_WR_BIND_MW) {
+    if (w->wr.opcode == IBV_WR_BIND_MW)
+    {
       const gchar *refused = bind_mw (qp, w);
 
-      if (refused != NULL) {
+      if (refused != NULL)
+      {
         g_debug ("fake_verbs: IBV_WR_BIND_MW run again by a retransmission: %s", refused);
         replay_fails (qp, w, IBV_WC_MW_BIND_ERR);
         return TRUE;
       }
-    } else {
+    }
+    else
+    {
       FakeMw *mw = mw_by_key (w->wr.invalidate_rkey);
 
-      if (mw == NULL) {
+      if (mw == NULL)
+      {
         g_debug ("fake_verbs: IBV_WR_LOCAL_INV run again by a retransmission: the key is "
                  "no window's now");
         replay_fails (qp, w, IBV_WC_LOC_QP_OP_ERR);
@@ -1155,11 +1198,12 @@ qp_retransmit (FakeQp *qp)
 static void
 qp_settle (FakeQp *qp)
 {
-  while (!g_queue_is_empty (&qp->sq)) {
+  while (!g_queue_is_empty (&qp->sq))
+  {
     if (qp->executed > 0)
       swr_complete (qp);
     else if (rnr_waits (qp, g_queue_peek_head (&qp->sq)))
-      break;    /* until a receive is posted to the peer's SRQ */
+      break; /* until a receive is posted to the peer's SRQ */
     else
       swr_advance (qp, g_queue_peek_head (&qp->sq), TRUE, NULL, 0);
   }
@@ -1193,9 +1237,9 @@ link_settle (FakeId *side)
  * completes.  FALSE: nothing is on the way. */
 typedef enum
 {
-  STEP_MOVE,           /* its next WR moves on */
-  STEP_COMPLETE,       /* its oldest executed WR completes */
-  STEP_RETRANSMIT      /* it retransmits (fake_verbs_set_retransmissions) */
+  STEP_MOVE,      /* its next WR moves on */
+  STEP_COMPLETE,  /* its oldest executed WR completes */
+  STEP_RETRANSMIT /* it retransmits (fake_verbs_set_retransmissions) */
 } StepKind;
 
 typedef struct
@@ -1211,18 +1255,20 @@ link_step (FakeId *side, GRand *r)
   FakeQp *q[2];
   guint n = link_qps (side, q), choices = 0, pick;
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     if (q[i]->executed > 0)
-      c[choices++] = (Step) { q[i], STEP_COMPLETE };
+      c[choices++] = (Step){ q[i], STEP_COMPLETE };
     if (q[i]->executed > 0 && retransmissions && !q[i]->failed)
-      c[choices++] = (Step) { q[i], STEP_RETRANSMIT };
+      c[choices++] = (Step){ q[i], STEP_RETRANSMIT };
     if (swr_next (q[i]) != NULL)
-      c[choices++] = (Step) { q[i], STEP_MOVE };
+      c[choices++] = (Step){ q[i], STEP_MOVE };
   }
   if (choices == 0)
     return FALSE;
   pick = (guint) g_rand_int_range (r, 0, (gint32) choices);
-  switch (c[pick].kind) {
+  switch (c[pick].kind)
+  {
   case STEP_COMPLETE:
     swr_complete (c[pick].qp);
     break;
@@ -1241,8 +1287,7 @@ link_step (FakeId *side, GRand *r)
 static void
 link_steps (FakeId *side, gboolean post)
 {
-  gint n = post ? (g_rand_int_range (side->rand, 0, 4) == 0)
-                : g_rand_int_range (side->rand, -2, 5);
+  gint n = post ? (g_rand_int_range (side->rand, 0, 4) == 0) : g_rand_int_range (side->rand, -2, 5);
 
   while (n-- > 0 && link_step (side, side->rand))
     ;
@@ -1258,10 +1303,12 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
   g_mutex_lock (&lock);
   s->post_send_calls++;
   qp->id->calls++;
-  for (; wr != NULL; wr = wr->next) {
+  for (; wr != NULL; wr = wr->next)
+  {
     FakeSwr *w;
 
-    switch (wr->opcode) {
+    switch (wr->opcode)
+    {
     case IBV_WR_SEND:
     case IBV_WR_SEND_WITH_IMM:
       s->sends++;
@@ -1290,14 +1337,16 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
     }
     if (rc == 0 && (wr->num_sge < 0 || (guint) wr->num_sge > qp->cap.max_send_sge))
       rc = EINVAL;
-    if (rc == 0 && qp->sq_used >= qp->cap.max_send_wr) {
+    if (rc == 0 && qp->sq_used >= qp->cap.max_send_wr)
+    {
       misused ("a WR posted to a full send queue (%u entries)", qp->cap.max_send_wr);
       rc = ENOMEM;
     }
     if (rc != 0)
       break;
     qp->sq_used++;
-    if (qp->failed) {
+    if (qp->failed)
+    {
       struct ibv_send_wr copy = *wr;
 
       apply_fault (qp, &copy, sge_len (wr->sg_list, wr->num_sge));
@@ -1313,7 +1362,8 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
       memcpy (w->sge, wr->sg_list, sizeof (struct ibv_sge) * (gsize) wr->num_sge);
     w->wr.sg_list = w->sge;
     w->len = is_local_op (wr->opcode) ? 0 : sge_len (w->sge, w->wr.num_sge);
-    if (wr->opcode == IBV_WR_BIND_MW) {
+    if (wr->opcode == IBV_WR_BIND_MW)
+    {
       /* the keys of the window and the region as they are now (a provider reads them at the
        * post: rxe's mw_rkey and mr_lkey, mlx5's too); mw->rkey is not written back */
       w->mw_rkey = wr->bind_mw.mw->rkey;
@@ -1321,11 +1371,11 @@ fake_post_send (struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr 
       w->wr.bind_mw.mw = NULL;
       w->wr.bind_mw.bind_info.mr = NULL;
     }
-    if ((wr->send_flags & IBV_SEND_INLINE) && w->len > 0) {
+    if ((wr->send_flags & IBV_SEND_INLINE) && w->len > 0)
+    {
       w->inline_copy = g_malloc (w->len);
       sg_io (w->sge, w->wr.num_sge, 0, w->inline_copy, w->len, TRUE);
-      w->sge[0] = (struct ibv_sge) { .addr = (guintptr) w->inline_copy,
-                                     .length = (guint32) w->len };
+      w->sge[0] = (struct ibv_sge){ .addr = (guintptr) w->inline_copy, .length = (guint32) w->len };
       w->wr.num_sge = 1;
     }
     g_queue_push_tail (&qp->sq, w);
@@ -1361,25 +1411,30 @@ fake_post_recv (struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr 
   g_mutex_lock (&lock);
   qp->id->stats.post_recv_calls++;
   qp->id->calls++;
-  if (qp->srq != NULL) {
+  if (qp->srq != NULL)
+  {
     misused ("a receive posted to a QP whose receives come from an SRQ");
     *bad_wr = wr;
     g_mutex_unlock (&lock);
     return EINVAL;
   }
-  for (; wr != NULL; wr = wr->next) {
-    if (wr->num_sge < 0 || (guint) wr->num_sge > qp->cap.max_recv_sge) {
+  for (; wr != NULL; wr = wr->next)
+  {
+    if (wr->num_sge < 0 || (guint) wr->num_sge > qp->cap.max_recv_sge)
+    {
       rc = EINVAL;
       break;
     }
-    if (qp->rq_used >= qp->cap.max_recv_wr) {
+    if (qp->rq_used >= qp->cap.max_recv_wr)
+    {
       misused ("a receive posted to a full receive queue (%u entries)", qp->cap.max_recv_wr);
       rc = ENOMEM;
       break;
     }
     qp->rq_used++;
     qp->id->stats.recvs++;
-    if (qp->failed) {
+    if (qp->failed)
+    {
       rq_complete (qp, wr->wr_id, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, FALSE, 0, TRUE);
       continue;
     }
@@ -1398,7 +1453,8 @@ fake_create_srq (struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
 {
   FakeSrq *srq;
 
-  if (attr->attr.max_wr == 0 || attr->attr.max_sge == 0 || attr->attr.max_sge > FAKE_MAX_SGE) {
+  if (attr->attr.max_wr == 0 || attr->attr.max_sge == 0 || attr->attr.max_sge > FAKE_MAX_SGE)
+  {
     errno = EINVAL;
     return NULL;
   }
@@ -1410,7 +1466,7 @@ fake_create_srq (struct ibv_pd *ibpd, struct ibv_srq_init_attr *attr)
   srq->pd = (FakePd *) ibpd;
   srq->max_wr = attr->attr.max_wr;
   srq->max_sge = attr->attr.max_sge;
-  g_queue_init (&srq->recvs);   /* attr->attr.srq_limit: ignored at creation, as verbs say */
+  g_queue_init (&srq->recvs); /* attr->attr.srq_limit: ignored at creation, as verbs say */
   srq->pd->users++;
   live_srqs++;
   g_mutex_unlock (&lock);
@@ -1425,7 +1481,7 @@ fake_modify_srq (struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int attr_mask
 
   g_mutex_lock (&lock);
   if ((attr_mask & ~IBV_SRQ_LIMIT) != 0 || attr->srq_limit > srq->max_wr)
-    rc = EINVAL;    /* (resizing, IBV_SRQ_MAX_WR, is not modelled) */
+    rc = EINVAL; /* (resizing, IBV_SRQ_MAX_WR, is not modelled) */
   else if (attr_mask & IBV_SRQ_LIMIT)
     srq->limit = attr->srq_limit;
   g_mutex_unlock (&lock);
@@ -1438,7 +1494,8 @@ fake_destroy_srq (struct ibv_srq *ibsrq)
   FakeSrq *srq = (FakeSrq *) ibsrq;
 
   g_mutex_lock (&lock);
-  if (srq->qps > 0) {
+  if (srq->qps > 0)
+  {
     g_mutex_unlock (&lock);
     return EBUSY;
   }
@@ -1461,12 +1518,15 @@ fake_post_srq_recv (struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
   int rc = 0;
 
   g_mutex_lock (&lock);
-  for (; wr != NULL; wr = wr->next) {
-    if (wr->num_sge < 0 || (guint) wr->num_sge > srq->max_sge) {
+  for (; wr != NULL; wr = wr->next)
+  {
+    if (wr->num_sge < 0 || (guint) wr->num_sge > srq->max_sge)
+    {
       rc = EINVAL;
       break;
     }
-    if (g_queue_get_length (&srq->recvs) >= srq->max_wr) {
+    if (g_queue_get_length (&srq->recvs) >= srq->max_wr)
+    {
       misused ("a receive posted to a full SRQ (%u entries)", srq->max_wr);
       rc = ENOMEM;
       break;
@@ -1477,7 +1537,8 @@ fake_post_srq_recv (struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_re
     *bad_wr = wr;
   /* the SENDs that waited for a receive go on (FAKE_DEFERRED: by the steps, as before) */
   if (timing == FAKE_IMMEDIATE)
-    for (GList *l = all_qps; l != NULL; l = l->next) {
+    for (GList *l = all_qps; l != NULL; l = l->next)
+    {
       FakeQp *peer = peer_qp (l->data);
 
       if (peer != NULL && peer->srq == srq)
@@ -1495,7 +1556,8 @@ fake_get_async_event (struct ibv_context *ctx, struct ibv_async_event *event)
   g_mutex_lock (&lock);
   ev = fdq_pop (&async_events);
   g_mutex_unlock (&lock);
-  if (ev == NULL) {
+  if (ev == NULL)
+  {
     errno = EAGAIN;
     return -1;
   }
@@ -1525,7 +1587,8 @@ fake_poll_cq (struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
     cq->owner->calls++;
   if (timing == FAKE_DEFERRED && cq->owner != NULL)
     link_steps (cq->owner, FALSE);
-  while (n < num_entries) {
+  while (n < num_entries)
+  {
     FakeWc *w = g_queue_pop_head (&cq->wcs);
 
     if (w == NULL)
@@ -1587,12 +1650,14 @@ fake_get_cq_event (struct ibv_comp_channel *channel, struct ibv_cq **cq, void **
   FakeCq *c;
 
   g_mutex_lock (&lock);
-  while ((c = fdq_pop (&((FakeChannel *) channel)->events)) == NULL) {
+  while ((c = fdq_pop (&((FakeChannel *) channel)->events)) == NULL)
+  {
     int err;
 
     g_mutex_unlock (&lock);
     err = channel_block ((FakeChannel *) channel);
-    if (err != 0) {
+    if (err != 0)
+    {
       errno = err;
       return -1;
     }
@@ -1645,7 +1710,8 @@ fake_dealloc_pd (struct ibv_pd *ibpd)
   FakePd *pd = (FakePd *) ibpd;
 
   g_mutex_lock (&lock);
-  if (pd->users > 0) {
+  if (pd->users > 0)
+  {
     misused ("a PD deallocated while %u MRs, MWs or QPs use it", pd->users);
     g_mutex_unlock (&lock);
     return EBUSY;
@@ -1662,14 +1728,17 @@ fake_dealloc_pd (struct ibv_pd *ibpd)
 static void
 fault_in (guint8 *addr, size_t length, int access)
 {
-  gboolean write = (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE
-                              | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)) != 0;
+  gboolean write = (access
+                    & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC
+                       | IBV_ACCESS_MW_BIND))
+                   != 0;
   gsize ps = (gsize) sysconf (_SC_PAGESIZE);
   guint8 *end = addr + length;
 
-  for (guint8 *p = addr; p < end; p = (guint8 *) (((guintptr) p + ps) & ~(guintptr) (ps - 1))) {
+  for (guint8 *p = addr; p < end; p = (guint8 *) (((guintptr) p + ps) & ~(guintptr) (ps - 1)))
+  {
     if (write)
-      (void) __atomic_fetch_add (p, 0, __ATOMIC_RELAXED);   /* changes no byte */
+      (void) __atomic_fetch_add (p, 0, __ATOMIC_RELAXED); /* changes no byte */
     else
       (void) *(volatile guint8 *) p;
   }
@@ -1680,7 +1749,8 @@ fake_reg_mr (struct ibv_pd *ibpd, void *addr, size_t length, int access)
 {
   FakeMr *m;
 
-  if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE)) {
+  if ((access & IBV_ACCESS_REMOTE_WRITE) && !(access & IBV_ACCESS_LOCAL_WRITE))
+  {
     errno = EINVAL;
     return NULL;
   }
@@ -1711,7 +1781,8 @@ fake_dereg_mr (struct ibv_mr *mr)
   FakeMr *m = (FakeMr *) mr;
 
   g_mutex_lock (&lock);
-  if (m->windows > 0) {
+  if (m->windows > 0)
+  {
     /* IBA 10.6.7.2.6: a region with windows bound stays (rxe: EINVAL); invalidate or
      * deallocate them first */
     misused ("an MR deregistered while %u memory windows are bound to it", m->windows);
@@ -1756,7 +1827,8 @@ fake_alloc_mw (struct ibv_pd *ibpd, enum ibv_mw_type type)
 
   /* type 2 windows only, the engine's (rxe and mlx5 have type 1 as well: a device without
    * them refuses so) */
-  if (type != IBV_MW_TYPE_2 || !g_atomic_int_get (&type2_windows)) {
+  if (type != IBV_MW_TYPE_2 || !g_atomic_int_get (&type2_windows))
+  {
     errno = type == IBV_MW_TYPE_1 || type == IBV_MW_TYPE_2 ? EOPNOTSUPP : EINVAL;
     return NULL;
   }
@@ -1812,7 +1884,8 @@ fake_destroy_comp_channel (struct ibv_comp_channel *channel)
   FakeChannel *ch = (FakeChannel *) channel;
 
   g_mutex_lock (&lock);
-  if (ch->cqs > 0) {
+  if (ch->cqs > 0)
+  {
     misused ("a completion channel destroyed while %u CQs use it", ch->cqs);
     g_mutex_unlock (&lock);
     return EBUSY;
@@ -1830,7 +1903,8 @@ fake_create_cq (struct ibv_context *ctx, int cqe, void *cq_context,
 {
   FakeCq *cq;
 
-  if (cqe < 1) {
+  if (cqe < 1)
+  {
     errno = EINVAL;
     return NULL;
   }
@@ -1855,15 +1929,18 @@ fake_destroy_cq (struct ibv_cq *ibcq)
   FakeCq *cq = (FakeCq *) ibcq;
 
   g_mutex_lock (&lock);
-  if (cq->qps > 0) {
+  if (cq->qps > 0)
+  {
     misused ("a CQ destroyed while %u QPs use it", cq->qps);
     g_mutex_unlock (&lock);
     return EBUSY;
   }
   if (cq->acked != cq->events)
     misused ("a CQ destroyed with %u of its %u events not acknowledged (ibv_destroy_cq would "
-             "wait for them forever)", cq->events - cq->acked, cq->events);
-  if (cq->channel != NULL) {
+             "wait for them forever)",
+             cq->events - cq->acked, cq->events);
+  if (cq->channel != NULL)
+  {
     fdq_remove_all (&cq->channel->events, cq);
     cq->channel->cqs--;
   }
@@ -1882,8 +1959,8 @@ fake_create_qp (struct rdma_cm_id *cm_id, struct ibv_pd *pd, struct ibv_qp_init_
 
   if (attr->qp_type != IBV_QPT_RC || cm_id->qp != NULL || attr->send_cq == NULL
       || attr->recv_cq == NULL || attr->cap.max_send_sge > FAKE_MAX_SGE
-      || attr->cap.max_recv_sge > FAKE_MAX_SGE
-      || (attr->srq != NULL && attr->srq->pd != pd)) {
+      || attr->cap.max_recv_sge > FAKE_MAX_SGE || (attr->srq != NULL && attr->srq->pd != pd))
+  {
     errno = EINVAL;
     return -1;
   }
@@ -1925,9 +2002,11 @@ drop_wcs_of (FakeCq *cq, FakeQp *qp)
 {
   GList *l = cq->wcs.head;
 
-  while (l != NULL) {
+  while (l != NULL)
+  {
     GList *next = l->next;
-    if (((FakeWc *) l->data)->qp == qp) {
+    if (((FakeWc *) l->data)->qp == qp)
+    {
       g_free (l->data);
       g_queue_delete_link (&cq->wcs, l);
     }
@@ -1948,7 +2027,8 @@ forget_windows_of (FakeQp *qp)
 
   g_hash_table_iter_init (&it, windows);
   while (g_hash_table_iter_next (&it, NULL, &mw))
-    if (((FakeMw *) mw)->qp == qp) {
+    if (((FakeMw *) mw)->qp == qp)
+    {
       ((FakeMw *) mw)->qp = NULL;
       bound++;
     }
@@ -1979,16 +2059,17 @@ fake_modify_qp (struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
   FakeQp *qp = (FakeQp *) ibqp;
 
   /* the error state, as a waker puts a QP in it (rdma_block.h): everything flushes */
-  if (attr_mask == IBV_QP_STATE && attr->qp_state == IBV_QPS_ERR) {
+  if (attr_mask == IBV_QP_STATE && attr->qp_state == IBV_QPS_ERR)
+  {
     g_mutex_lock (&lock);
     qp->id->calls++;
     qp_fail (qp);
     g_mutex_unlock (&lock);
     return 0;
   }
-  if (attr_mask != IBV_QP_MIN_RNR_TIMER || attr->min_rnr_timer > 31) {
-    misused ("ibv_modify_qp with mask 0x%x: not an RTS -> RTS change the engine makes",
-             attr_mask);
+  if (attr_mask != IBV_QP_MIN_RNR_TIMER || attr->min_rnr_timer > 31)
+  {
+    misused ("ibv_modify_qp with mask 0x%x: not an RTS -> RTS change the engine makes", attr_mask);
     return EINVAL;
   }
   g_mutex_lock (&lock);
@@ -2050,7 +2131,8 @@ fake_destroy_event_channel (struct rdma_event_channel *channel)
   g_mutex_lock (&lock);
   if (ch->ids > 0)
     misused ("a CM event channel destroyed while %u ids use it", ch->ids);
-  while ((e = fdq_pop (&ch->events)) != NULL) {
+  while ((e = fdq_pop (&ch->events)) != NULL)
+  {
     live_events--;
     g_free (e);
   }
@@ -2067,12 +2149,15 @@ fake_migrate_id (struct rdma_cm_id *cm_id, struct rdma_event_channel *channel)
   FakeEvChannel *to = (FakeEvChannel *) channel;
 
   g_mutex_lock (&lock);
-  if (id->channel != NULL) {
+  if (id->channel != NULL)
+  {
     /* its events not yet taken go along */
-    for (GList *l = id->channel->events.queue.head; l != NULL;) {
+    for (GList *l = id->channel->events.queue.head; l != NULL;)
+    {
       GList *next = l->next;
       FakeEvent *e = l->data;
-      if (e->id == id) {
+      if (e->id == id)
+      {
         fdq_remove_all (&id->channel->events, e);
         fdq_push (&to->events, e);
       }
@@ -2087,7 +2172,7 @@ fake_migrate_id (struct rdma_cm_id *cm_id, struct rdma_event_channel *channel)
   return 0;
 }
 
-static guint cm_looks;   /* atomic: rdma_get_cm_event calls, EAGAIN ones too */
+static guint cm_looks; /* atomic: rdma_get_cm_event calls, EAGAIN ones too */
 
 guint
 fake_verbs_cm_looks (void)
@@ -2103,12 +2188,14 @@ fake_get_cm_event (struct rdma_event_channel *channel, struct rdma_cm_event **ev
   g_atomic_int_inc (&cm_looks);
   g_mutex_lock (&lock);
   e = fdq_pop (&((FakeEvChannel *) channel)->events);
-  if (e != NULL) {
+  if (e != NULL)
+  {
     e->id->unacked++;
     *event = &e->ev;
   }
   g_mutex_unlock (&lock);
-  if (e == NULL) {
+  if (e == NULL)
+  {
     errno = EAGAIN;
     return -1;
   }
@@ -2134,14 +2221,16 @@ fake_disconnect (struct rdma_cm_id *cm_id)
   FakeId *id = (FakeId *) cm_id;
 
   g_mutex_lock (&lock);
-  if (!id->disconnected) {
+  if (!id->disconnected)
+  {
     id->disconnected = TRUE;
     /* what both sides posted before reaches the other first, as it would have at once */
     link_settle (id);
     /* the local QP fails at once (its receives are flushed); a vanished host says nothing */
     if (cm_id->qp != NULL)
       qp_fail ((FakeQp *) cm_id->qp);
-    if (!id->vanished) {
+    if (!id->vanished)
+    {
       tell_peer (id);
       cm_event (id, RDMA_CM_EVENT_DISCONNECTED);
     }
@@ -2161,17 +2250,21 @@ fake_destroy_id (struct rdma_cm_id *cm_id)
     misused ("a CM id destroyed with its QP");
   if (id->unacked > 0)
     misused ("a CM id destroyed with %u events not acknowledged (rdma_destroy_id would wait "
-             "for them forever)", id->unacked);
+             "for them forever)",
+             id->unacked);
   /* the kernel disconnects an id destroyed while connected */
   if (!id->disconnected && !id->vanished)
     tell_peer (id);
   if (id->peer != NULL)
     id->peer->peer = NULL;
-  if (id->channel != NULL) {
-    for (GList *l = id->channel->events.queue.head; l != NULL;) {
+  if (id->channel != NULL)
+  {
+    for (GList *l = id->channel->events.queue.head; l != NULL;)
+    {
       GList *next = l->next;
       e = l->data;
-      if (e->id == id) {
+      if (e->id == id)
+      {
         fdq_remove_all (&id->channel->events, e);
         live_events--;
         g_free (e);
@@ -2234,7 +2327,8 @@ fake_verbs_install (void)
     keys = g_hash_table_new (NULL, NULL);
   if (windows == NULL)
     windows = g_hash_table_new (NULL, NULL);
-  if (context.async_fd <= 0) {
+  if (context.async_fd <= 0)
+  {
     fdq_init (&async_events);
     context.async_fd = async_events.fd;
   }
@@ -2290,8 +2384,7 @@ fake_verbs_stats (struct rdma_cm_id *id, FakeStats *out)
 }
 
 void
-fake_verbs_inject (struct rdma_cm_id *id, enum ibv_wr_opcode opcode, guint skip,
-                   FakeFault fault)
+fake_verbs_inject (struct rdma_cm_id *id, enum ibv_wr_opcode opcode, guint skip, FakeFault fault)
 {
   Injected *f = g_new (Injected, 1);
 
@@ -2315,7 +2408,8 @@ void
 fake_verbs_fail_silently (struct rdma_cm_id *id)
 {
   g_mutex_lock (&lock);
-  if (id->qp != NULL) {
+  if (id->qp != NULL)
+  {
     FakeQp *qp = (FakeQp *) id->qp;
     qp->failed = TRUE;
     qp->mute = TRUE;
@@ -2356,12 +2450,14 @@ static gpointer
 watchdog_main (gpointer data)
 {
   g_mutex_lock (&lock);
-  while (!watchdog_stop) {
+  while (!watchdog_stop)
+  {
     gint64 until = g_get_monotonic_time () + FAKE_QUIET_US;
 
     while (!watchdog_stop && g_cond_wait_until (&watchdog_cond, &lock, until))
       ;
-    for (GList *l = all_qps; l != NULL && !watchdog_stop; l = l->next) {
+    for (GList *l = all_qps; l != NULL && !watchdog_stop; l = l->next)
+    {
       FakeQp *qp = l->data;
       FakeId *peer = qp->id->peer;
       guint64 calls = qp->id->calls + (peer != NULL ? peer->calls : 0);
@@ -2386,12 +2482,15 @@ fake_verbs_set_timing (FakeTiming t, guint32 seed)
   timing = t;
   timing_seed = seed;
   links_made = 0;
-  if (t != FAKE_DEFERRED && watchdog != NULL) {
+  if (t != FAKE_DEFERRED && watchdog != NULL)
+  {
     watchdog_stop = TRUE;
     g_cond_signal (&watchdog_cond);
     stopped = watchdog;
     watchdog = NULL;
-  } else if (t == FAKE_DEFERRED && watchdog == NULL) {
+  }
+  else if (t == FAKE_DEFERRED && watchdog == NULL)
+  {
     watchdog_stop = FALSE;
     watchdog = g_thread_new ("fake_verbs watchdog", watchdog_main, NULL);
   }
@@ -2475,7 +2574,7 @@ gboolean
 fake_verbs_last_read (struct rdma_cm_id *id, FakeRead *out)
 {
   g_mutex_lock (&lock);
-  *out = id->qp != NULL ? ((FakeQp *) id->qp)->last_read : (FakeRead) { 0 };
+  *out = id->qp != NULL ? ((FakeQp *) id->qp)->last_read : (FakeRead){ 0 };
   g_mutex_unlock (&lock);
   return out->len > 0;
 }
@@ -2493,7 +2592,8 @@ read_again (struct rdma_cm_id *id, const FakeRead *r, gboolean fail)
   g_mutex_lock (&lock);
   peer = id->qp != NULL ? peer_qp ((FakeQp *) id->qp) : NULL;
   ok = peer != NULL && remote_ok (peer, &w);
-  if (fail && peer != NULL && !ok) {
+  if (fail && peer != NULL && !ok)
+  {
     struct ibv_async_event *ev = g_new0 (struct ibv_async_event, 1);
 
     ev->event_type = IBV_EVENT_QP_ACCESS_ERR;
@@ -2538,11 +2638,13 @@ fake_verbs_mr_at (gconstpointer addr, guint32 *rkey, int *access)
 
   g_mutex_lock (&lock);
   g_hash_table_iter_init (&it, keys);
-  while (!found && g_hash_table_iter_next (&it, NULL, &v)) {
+  while (!found && g_hash_table_iter_next (&it, NULL, &v))
+  {
     const FakeMr *m = v;
     const guint8 *base = m->mr.addr;
 
-    if ((const guint8 *) addr >= base && (const guint8 *) addr < base + m->mr.length) {
+    if ((const guint8 *) addr >= base && (const guint8 *) addr < base + m->mr.length)
+    {
       *rkey = m->mr.rkey;
       *access = m->access;
       found = TRUE;
@@ -2562,11 +2664,11 @@ fake_verbs_remote_mrs (void)
 
   g_mutex_lock (&lock);
   g_hash_table_iter_init (&it, keys);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
+  while (g_hash_table_iter_next (&it, NULL, &v))
+  {
     const FakeMr *m = v;
 
-    if (m->access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE
-                     | IBV_ACCESS_REMOTE_ATOMIC))
+    if (m->access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC))
       g_hash_table_add (seen, v);
   }
   g_mutex_unlock (&lock);
@@ -2589,7 +2691,8 @@ fake_verbs_complete (struct rdma_cm_id *id)
   gboolean done = FALSE;
 
   g_mutex_lock (&lock);
-  if (id->qp != NULL && ((FakeQp *) id->qp)->executed > 0) {
+  if (id->qp != NULL && ((FakeQp *) id->qp)->executed > 0)
+  {
     swr_complete ((FakeQp *) id->qp);
     done = TRUE;
   }
@@ -2632,9 +2735,9 @@ fake_verbs_live (gchar **what)
   if (what != NULL)
     *what = g_strdup_printf ("%u PDs, %u MRs, %u MWs, %u completion channels, %u CQs, "
                              "%u QPs, %u CM ids, %u CM event channels, %u CM events, %u SRQs, "
-                             "%u async events not acknowledged", live_pds, live_mrs, live_mws,
-                             live_channels, live_cqs, live_qps, live_ids, live_ev_channels,
-                             live_events, live_srqs, live_async_events);
+                             "%u async events not acknowledged",
+                             live_pds, live_mrs, live_mws, live_channels, live_cqs, live_qps,
+                             live_ids, live_ev_channels, live_events, live_srqs, live_async_events);
   g_mutex_unlock (&lock);
   return n;
 }

@@ -149,20 +149,20 @@ void fake_verbs_link (struct rdma_cm_id **a, struct rdma_cm_id **b);
 /* What the verbs of one side did, as the provider saw it. */
 typedef struct
 {
-  guint64 post_send_calls;    /* doorbells */
+  guint64 post_send_calls; /* doorbells */
   guint64 sends, writes, write_imms, reads;
-  guint64 binds, local_invs;  /* IBV_WR_BIND_MW, IBV_WR_LOCAL_INV */
+  guint64 binds, local_invs; /* IBV_WR_BIND_MW, IBV_WR_LOCAL_INV */
   guint64 post_recv_calls;
-  guint64 recvs;              /* receives posted */
-  guint64 completions;        /* work completions polled from its CQ */
-  guint64 cq_events;          /* completion events taken */
-  guint64 rnr;                /* SENDs and WRITE_WITH_IMMs that found no receive posted */
-  guint64 errors;             /* WRs that failed (not flushed), peer_gone's aside */
-  guint64 peer_gone;          /* WRs that failed because the peer had left (its QP gone:
+  guint64 recvs;           /* receives posted */
+  guint64 completions;     /* work completions polled from its CQ */
+  guint64 cq_events;       /* completion events taken */
+  guint64 rnr;             /* SENDs and WRITE_WITH_IMMs that found no receive posted */
+  guint64 errors;          /* WRs that failed (not flushed), peer_gone's aside */
+  guint64 peer_gone;       /* WRs that failed because the peer had left (its QP gone:
                                  what a side sends as its peer closes, a report or credits) */
-  guint64 retransmissions;    /* fake_verbs_retransmit and FAKE_DEFERRED's retransmit steps
+  guint64 retransmissions; /* fake_verbs_retransmit and FAKE_DEFERRED's retransmit steps
                                  that found a WR waiting for its ACK */
-  guint64 replays;            /* local operations they ran again */
+  guint64 replays;         /* local operations they ran again */
 } FakeStats;
 
 /* The counts of @id's side so far (its QP's WRs and its CQ's completions). */
@@ -172,11 +172,11 @@ void fake_verbs_stats (struct rdma_cm_id *id, FakeStats *out);
  * (fake_verbs_inject); the vanishing ones also at once (fake_verbs_vanish). */
 typedef enum
 {
-  FAKE_FAULT_BAD_RKEY = 1,    /* the WR's rkey is one that no region has */
-  FAKE_FAULT_OUT_OF_RANGE,    /* the WR's remote range ends one byte past its region */
-  FAKE_FAULT_PEER_VANISHES,   /* before the WR, the peer's host goes down: its QP fails, it
+  FAKE_FAULT_BAD_RKEY = 1,  /* the WR's rkey is one that no region has */
+  FAKE_FAULT_OUT_OF_RANGE,  /* the WR's remote range ends one byte past its region */
+  FAKE_FAULT_PEER_VANISHES, /* before the WR, the peer's host goes down: its QP fails, it
                                  answers nothing more, and no CM event comes */
-  FAKE_FAULT_SELF_VANISHES    /* before the WR, this side's host goes down (the WR is
+  FAKE_FAULT_SELF_VANISHES  /* before the WR, this side's host goes down (the WR is
                                  flushed with the rest) */
 } FakeFault;
 
@@ -201,9 +201,9 @@ guint fake_verbs_pending (struct rdma_cm_id *id);
 
 typedef enum
 {
-  FAKE_IMMEDIATE,   /* a WR runs when it is posted (the default) */
-  FAKE_DEFERRED,    /* WRs are queued per QP and run in seeded steps of the sides' calls */
-  FAKE_MANUAL       /* queued, and run only by the calls below */
+  FAKE_IMMEDIATE, /* a WR runs when it is posted (the default) */
+  FAKE_DEFERRED,  /* WRs are queued per QP and run in seeded steps of the sides' calls */
+  FAKE_MANUAL     /* queued, and run only by the calls below */
 } FakeTiming;
 
 /* From now on WRs run by @timing, its steps chosen from @seed.  What is queued runs to its

@@ -35,7 +35,8 @@ numa_test_node_cpus (gint node, const cpu_set_t *allowed, cpu_set_t *out)
     return FALSE;
   g_strstrip (list);
   parts = g_strsplit (list, ",", -1);
-  for (gchar **p = parts; *p != NULL && **p != '\0'; p++) {
+  for (gchar **p = parts; *p != NULL && **p != '\0'; p++)
+  {
     gchar *dash = strchr (*p, '-');
     guint64 lo = g_ascii_strtoull (*p, NULL, 10);
     guint64 hi = dash != NULL ? g_ascii_strtoull (dash + 1, NULL, 10) : lo;

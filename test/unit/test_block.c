@@ -47,7 +47,7 @@ typedef struct
 {
   RdmaConn *c, *s;
   struct rdma_cm_id *cid, *sid;
-  guint fds;                    /* open before */
+  guint fds; /* open before */
 } Pair;
 
 static void
@@ -100,11 +100,11 @@ assert_blocked_in_read (Pair *p, guint64 min)
 /* What another thread does to the pair while the client waits. */
 typedef enum
 {
-  DO_REPLY,        /* the server reads the request and answers */
-  DO_DISCONNECT,   /* the server closes its connection */
-  DO_INTERRUPT,    /* thrift_rdma_interrupt, as it does it: the eventfd, then the flag */
-  DO_VANISH,       /* the server's host goes down: no CM event, no answer */
-  DO_SIGNAL,       /* a signal whose handler lacks SA_RESTART, to the waiting thread */
+  DO_REPLY,      /* the server reads the request and answers */
+  DO_DISCONNECT, /* the server closes its connection */
+  DO_INTERRUPT,  /* thrift_rdma_interrupt, as it does it: the eventfd, then the flag */
+  DO_VANISH,     /* the server's host goes down: no CM event, no answer */
+  DO_SIGNAL,     /* a signal whose handler lacks SA_RESTART, to the waiting thread */
   DO_NOTHING
 } Action;
 
@@ -130,10 +130,10 @@ actor_main (gpointer data)
   while (fake_verbs_blocked_reads () == 0)
     g_usleep (1000);
   g_usleep (a->delay_us);
-  switch (a->action) {
+  switch (a->action)
+  {
   case DO_REPLY:
-    msg = rdma_conn_wait_message (a->p->s, g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC,
-                                  &e);
+    msg = rdma_conn_wait_message (a->p->s, g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC, &e);
     g_assert_no_error (e);
     g_assert_true (rdma_conn_send (a->p->s, rdma_message_data (msg), rdma_message_len (msg),
                                    g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC, &e));
@@ -176,11 +176,12 @@ call (Pair *p, Actor *a, guint timeout_ms, gdouble *took_ms)
   a->waiter = pthread_self ();
   t = g_thread_new ("actor", actor_main, a);
   t0 = g_get_monotonic_time ();
-  msg = rdma_conn_wait_reply (p->c, t0 + (timeout_ms != 0 ? timeout_ms * 1000
-                                                           : WAIT_S * G_USEC_PER_SEC), &e);
+  msg = rdma_conn_wait_reply (
+      p->c, t0 + (timeout_ms != 0 ? timeout_ms * 1000 : WAIT_S * G_USEC_PER_SEC), &e);
   *took_ms = (g_get_monotonic_time () - t0) / 1000.0;
   g_thread_join (t);
-  if (msg != NULL) {
+  if (msg != NULL)
+  {
     g_assert_cmpuint (rdma_message_len (msg), ==, sizeof req);
     g_assert_true (rdma_conn_release_message (p->c, NULL));
   }

@@ -36,7 +36,7 @@
 
 #define MAX_MESSAGE (32u << 20)
 #define THRESHOLD (16u << 10)
-#define HEAD 8u   /* inline bytes before the field */
+#define HEAD 8u /* inline bytes before the field */
 
 static gint64
 deadline_s (guint s)
@@ -53,8 +53,8 @@ pattern (guint seed, gsize i)
 /* Sends HEAD inline bytes and @len bytes of @field (lent if large enough) by @ops; returns
  * once the reader has the field (the windows are dead then). */
 static gboolean
-lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len,
-              gint64 deadline, GError **error)
+lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len, gint64 deadline,
+              GError **error)
 {
   RdmaBulkWriter w = { 0 };
   guint8 head[HEAD] = { 'b', 'u', 'l', 'k' };
@@ -62,8 +62,7 @@ lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize l
 
   memcpy (head + 4, &len, 4);
   rdma_conn_set_tx_proto (c, ops);
-  if (rdma_conn_tx_begin (c, deadline, error) == NULL
-      || !rdma_bulk_writer_begin (&w, c, error)
+  if (rdma_conn_tx_begin (c, deadline, error) == NULL || !rdma_bulk_writer_begin (&w, c, error)
       || !rdma_bulk_writer_write (&w, c, head, HEAD, THRESHOLD, FALSE, error)
       || !rdma_bulk_writer_write (&w, c, field, len, THRESHOLD, FALSE, error)
       || !rdma_bulk_writer_seal (&w, c, deadline, error))
@@ -75,8 +74,7 @@ lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize l
 /* Receives a message as lend_message sent it: the field into @into if not NULL, else into a
  * new buffer (*@out). */
 static gboolean
-take_into (RdmaConn *c, guint8 *into, guint8 **out, gsize *out_len, gint64 deadline,
-           GError **error)
+take_into (RdmaConn *c, guint8 *into, guint8 **out, gsize *out_len, gint64 deadline, GError **error)
 {
   RdmaMessage *msg = rdma_conn_wait_message (c, deadline, error);
   RdmaBulkReader r;
@@ -87,18 +85,19 @@ take_into (RdmaConn *c, guint8 *into, guint8 **out, gsize *out_len, gint64 deadl
   *out = NULL;
   if (msg == NULL)
     return FALSE;
-  if (!rdma_bulk_reader_start (&r, rdma_message_data (msg), rdma_message_len (msg),
-                               MAX_MESSAGE, error))
+  if (!rdma_bulk_reader_start (&r, rdma_message_data (msg), rdma_message_len (msg), MAX_MESSAGE,
+                               error))
     return FALSE;
   g_assert_cmpuint (rdma_bulk_reader_copy (&r, head, HEAD), ==, HEAD);
   memcpy (&len, head + 4, 4);
   g_assert_cmpuint (r.left, ==, len);
   *out = into != NULL ? into : g_malloc (MAX (len, 1));
   *out_len = len;
-  while (have < len) {
+  while (have < len)
+  {
     gsize n = rdma_bulk_reader_inline (&r) > 0
-                ? rdma_bulk_reader_copy (&r, *out + have, len - have)
-                : rdma_bulk_reader_pull (&r, c, *out + have, len - have, deadline, error);
+                  ? rdma_bulk_reader_copy (&r, *out + have, len - have)
+                  : rdma_bulk_reader_pull (&r, c, *out + have, len - have, deadline, error);
     if (n == 0)
       return FALSE;
     have += n;
@@ -127,17 +126,20 @@ echo_main (gpointer data)
 {
   Pair *p = data;
 
-  for (;;) {
+  for (;;)
+  {
     guint8 *field;
     gsize len;
     const RdmaProtoOps *ops;
 
-    if (!take_message (p->s, &field, &len, deadline_s (30), &p->error)) {
+    if (!take_message (p->s, &field, &len, deadline_s (30), &p->error))
+    {
       g_free (field);
       break;
     }
-    ops = p->s->tx_proto;   /* set by the test to the request's */
-    if (!lend_message (p->s, ops, field, len, deadline_s (30), &p->error)) {
+    ops = p->s->tx_proto; /* set by the test to the request's */
+    if (!lend_message (p->s, ops, field, len, deadline_s (30), &p->error))
+    {
       g_free (field);
       break;
     }
@@ -212,7 +214,8 @@ test_echo (gconstpointer data)
   pair_open (&p);
   p.s->tx_proto = ops;
   p.thread = g_thread_new ("echo", echo_main, &p);
-  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
     guint64 copied = p.c->stats.bytes_copied;
 
     echo_one (&p, ops, sizes[i], i);
@@ -238,9 +241,10 @@ test_echo (gconstpointer data)
     g_assert_cmpuint (f.local_invs, ==, G_N_ELEMENTS (sizes));
     /* counted as the provider saw them, so every WR posted is of one kind */
     g_assert_cmpuint (p.c->stats.window_invalidations, ==, f.local_invs);
-    g_assert_cmpuint (p.c->stats.wr_posted, ==, p.c->stats.sends + p.c->stats.writes
-                      + p.c->stats.write_imms + p.c->stats.reads + p.c->stats.recvs
-                      + p.c->stats.window_binds + p.c->stats.window_invalidations);
+    g_assert_cmpuint (p.c->stats.wr_posted, ==,
+                      p.c->stats.sends + p.c->stats.writes + p.c->stats.write_imms
+                          + p.c->stats.reads + p.c->stats.recvs + p.c->stats.window_binds
+                          + p.c->stats.window_invalidations);
   }
   pair_close (&p);
 }
@@ -251,7 +255,7 @@ typedef struct
 {
   Pair *p;
   guint8 *dst;
-  guint64 misses[3], hits[3], reads[2];   /* the server's, after each step */
+  guint64 misses[3], hits[3], reads[2]; /* the server's, after each step */
 } Repeat;
 
 static void
@@ -268,7 +272,8 @@ repeat_main (gpointer data)
   Repeat *r = data;
   RdmaConn *s = r->p->s;
 
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     guint8 *got;
     gsize len;
 
@@ -278,7 +283,8 @@ repeat_main (gpointer data)
     r->reads[i] = s->stats.reads;
   }
   if (lend_message (s, &rdma_proto_eager_ops, r->dst, (1u << 21) + 123, deadline_s (30),
-                    &r->p->error)) {
+                    &r->p->error))
+  {
     guint8 *got;
     gsize len;
 
@@ -313,17 +319,16 @@ test_registrations (gconstpointer data)
   for (gsize k = 0; k < len; k++)
     field[k] = pattern (7, k);
   p.thread = g_thread_new ("repeat", repeat_main, &r);
-  for (guint i = 0; i < 2; i++) {
-    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (30),
-                                 &error));
+  for (guint i = 0; i < 2; i++)
+  {
+    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (30), &error));
     g_assert_no_error (error);
   }
   g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
   g_assert_no_error (error);
   for (gsize k = 0; k < small; k++)
     field[k] = pattern (9, k);
-  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, small, deadline_s (30),
-                               &error));
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, small, deadline_s (30), &error));
   g_assert_no_error (error);
   g_thread_join (p.thread);
   p.thread = NULL;
@@ -338,16 +343,21 @@ test_registrations (gconstpointer data)
   g_assert_true (memcmp (back, field, len) == 0);
 
   g_test_message ("depth %u: %" G_GUINT64_FORMAT " READs, %" G_GUINT64_FORMAT
-                  " registrations for the first pull", depth, r.reads[0], r.misses[0]);
-  if (depth == 1) {
+                  " registrations for the first pull",
+                  depth, r.reads[0], r.misses[0]);
+  if (depth == 1)
+  {
     /* unpipelined: the field registered whole, once */
     g_assert_cmpuint (r.misses[0], ==, 1);
-  } else {
+  }
+  else
+  {
     /* pipelined: registered in windows that grow, far fewer than its READs, more than one */
     g_assert_cmpuint (r.misses[0], >, 1);
     g_assert_cmpuint (r.misses[0] * 4, <, r.reads[0]);
   }
-  if (watching) {
+  if (watching)
+  {
     /* the same buffer again: every window served by the cache */
     g_assert_cmpuint (r.misses[1], ==, r.misses[0]);
     g_assert_cmpuint (r.hits[1], >, r.hits[0]);
@@ -376,7 +386,8 @@ test_no_windows (void)
   pair_open (&p);
   p.s->tx_proto = &rdma_proto_eager_ops;
   p.thread = g_thread_new ("echo", echo_main, &p);
-  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
     guint8 *field = g_malloc (sizes[i]), *back = NULL;
     gsize back_len = 0;
     GError *error = NULL;
@@ -390,15 +401,14 @@ test_no_windows (void)
     memcpy (head + 4, &sizes[i], 4);
     g_assert_nonnull (rdma_conn_tx_begin (p.c, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_begin (&w, p.c, &error));
-    g_assert_true (rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD,
+    g_assert_true (
+        rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD, FALSE, &error));
+    g_assert_true (rdma_bulk_writer_write (&w, p.c, field, sizes[i], RDMA_BULK_DEFAULT_THRESHOLD,
                                            FALSE, &error));
-    g_assert_true (rdma_bulk_writer_write (&w, p.c, field, sizes[i],
-                                           RDMA_BULK_DEFAULT_THRESHOLD, FALSE, &error));
     g_assert_cmpuint (w.n, ==, 0);
     g_assert_true (rdma_bulk_writer_seal (&w, p.c, deadline_s (30), &error));
-    g_assert_true (rdma_bulk_writer_finish (&w, p.c, rdma_conn_tx_send (p.c, deadline_s (30),
-                                                                        &error),
-                                            deadline_s (30), &error));
+    g_assert_true (rdma_bulk_writer_finish (
+        &w, p.c, rdma_conn_tx_send (p.c, deadline_s (30), &error), deadline_s (30), &error));
     g_assert_no_error (error);
     g_assert_true (take_message (p.c, &back, &back_len, deadline_s (30), &error));
     g_assert_no_error (error);
@@ -427,7 +437,7 @@ test_late_bounds (void)
   Pair p;
 
   pair_open (&p);
-  g_assert_true (rdma_bulk_can_lend (p.c));            /* makes the connection's cache */
+  g_assert_true (rdma_bulk_can_lend (p.c)); /* makes the connection's cache */
   s = p.c->settings;
   rdma_conn_set_bulk (p.c, &s);
   s.rcache_entries++;
@@ -471,8 +481,7 @@ test_fault (gconstpointer data)
   pair_open (&p);
   fake_verbs_inject (p.sid, IBV_WR_RDMA_READ, f->skip, f->fault);
   p.thread = g_thread_new ("reader", reader_main, &p);
-  g_assert_false (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (3),
-                                &error));
+  g_assert_false (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (3), &error));
   g_assert_nonnull (error);
   g_test_message ("lender: %s", error->message);
   g_clear_error (&error);
@@ -550,7 +559,8 @@ test_retransmit_bind (void)
        fake_verbs_queued (p.cid) < 2 && g_get_monotonic_time () < until;)
     g_usleep (100);
   /* the ACK timer may fire after any step */
-  while (!g_atomic_int_get (&l.done)) {
+  while (!g_atomic_int_get (&l.done))
+  {
     if (!fake_verbs_execute (p.cid) && !fake_verbs_complete (p.cid))
       g_usleep (100);
     fake_verbs_retransmit (p.cid);
@@ -669,10 +679,10 @@ test_full_cache_mid_pull (void)
   p.s->settings.rcache_entries = 2;
   p.s->settings.bulk_depth = 4;
   t.p = &p;
-  for (guint round = 0; round < 2; round++) {
+  for (guint round = 0; round < 2; round++)
+  {
     thread = g_thread_new ("reader", take_main, &t);
-    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
-                                 &error));
+    g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10), &error));
     g_assert_no_error (error);
     g_thread_join (thread);
     g_assert_no_error (p.error);
@@ -711,8 +721,7 @@ test_shared_cache (void)
   t.p = &p;
   /* the client lends the field: its registration is a miss */
   thread = g_thread_new ("reader", take_main, &t);
-  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
-                               &error));
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10), &error));
   g_assert_no_error (error);
   g_thread_join (thread);
   g_assert_no_error (p.error);
@@ -726,8 +735,7 @@ test_shared_cache (void)
   misses = p.s->stats.rcache_misses;
   hits = p.s->stats.rcache_hits;
   thread = g_thread_new ("reader", take_client_main, &t);
-  g_assert_true (lend_message (p.s, &rdma_proto_eager_ops, field, len, deadline_s (10),
-                               &error));
+  g_assert_true (lend_message (p.s, &rdma_proto_eager_ops, field, len, deadline_s (10), &error));
   g_assert_no_error (error);
   g_thread_join (thread);
   g_assert_no_error (p.error);
@@ -786,16 +794,17 @@ test_control_waits_for_bind (void)
   m.p = &p;
   m.data = small;
   lender = g_thread_new ("lend", lend_main, &l);
-  while (fake_verbs_queued (p.cid) < 1)      /* the bind */
+  while (fake_verbs_queued (p.cid) < 1) /* the bind */
     g_usleep (100);
   sender = g_thread_new ("send", send_main, &m);
-  while (fake_verbs_queued (p.sid) < 1)      /* the RTS */
+  while (fake_verbs_queued (p.sid) < 1) /* the RTS */
     g_usleep (100);
   g_assert_true (fake_verbs_execute (p.sid));
   /* the lender's wait takes the RTS and answers it */
   g_usleep (300 * 1000);
   g_assert_cmpuint (fake_verbs_queued (p.cid), ==, 1);
-  while (!g_atomic_int_get (&l.done) || !g_atomic_int_get (&m.done)) {
+  while (!g_atomic_int_get (&l.done) || !g_atomic_int_get (&m.done))
+  {
     gboolean moved = FALSE;
     /* once the lender's thread is done, the client waits for nothing: the test looks at
      * its completions for it (its second bind's, after which its CTS goes) */
@@ -863,8 +872,7 @@ test_lost_after_done (void)
   fake_verbs_inject (p.cid, IBV_WR_LOCAL_INV, 0, FAKE_FAULT_SELF_VANISHES);
   t.c = p.s;
   reader = g_thread_new ("take", done_reader_main, &t);
-  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10),
-                               &error));
+  g_assert_true (lend_message (p.c, &rdma_proto_eager_ops, field, len, deadline_s (10), &error));
   g_assert_no_error (error);
   g_thread_join (reader);
   g_assert_no_error (t.error);
@@ -902,8 +910,7 @@ test_late_read_named (void)
   while (g_atomic_int_get (&p.c->device_event) == 0 && g_get_monotonic_time () < until)
     g_usleep (1000);
   g_assert_cmpint (g_atomic_int_get (&p.c->device_event), ==, IBV_EVENT_QP_ACCESS_ERR + 1);
-  g_assert_false (lend_message (p.c, &rdma_proto_eager_ops, field, 100000, deadline_s (10),
-                                &error)
+  g_assert_false (lend_message (p.c, &rdma_proto_eager_ops, field, 100000, deadline_s (10), &error)
                   && take_message (p.c, &back, &back_len, deadline_s (10), &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "refused a remote access by the peer"));
@@ -923,7 +930,8 @@ test_retransmit_echo (gconstpointer data)
   static const gsize sizes[] = { THRESHOLD, 100000, 300000 };
   guint64 retransmissions = 0;
 
-  for (guint32 seed = 1; seed <= 6; seed++) {
+  for (guint32 seed = 1; seed <= 6; seed++)
+  {
     Pair p;
     FakeStats fc, fs;
 
@@ -960,14 +968,14 @@ main (int argc, char **argv)
     { FAKE_FAULT_BAD_RKEY, 5 },
     { FAKE_FAULT_PEER_VANISHES, 6 },
   };
-  static const gchar *const fault_names[] = {
-    "wrong-key", "past-window", "wrong-key-mid", "lender-vanishes-mid"
-  };
+  static const gchar *const fault_names[] = { "wrong-key", "past-window", "wrong-key-mid",
+                                              "lender-vanishes-mid" };
   gint rc;
 
   g_test_init (&argc, &argv, NULL);
   fake_verbs_install ();
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     gchar *name;
     if (ops == NULL)
@@ -983,7 +991,8 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk-loopback/no-windows", test_no_windows);
   g_test_add_func ("/bulk-loopback/late-bounds", test_late_bounds);
   g_test_add_func ("/bulk-loopback/cache/shared", test_shared_cache);
-  for (guint i = 0; i < G_N_ELEMENTS (faults); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (faults); i++)
+  {
     gchar *name = g_strdup_printf ("/bulk-loopback/fault/%s", fault_names[i]);
     g_test_add_data_func (name, &faults[i], test_fault);
     g_free (name);

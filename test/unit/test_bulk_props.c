@@ -63,9 +63,8 @@ assert_props (gpointer object, const Bulk *b)
 {
   Bulk got;
 
-  g_object_get (object, "bulk-threshold", &got.threshold, "bulk-chunk", &got.chunk,
-                "bulk-depth", &got.depth, "rcache-entries", &got.entries, "rcache-bytes",
-                &got.bytes, NULL);
+  g_object_get (object, "bulk-threshold", &got.threshold, "bulk-chunk", &got.chunk, "bulk-depth",
+                &got.depth, "rcache-entries", &got.entries, "rcache-bytes", &got.bytes, NULL);
   g_assert_cmpuint (got.threshold, ==, b->threshold);
   g_assert_cmpuint (got.chunk, ==, b->chunk);
   g_assert_cmpuint (got.depth, ==, b->depth);
@@ -91,8 +90,10 @@ test_defaults (void)
                           RDMA_BULK_DEFAULT_DEPTH, RDMA_BULK_DEFAULT_RCACHE_ENTRIES,
                           RDMA_BULK_DEFAULT_RCACHE_BYTES };
   GObject *objects[] = {
-    g_object_new (THRIFT_TYPE_RDMA, NULL), g_object_new (THRIFT_TYPE_SERVER_RDMA, NULL),
-    g_object_new (THRIFT_TYPE_HYBRID, NULL), g_object_new (THRIFT_TYPE_SERVER_HYBRID, NULL),
+    g_object_new (THRIFT_TYPE_RDMA, NULL),
+    g_object_new (THRIFT_TYPE_SERVER_RDMA, NULL),
+    g_object_new (THRIFT_TYPE_HYBRID, NULL),
+    g_object_new (THRIFT_TYPE_SERVER_HYBRID, NULL),
   };
   RdmaConnSettings engine;
 
@@ -101,7 +102,8 @@ test_defaults (void)
   assert_settings (&engine, &defaults);
   g_assert_cmpuint (RDMA_BULK_DEFAULT_THRESHOLD, ==, 16u << 10);
   g_assert_cmpuint (RDMA_BULK_SERVER_DEFAULT_THRESHOLD, ==, 0);
-  for (guint i = 0; i < G_N_ELEMENTS (objects); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (objects); i++)
+  {
     Bulk expected = defaults;
     /* servers lend no reply unless told (rdma_bulk_msg.h: generated processors) */
     if (G_TYPE_CHECK_INSTANCE_TYPE (objects[i], THRIFT_TYPE_SERVER_TRANSPORT))
@@ -118,22 +120,25 @@ test_defaults (void)
 static void
 test_out_of_range (void)
 {
-  static const struct { const gchar *name; guint64 bad; } cases[] = {
-    { "rcache-entries", 0 },
-    { "rcache-entries", 65537 },
-    { "rcache-bytes", 4095 },
-    { "rcache-bytes", (G_GUINT64_CONSTANT (1) << 40) + 1 },
-    { "bulk-chunk", 4095 },
-    { "bulk-depth", 0 },
+  static const struct
+  {
+    const gchar *name;
+    guint64 bad;
+  } cases[] = {
+    { "rcache-entries", 0 },  { "rcache-entries", 65537 },
+    { "rcache-bytes", 4095 }, { "rcache-bytes", (G_GUINT64_CONSTANT (1) << 40) + 1 },
+    { "bulk-chunk", 4095 },   { "bulk-depth", 0 },
     { "bulk-depth", 129 },
   };
   GType types[] = { THRIFT_TYPE_RDMA, THRIFT_TYPE_SERVER_RDMA, THRIFT_TYPE_HYBRID,
                     THRIFT_TYPE_SERVER_HYBRID };
 
-  for (guint t = 0; t < G_N_ELEMENTS (types); t++) {
+  for (guint t = 0; t < G_N_ELEMENTS (types); t++)
+  {
     GObject *o = g_object_new (types[t], NULL);
     set_bulk (o, &set_a);
-    for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
       GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS (o), cases[i].name);
       GValue v = G_VALUE_INIT;
       g_autofree gchar *pattern = g_strdup_printf ("*out of range for property '%s'*",
@@ -177,8 +182,8 @@ static void
 test_accepted (void)
 {
   ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, NULL);
-  ThriftServerRdma *server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0,
-                                           "configuration", conf, NULL);
+  ThriftServerRdma *server = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0, "configuration",
+                                           conf, NULL);
   ThriftRdma *client = g_object_new (THRIFT_TYPE_RDMA, "configuration", conf, NULL);
   struct rdma_cm_id *cid, *sid;
   RdmaConnSettings cs, ss;
@@ -205,7 +210,7 @@ test_accepted (void)
   g_assert_null (s->bulk);
   set_bulk (accepted, &set_b);
   assert_settings (&s->settings, &set_b);
-  g_object_unref (accepted);   /* closes and frees @s */
+  g_object_unref (accepted); /* closes and frees @s */
   rdma_conn_free (c);
   rdma_res_counts (&r);
   g_assert_cmpint (r.qps + r.cqs + r.mrs + r.pds, ==, 0);
@@ -237,7 +242,7 @@ test_threshold_by_hint (void)
   g_assert_true (rdma_call_policy_lends_by_measure (&p));
   p.hints = &service;
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 65536);
-  p.msg_hints = &function;   /* as set_hints does */
+  p.msg_hints = &function; /* as set_hints does */
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 8192);
   /* sent: the next message goes by the default set until its set_hints */
   rdma_call_policy_sent (&p);
@@ -267,7 +272,12 @@ test_threshold_by_hint (void)
 static void
 test_uri (void)
 {
-  static const struct { const gchar *uri; gboolean server; const gchar *says; } bad[] = {
+  static const struct
+  {
+    const gchar *uri;
+    gboolean server;
+    const gchar *says;
+  } bad[] = {
     { "rdma://h:1?rcache_entries=0", FALSE,
       "bad value '0' for option 'rcache_entries'; allowed: 1 to 65536 registrations" },
     { "rdma://h:1?rcache_entries=65537", FALSE, "allowed: 1 to 65536" },
@@ -276,19 +286,24 @@ test_uri (void)
       "bad value '4095' for option 'rcache_bytes'; allowed: 4096 to 1099511627776 bytes" },
     { "rdma://:1?rcache_bytes=1099511627777", TRUE, "allowed: 4096 to 1099511627776" },
     { "rdma://h:1?rcache_bytes=-1", FALSE, "bad value '-1' for option 'rcache_bytes'" },
-    { "rdma://h:1?bulk_chunk=4095", FALSE, "bad value '4095' for option 'bulk_chunk'; allowed: 4096 to" },
+    { "rdma://h:1?bulk_chunk=4095", FALSE,
+      "bad value '4095' for option 'bulk_chunk'; allowed: 4096 to" },
     { "rdma://h:1?bulk_depth=129", FALSE, "allowed: 1 to 128 READs in flight" },
     { "rdma://h:1?rcache_entries", FALSE, "option 'rcache_entries' has no value" },
     { "tcp://h:1?rcache_entries=8", FALSE, "option 'rcache_entries' does not apply to tcp://" },
-    { "hybrid://h:1?rcache_bytes=65536", FALSE, "option 'rcache_bytes' does not apply to hybrid://" },
-    { "rdma://h:1?fallback=tcp&rcache_entries=8", FALSE, "bulk options do not apply with fallback=tcp" },
-    { "rdma://:1?rcache_bytes=65536&fallback=tcp", TRUE, "bulk options do not apply with fallback=tcp" },
+    { "hybrid://h:1?rcache_bytes=65536", FALSE,
+      "option 'rcache_bytes' does not apply to hybrid://" },
+    { "rdma://h:1?fallback=tcp&rcache_entries=8", FALSE,
+      "bulk options do not apply with fallback=tcp" },
+    { "rdma://:1?rcache_bytes=65536&fallback=tcp", TRUE,
+      "bulk options do not apply with fallback=tcp" },
   };
   ThriftTransport *t;
   ThriftServerTransport *st;
   GError *error = NULL;
 
-  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+  {
     ThriftTransportUri *u = thrift_transport_uri_parse (bad[i].uri, bad[i].server, &error);
     g_assert_null (u);
     g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_OPTION);
@@ -297,13 +312,14 @@ test_uri (void)
     g_clear_error (&error);
   }
   t = thrift_transport_new_for_uri ("rdma://h:1?bulk=32768&bulk_chunk=65536&bulk_depth=2&"
-                                    "rcache_entries=8&rcache_bytes=4194304", &error);
+                                    "rcache_entries=8&rcache_bytes=4194304",
+                                    &error);
   g_assert_no_error (error);
   assert_props (t, &set_a);
   g_object_unref (t);
   st = thrift_server_transport_new_for_uri ("rdma://:1?bulk=20000&bulk_chunk=8192&bulk_depth=7&"
-                                            "rcache_entries=3&rcache_bytes=1048576", NULL, NULL,
-                                            &error);
+                                            "rcache_entries=3&rcache_bytes=1048576",
+                                            NULL, NULL, &error);
   g_assert_no_error (error);
   assert_props (st, &set_b);
   g_object_unref (st);

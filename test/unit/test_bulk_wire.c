@@ -49,9 +49,10 @@ random_descs (GRand *r, gsize inline_len, RdmaBulkDesc *d, guint n)
   guint64 sum = 0;
   guint32 at = 0;
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     at = (guint32) g_rand_int_range (r, (gint32) at, (gint32) inline_len + 1);
-    d[i] = (RdmaBulkDesc) {
+    d[i] = (RdmaBulkDesc){
       .at = at,
       .len = (guint32) g_rand_int_range (r, 1, 1 << 24),
       .addr = ((guint64) g_rand_int (r) << 32) | g_rand_int (r),
@@ -69,7 +70,8 @@ test_roundtrip (void)
 {
   GRand *r = g_rand_new_with_seed (1);
 
-  for (guint round = 0; round < 500; round++) {
+  for (guint round = 0; round < 500; round++)
+  {
     RdmaBulkDesc d[RDMA_BULK_MAX_FIELDS];
     guint n = (guint) g_rand_int_range (r, 1, RDMA_BULK_MAX_FIELDS + 1);
     gsize inline_len = (gsize) g_rand_int_range (r, 0, 300), len;
@@ -86,7 +88,8 @@ test_roundtrip (void)
     g_assert_cmpuint (t.inline_len, ==, inline_len);
     g_assert_true (t.inline_data == m + 1);
     g_assert_cmpuint (t.total, ==, inline_len + sum);
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < n; i++)
+    {
       g_assert_cmpuint (t.desc[i].at, ==, d[i].at);
       g_assert_cmpuint (t.desc[i].len, ==, d[i].len);
       g_assert_cmpuint (t.desc[i].addr, ==, d[i].addr);
@@ -173,7 +176,8 @@ test_malformed (void)
   guint8 unknown[] = { 0x7f, 1, 2 };
 
   /* every cut of the message */
-  for (gsize cut = 1; cut < len; cut++) {
+  for (gsize cut = 1; cut < len; cut++)
+  {
     bad = g_memdup2 (m, cut);
     expect_refused (bad, cut, MAX_TOTAL, RDMA_ERR_PROTOCOL, "a cut table");
     g_free (bad);
@@ -183,18 +187,37 @@ test_malformed (void)
   expect_refused (m, len, 9 + 600 - 1, RDMA_ERR_TOO_LARGE, "too large");
 
   /* each corruption of a field of the table */
-  for (guint k = 0; k < 8; k++) {
+  for (guint k = 0; k < 8; k++)
+  {
     bad = g_memdup2 (m, len);
     w = (RdmaBulkWireDesc *) (bad + len - table);
-    switch (k) {
-    case 0: w[1].at = GUINT32_TO_LE (1); break;                      /* out of order */
-    case 1: w[2].at = GUINT32_TO_LE (10); break;                     /* past the inline bytes */
-    case 2: w[0].len = 0; break;                                     /* empty */
-    case 3: w[0].addr = GUINT64_TO_LE (G_MAXUINT64 - 10); break;     /* wraps */
-    case 4: w[1].reserved = 1; break;
-    case 5: bad[len - 1] ^= 0xff; break;                             /* magic */
-    case 6: bad[len - 4] = 0; bad[len - 3] = 0; break;               /* n = 0 */
-    case 7: bad[len - 4] = RDMA_BULK_MAX_FIELDS + 1; break;          /* n too large */
+    switch (k)
+    {
+    case 0:
+      w[1].at = GUINT32_TO_LE (1);
+      break; /* out of order */
+    case 1:
+      w[2].at = GUINT32_TO_LE (10);
+      break; /* past the inline bytes */
+    case 2:
+      w[0].len = 0;
+      break; /* empty */
+    case 3:
+      w[0].addr = GUINT64_TO_LE (G_MAXUINT64 - 10);
+      break; /* wraps */
+    case 4:
+      w[1].reserved = 1;
+      break;
+    case 5:
+      bad[len - 1] ^= 0xff;
+      break; /* magic */
+    case 6:
+      bad[len - 4] = 0;
+      bad[len - 3] = 0;
+      break; /* n = 0 */
+    case 7:
+      bad[len - 4] = RDMA_BULK_MAX_FIELDS + 1;
+      break; /* n too large */
     }
     expect_refused (bad, len, MAX_TOTAL, RDMA_ERR_PROTOCOL, "a corrupt table");
     g_free (bad);

@@ -43,10 +43,13 @@ test_available_matches_kernel (void)
   GError *error = NULL;
   gboolean available = thrift_rdma_device_available (&error);
 
-  if (kernel_device_count () > 0) {
+  if (kernel_device_count () > 0)
+  {
     g_assert_no_error (error);
     g_assert_true (available);
-  } else {
+  }
+  else
+  {
     g_assert_false (available);
     g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
     g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);

@@ -78,7 +78,8 @@ link_open (Link *l, struct ibv_pd *lender_pd, int lender_access)
 {
   memset (l, 0, sizeof *l);
   fake_verbs_link (&l->id[0], &l->id[1]);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_qp_init_attr attr = {
       .qp_type = IBV_QPT_RC,
       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
@@ -101,7 +102,8 @@ link_open (Link *l, struct ibv_pd *lender_pd, int lender_access)
 static void
 link_close (Link *l)
 {
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_wc wc;
 
     rdma_verbs->destroy_qp (l->id[i]);
@@ -147,8 +149,8 @@ wait_wc (Link *l, guint side)
 
 /* The lender posts a bind of @mw over [@addr, @addr + @len) of @mr through @rkey. */
 static int
-post_bind (Link *l, struct ibv_mw *mw, struct ibv_mr *mr, guint64 addr, guint64 len,
-           guint32 rkey, unsigned int access, guint64 wr_id)
+post_bind (Link *l, struct ibv_mw *mw, struct ibv_mr *mr, guint64 addr, guint64 len, guint32 rkey,
+           unsigned int access, guint64 wr_id)
 {
   struct ibv_send_wr wr = {
     .wr_id = wr_id,
@@ -172,8 +174,8 @@ post_window (Link *l, struct ibv_mw *mw, unsigned int access)
 {
   guint32 key = ibv_inc_rkey (mw->rkey);
 
-  g_assert_cmpint (post_bind (l, mw, l->mr[1], (guintptr) l->mem[1] + WIN_OFF, WIN_LEN, key,
-                              access, 50), ==, 0);
+  g_assert_cmpint (
+      post_bind (l, mw, l->mr[1], (guintptr) l->mem[1] + WIN_OFF, WIN_LEN, key, access, 50), ==, 0);
   return key;
 }
 
@@ -225,10 +227,14 @@ static int
 post_rdma (Link *l, enum ibv_wr_opcode opcode, guint32 off, guint64 raddr, guint32 len,
            guint32 rkey, guint64 wr_id)
 {
-  struct ibv_sge sge = { .addr = (guintptr) (l->mem[0] + off), .length = len,
+  struct ibv_sge sge = { .addr = (guintptr) (l->mem[0] + off),
+                         .length = len,
                          .lkey = l->mr[0]->lkey };
   struct ibv_send_wr wr = {
-    .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+    .wr_id = wr_id,
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = opcode,
     .send_flags = IBV_SEND_SIGNALED,
     .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
   };
@@ -244,8 +250,8 @@ read_window (Link *l, guint32 rkey)
   struct ibv_wc wc;
 
   memset (l->mem[0], 0, MEM);
-  g_assert_cmpint (post_rdma (l, IBV_WR_RDMA_READ, 0, (guintptr) l->mem[1] + WIN_OFF, WIN_LEN,
-                              rkey, 70), ==, 0);
+  g_assert_cmpint (
+      post_rdma (l, IBV_WR_RDMA_READ, 0, (guintptr) l->mem[1] + WIN_OFF, WIN_LEN, rkey, 70), ==, 0);
   wc = wc_of (l, 0);
   g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
   g_assert_cmpint (wc.opcode, ==, IBV_WC_RDMA_READ);
@@ -255,7 +261,8 @@ read_window (Link *l, guint32 rkey)
 static void
 post_recv (Link *l, guint side, guint64 wr_id)
 {
-  struct ibv_sge sge = { .addr = (guintptr) (l->mem[side] + MEM - 64), .length = 64,
+  struct ibv_sge sge = { .addr = (guintptr) (l->mem[side] + MEM - 64),
+                         .length = 64,
                          .lkey = l->mr[side]->lkey };
   struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
   struct ibv_recv_wr *bad = NULL;
@@ -266,10 +273,12 @@ post_recv (Link *l, guint side, guint64 wr_id)
 static int
 post_send (Link *l, guint side, guint64 wr_id)
 {
-  struct ibv_sge sge = { .addr = (guintptr) l->mem[side], .length = 16,
-                         .lkey = l->mr[side]->lkey };
+  struct ibv_sge sge = { .addr = (guintptr) l->mem[side], .length = 16, .lkey = l->mr[side]->lkey };
   struct ibv_send_wr wr = {
-    .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+    .wr_id = wr_id,
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = IBV_WR_SEND,
     .send_flags = IBV_SEND_SIGNALED,
   };
   struct ibv_send_wr *bad = NULL;
@@ -344,7 +353,8 @@ test_alloc (void)
 static void
 test_leak (void)
 {
-  if (g_test_subprocess ()) {
+  if (g_test_subprocess ())
+  {
     struct rdma_cm_id *a, *b;
     struct ibv_pd *pd;
 
@@ -379,8 +389,9 @@ test_read (void)
   key = bind_window (&l, mw, IBV_ACCESS_REMOTE_READ);
   read_window (&l, key);
   /* a part of the window, at its end */
-  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 3000, (guintptr) l.mem[1] + WIN_OFF
-                              + WIN_LEN - 100, 100, key, 71), ==, 0);
+  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 3000,
+                              (guintptr) l.mem[1] + WIN_OFF + WIN_LEN - 100, 100, key, 71),
+                   ==, 0);
   g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
   g_assert_true (memcmp (l.mem[0] + 3000, l.mem[1] + WIN_OFF + WIN_LEN - 100, 100) == 0);
   invalidate (&l, key);
@@ -392,8 +403,8 @@ test_read (void)
   g_assert_cmpuint (s.reads, ==, 2);
 
   post_recv (&l, 1, 99);
-  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN,
-                              key, 72), ==, 0);
+  g_assert_cmpint (
+      post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, key, 72), ==, 0);
   wc = wc_of (&l, 0);
   g_assert_cmpint (wc.status, ==, IBV_WC_REM_ACCESS_ERR);
   g_assert_cmpuint (wc.wr_id, ==, 72);
@@ -405,23 +416,27 @@ test_read (void)
 
 typedef enum
 {
-  R_WINDOW,          /* the window itself: works */
-  R_PAST_END,        /* the window's length from one byte in: its last byte is past it */
-  R_BEFORE_START,    /* from one byte before it */
-  R_NEXT_TAG,        /* the key ibv_inc_rkey makes of the window's */
-  R_REGION_RKEY,     /* the region's rkey (registered with no remote access) */
+  R_WINDOW,       /* the window itself: works */
+  R_PAST_END,     /* the window's length from one byte in: its last byte is past it */
+  R_BEFORE_START, /* from one byte before it */
+  R_NEXT_TAG,     /* the key ibv_inc_rkey makes of the window's */
+  R_REGION_RKEY,  /* the region's rkey (registered with no remote access) */
   R_REGION_LKEY,
-  R_WRITE,           /* a WRITE through the read-only window */
+  R_WRITE, /* a WRITE through the read-only window */
   R_INVALIDATED,
   R_DEALLOCATED,
-  R_INJECTED,        /* fake_verbs_inject's out-of-range fault: past the window's end */
+  R_INJECTED, /* fake_verbs_inject's out-of-range fault: past the window's end */
 } ReadCase;
 
 /* Each way a remote access through a window is refused, one change from one that works. */
 static void
 test_refused (void)
 {
-  static const struct { ReadCase c; const gchar *what; } cases[] = {
+  static const struct
+  {
+    ReadCase c;
+    const gchar *what;
+  } cases[] = {
     { R_WINDOW, "the window" },
     { R_PAST_END, "one byte past the window (inside the region)" },
     { R_BEFORE_START, "one byte before the window (inside the region)" },
@@ -434,7 +449,8 @@ test_refused (void)
     { R_INJECTED, "an injected out-of-range fault" },
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     ReadCase c = cases[i].c;
     enum ibv_wr_opcode op = c == R_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
     guint64 raddr;
@@ -467,11 +483,14 @@ test_refused (void)
     post_recv (&l, 1, 99);
     g_assert_cmpint (post_rdma (&l, op, 0, raddr, WIN_LEN, key, 1), ==, 0);
     wc = wc_of (&l, 0);
-    if (c == R_WINDOW) {
+    if (c == R_WINDOW)
+    {
       g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
       g_assert_true (memcmp (l.mem[0], l.mem[1] + WIN_OFF, WIN_LEN) == 0);
       no_wc (&l, 1);
-    } else {
+    }
+    else
+    {
       g_assert_cmpint (wc.status, ==, IBV_WC_REM_ACCESS_ERR);
       assert_responder_failed (&l);
     }
@@ -493,7 +512,8 @@ test_rebind (void)
 
   link_open (&l, NULL, LENDER_ACCESS);
   mw = rdma_verbs->alloc_mw (l.pd[1], IBV_MW_TYPE_2);
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+  {
     if (i > 0)
       invalidate (&l, keys[i - 1]);
     keys[i] = bind_window (&l, mw, IBV_ACCESS_REMOTE_READ);
@@ -503,8 +523,9 @@ test_rebind (void)
     read_window (&l, keys[i]);
   }
   post_recv (&l, 1, 99);
-  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN,
-                              keys[0], 1), ==, 0);
+  g_assert_cmpint (
+      post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, keys[0], 1), ==,
+      0);
   g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_REM_ACCESS_ERR);
   assert_responder_failed (&l);
   g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
@@ -527,8 +548,8 @@ test_other_qp (void)
   key = bind_window (&a, mw, IBV_ACCESS_REMOTE_READ);
   read_window (&a, key);
   post_recv (&b, 1, 99);
-  g_assert_cmpint (post_rdma (&b, IBV_WR_RDMA_READ, 0, (guintptr) a.mem[1] + WIN_OFF, WIN_LEN,
-                              key, 1), ==, 0);
+  g_assert_cmpint (
+      post_rdma (&b, IBV_WR_RDMA_READ, 0, (guintptr) a.mem[1] + WIN_OFF, WIN_LEN, key, 1), ==, 0);
   g_assert_cmpint (wc_of (&b, 0).status, ==, IBV_WC_REM_ACCESS_ERR);
   assert_responder_failed (&b);
   read_window (&a, key);
@@ -542,18 +563,18 @@ test_other_qp (void)
 
 typedef enum
 {
-  B_OK,                /* a read-only window inside a region with MW_BIND: bound */
-  B_NO_MW_BIND,        /* the region registered without IBV_ACCESS_MW_BIND */
+  B_OK,         /* a read-only window inside a region with MW_BIND: bound */
+  B_NO_MW_BIND, /* the region registered without IBV_ACCESS_MW_BIND */
   B_REGION_OTHER_PD,
   B_WINDOW_OTHER_PD,
-  B_PAST_REGION,       /* the range ends one byte past the region */
-  B_BEFORE_REGION,     /* it starts one byte before */
+  B_PAST_REGION,   /* the range ends one byte past the region */
+  B_BEFORE_REGION, /* it starts one byte before */
   B_EMPTY,
-  B_WRITABLE_OK,       /* a writable window over a region with LOCAL_WRITE: bound */
-  B_WRITABLE_NO_LW,    /* over a region without LOCAL_WRITE */
-  B_OTHER_INDEX,       /* a new key that changes more than the tag */
-  B_BOUND,             /* bound already (type 2: invalidate first) */
-  B_STALE_MW_RKEY,     /* invalidated, but mw->rkey left at the key before the last bind */
+  B_WRITABLE_OK,    /* a writable window over a region with LOCAL_WRITE: bound */
+  B_WRITABLE_NO_LW, /* over a region without LOCAL_WRITE */
+  B_OTHER_INDEX,    /* a new key that changes more than the tag */
+  B_BOUND,          /* bound already (type 2: invalidate first) */
+  B_STALE_MW_RKEY,  /* invalidated, but mw->rkey left at the key before the last bind */
 } BindCase;
 
 /* Each rule a device applies to a bind, one change from a bind that works: the refused bind
@@ -562,7 +583,11 @@ typedef enum
 static void
 test_bind_rules (void)
 {
-  static const struct { BindCase c; const gchar *what; } cases[] = {
+  static const struct
+  {
+    BindCase c;
+    const gchar *what;
+  } cases[] = {
     { B_OK, "a read-only window" },
     { B_NO_MW_BIND, "a region without IBV_ACCESS_MW_BIND" },
     { B_REGION_OTHER_PD, "a region of another PD" },
@@ -577,7 +602,8 @@ test_bind_rules (void)
     { B_STALE_MW_RKEY, "mw->rkey not set after the last bind" },
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     BindCase c = cases[i].c;
     gboolean ok = c == B_OK || c == B_WRITABLE_OK;
     int region_access = LENDER_ACCESS;
@@ -605,15 +631,24 @@ test_bind_rules (void)
     if (c == B_REGION_OTHER_PD)
       mr = other_mr = rdma_verbs->reg_mr (other_pd, l.mem[1], MEM, LENDER_ACCESS);
     mw = rdma_verbs->alloc_mw (c == B_WINDOW_OTHER_PD ? other_pd : l.pd[1], IBV_MW_TYPE_2);
-    if (c == B_PAST_REGION) {
+    if (c == B_PAST_REGION)
+    {
       addr = (guintptr) l.mem[1] + MEM - WIN_LEN + 1;
-    } else if (c == B_BEFORE_REGION) {
+    }
+    else if (c == B_BEFORE_REGION)
+    {
       addr = (guintptr) l.mem[1] - 1;
-    } else if (c == B_EMPTY) {
+    }
+    else if (c == B_EMPTY)
+    {
       len = 0;
-    } else if (c == B_BOUND) {
+    }
+    else if (c == B_BOUND)
+    {
       bind_window (&l, mw, access);
-    } else if (c == B_STALE_MW_RKEY) {
+    }
+    else if (c == B_STALE_MW_RKEY)
+    {
       guint32 before = mw->rkey;
 
       invalidate (&l, bind_window (&l, mw, access));
@@ -631,11 +666,14 @@ test_bind_rules (void)
     wc = wc_of (&l, 1);
     g_assert_cmpuint (wc.wr_id, ==, 2);
     g_assert_cmpint (wc.status, ==, ok ? IBV_WC_SUCCESS : IBV_WC_WR_FLUSH_ERR);
-    if (ok) {
+    if (ok)
+    {
       g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
       mw->rkey = key;
       read_window (&l, key);
-    } else {
+    }
+    else
+    {
       no_wc (&l, 0);
     }
     g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
@@ -650,12 +688,12 @@ test_bind_rules (void)
 
 typedef enum
 {
-  I_OK,             /* a bound window of the QP's PD */
-  I_FREE,           /* a window never bound */
-  I_TWICE,          /* invalidated already */
-  I_REGION_RKEY,    /* a region's rkey (reg_mr regions are not invalidated) */
-  I_UNKNOWN,        /* a key nothing has */
-  I_OTHER_PD,       /* a bound window of another PD (posted on the borrower's QP) */
+  I_OK,          /* a bound window of the QP's PD */
+  I_FREE,        /* a window never bound */
+  I_TWICE,       /* invalidated already */
+  I_REGION_RKEY, /* a region's rkey (reg_mr regions are not invalidated) */
+  I_UNKNOWN,     /* a key nothing has */
+  I_OTHER_PD,    /* a bound window of another PD (posted on the borrower's QP) */
 } InvCase;
 
 /* LOCAL_INV frees a bound window of its QP's PD; anything else fails it
@@ -663,7 +701,11 @@ typedef enum
 static void
 test_invalidate_rules (void)
 {
-  static const struct { InvCase c; const gchar *what; } cases[] = {
+  static const struct
+  {
+    InvCase c;
+    const gchar *what;
+  } cases[] = {
     { I_OK, "a bound window" },
     { I_FREE, "a window never bound" },
     { I_TWICE, "a window invalidated already" },
@@ -672,7 +714,8 @@ test_invalidate_rules (void)
     { I_OTHER_PD, "a window of another PD" },
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     InvCase c = cases[i].c;
     guint side = c == I_OTHER_PD ? 0 : 1;
     struct ibv_mw *mw;
@@ -694,12 +737,15 @@ test_invalidate_rules (void)
     g_assert_cmpint (post_inv (&l, side, key, 1), ==, 0);
     wc = wc_of (&l, side);
     g_assert_cmpuint (wc.wr_id, ==, 1);
-    if (c == I_OK) {
+    if (c == I_OK)
+    {
       g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
       g_assert_cmpint (wc.opcode, ==, IBV_WC_LOCAL_INV);
       /* free again: it binds anew */
       bind_window (&l, mw, IBV_ACCESS_REMOTE_READ);
-    } else {
+    }
+    else
+    {
       g_assert_cmpint (wc.status, ==, IBV_WC_LOC_QP_OP_ERR);
       wc = wc_of (&l, side);
       g_assert_cmpuint (wc.wr_id, ==, 99);
@@ -727,8 +773,8 @@ test_order (void)
   link_open (&l, NULL, LENDER_ACCESS);
   mw = rdma_verbs->alloc_mw (l.pd[1], IBV_MW_TYPE_2);
   key = post_window (&l, mw, IBV_ACCESS_REMOTE_READ);
-  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN,
-                              key, 1), ==, 0);
+  g_assert_cmpint (
+      post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, key, 1), ==, 0);
   g_assert_true (fake_verbs_execute (l.id[0]));
   g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_REM_ACCESS_ERR);
   g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
@@ -745,8 +791,8 @@ test_order (void)
   g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
   g_assert_true (fake_verbs_execute (l.id[1]));
   no_wc (&l, 0);
-  g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN,
-                              key, 1), ==, 0);
+  g_assert_cmpint (
+      post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, key, 1), ==, 0);
   g_assert_true (fake_verbs_execute (l.id[0]));
   g_assert_true (fake_verbs_complete (l.id[0]));
   g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
@@ -774,10 +820,10 @@ test_order (void)
 
 typedef enum
 {
-  D_INVALIDATE,     /* LOCAL_INV: then the region goes */
-  D_DEALLOC,        /* dealloc_mw of the bound window: then the region goes */
-  D_FLUSHED,        /* the LOCAL_INV is flushed (the QP failed): the window stays bound */
-  D_QP_DESTROYED,   /* the QP destroyed with the window bound: it stays bound */
+  D_INVALIDATE,   /* LOCAL_INV: then the region goes */
+  D_DEALLOC,      /* dealloc_mw of the bound window: then the region goes */
+  D_FLUSHED,      /* the LOCAL_INV is flushed (the QP failed): the window stays bound */
+  D_QP_DESTROYED, /* the QP destroyed with the window bound: it stays bound */
 } DeregCase;
 
 /* A region with a window bound is not deregistered (EINVAL, counted as misuse) until the
@@ -786,14 +832,19 @@ typedef enum
 static void
 test_dereg (void)
 {
-  static const struct { DeregCase c; const gchar *what; } cases[] = {
+  static const struct
+  {
+    DeregCase c;
+    const gchar *what;
+  } cases[] = {
     { D_INVALIDATE, "invalidated" },
     { D_DEALLOC, "deallocated" },
     { D_FLUSHED, "its LOCAL_INV flushed" },
     { D_QP_DESTROYED, "its QP destroyed" },
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     DeregCase c = cases[i].c;
     struct ibv_mw *mw;
     guint32 key;
@@ -805,21 +856,29 @@ test_dereg (void)
     key = bind_window (&l, mw, IBV_ACCESS_REMOTE_READ);
     g_assert_cmpint (rdma_verbs->dereg_mr (l.mr[1]), ==, EINVAL);
     take_one_misuse ("memory windows are bound");
-    if (c == D_INVALIDATE) {
+    if (c == D_INVALIDATE)
+    {
       invalidate (&l, key);
-    } else if (c == D_DEALLOC) {
+    }
+    else if (c == D_DEALLOC)
+    {
       g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
       mw = NULL;
-    } else if (c == D_FLUSHED) {
+    }
+    else if (c == D_FLUSHED)
+    {
       fake_verbs_vanish (l.id[1], FALSE);
       g_assert_cmpint (post_inv (&l, 1, key, 1), ==, 0);
       g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_WR_FLUSH_ERR);
-    } else {
+    }
+    else
+    {
       /* (rxe would wait for the window's reference to the QP, and warn) */
       rdma_verbs->destroy_qp (l.id[1]);
       take_one_misuse ("QP destroyed while 1 type-2 memory windows are bound");
     }
-    if (c == D_FLUSHED || c == D_QP_DESTROYED) {
+    if (c == D_FLUSHED || c == D_QP_DESTROYED)
+    {
       g_assert_cmpint (rdma_verbs->dereg_mr (l.mr[1]), ==, EINVAL);
       take_one_misuse ("memory windows are bound");
       g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
@@ -848,16 +907,16 @@ landed (Link *l)
     n++;
   for (guint64 j = n; j < WIN_LEN; j++)
     if (l->mem[0][j] != 0)
-      g_error ("byte %" G_GUINT64_FORMAT " of the READ landed before byte %" G_GUINT64_FORMAT,
-               j, n);
+      g_error ("byte %" G_GUINT64_FORMAT " of the READ landed before byte %" G_GUINT64_FORMAT, j,
+               n);
   return n;
 }
 
 typedef enum
 {
-  P_NOTHING,        /* the READ goes piece by piece to its end */
-  P_INVALIDATE,     /* LOCAL_INV after its first piece */
-  P_DEALLOC,        /* dealloc_mw after its first piece */
+  P_NOTHING,    /* the READ goes piece by piece to its end */
+  P_INVALIDATE, /* LOCAL_INV after its first piece */
+  P_DEALLOC,    /* dealloc_mw after its first piece */
 } PieceCase;
 
 /* FAKE_MANUAL: the window is checked before each piece of a READ: invalidated or deallocated
@@ -866,13 +925,18 @@ typedef enum
 static void
 test_pieces (void)
 {
-  static const struct { PieceCase c; const gchar *what; } cases[] = {
+  static const struct
+  {
+    PieceCase c;
+    const gchar *what;
+  } cases[] = {
     { P_NOTHING, "to its end" },
     { P_INVALIDATE, "invalidated after a piece" },
     { P_DEALLOC, "deallocated after a piece" },
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     PieceCase c = cases[i].c;
     struct ibv_mw *mw;
     guint32 key;
@@ -889,26 +953,33 @@ test_pieces (void)
     g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_SUCCESS);
     mw->rkey = key;
 
-    g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF,
-                                WIN_LEN, key, 1), ==, 0);
+    g_assert_cmpint (
+        post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, key, 1), ==, 0);
     g_assert_true (fake_verbs_piece (l.id[0], PIECE));
     g_assert_cmpuint (landed (&l), ==, PIECE);
-    if (c == P_INVALIDATE) {
+    if (c == P_INVALIDATE)
+    {
       g_assert_cmpint (post_inv (&l, 1, key, 2), ==, 0);
       g_assert_true (fake_verbs_execute (l.id[1]));
-    } else if (c == P_DEALLOC) {
+    }
+    else if (c == P_DEALLOC)
+    {
       g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
       mw = NULL;
     }
-    if (c == P_NOTHING) {
-      for (guint64 want = 2 * PIECE; want <= WIN_LEN; want += PIECE) {
+    if (c == P_NOTHING)
+    {
+      for (guint64 want = 2 * PIECE; want <= WIN_LEN; want += PIECE)
+      {
         g_assert_true (fake_verbs_piece (l.id[0], PIECE));
         g_assert_cmpuint (landed (&l), ==, want);
       }
-      g_assert_false (fake_verbs_execute (l.id[0]));   /* executed with its last piece */
+      g_assert_false (fake_verbs_execute (l.id[0])); /* executed with its last piece */
       g_assert_true (fake_verbs_complete (l.id[0]));
       g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
-    } else {
+    }
+    else
+    {
       g_assert_true (fake_verbs_piece (l.id[0], PIECE));
       wc = wc_of (&l, 0);
       g_assert_cmpuint (wc.wr_id, ==, 1);
@@ -932,7 +1003,8 @@ test_pieces (void)
 static void
 test_retransmit (void)
 {
-  for (guint fenced = 0; fenced < 2; fenced++) {
+  for (guint fenced = 0; fenced < 2; fenced++)
+  {
     struct ibv_mw *mw;
     guint32 key;
     struct ibv_wc wc;
@@ -951,19 +1023,21 @@ test_retransmit (void)
     key = ibv_inc_rkey (mw->rkey);
     wr.bind_mw.mw = mw;
     wr.bind_mw.rkey = key;
-    wr.bind_mw.bind_info = (struct ibv_mw_bind_info) {
-      .mr = l.mr[1], .addr = (guintptr) l.mem[1] + WIN_OFF, .length = WIN_LEN,
+    wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+      .mr = l.mr[1],
+      .addr = (guintptr) l.mem[1] + WIN_OFF,
+      .length = WIN_LEN,
       .mw_access_flags = IBV_ACCESS_REMOTE_READ,
     };
     post_recv (&l, 0, 98);
-    g_assert_false (fake_verbs_retransmit (l.id[1]));   /* nothing sent yet */
+    g_assert_false (fake_verbs_retransmit (l.id[1])); /* nothing sent yet */
     g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
     g_assert_cmpint (rdma_verbs->post_send (l.id[1]->qp, &wr, &bad), ==, 0);
-    g_assert_true (fake_verbs_execute (l.id[1]));         /* the SEND, its ACK still out */
+    g_assert_true (fake_verbs_execute (l.id[1])); /* the SEND, its ACK still out */
     wc = wc_of (&l, 0);
     g_assert_cmpuint (wc.wr_id, ==, 98);
     g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
-    g_assert_true (fake_verbs_execute (l.id[1]));          /* the bind, fenced or not */
+    g_assert_true (fake_verbs_execute (l.id[1])); /* the bind, fenced or not */
     g_assert_true (fake_verbs_retransmit (l.id[1]));
     fake_verbs_stats (l.id[1], &f);
     g_assert_cmpuint (f.retransmissions, ==, 1);
@@ -1002,8 +1076,8 @@ test_retransmit_after (void)
   post_recv (&l, 0, 98);
   post_window (&l, mw, IBV_ACCESS_REMOTE_READ);
   g_assert_cmpint (post_send (&l, 1, 2), ==, 0);
-  g_assert_true (fake_verbs_execute (l.id[1]));   /* the bind */
-  g_assert_true (fake_verbs_execute (l.id[1]));   /* the SEND, its ACK still out */
+  g_assert_true (fake_verbs_execute (l.id[1])); /* the bind */
+  g_assert_true (fake_verbs_execute (l.id[1])); /* the SEND, its ACK still out */
   g_assert_cmpuint (fake_verbs_executed (l.id[1]), ==, 2);
   g_assert_true (fake_verbs_retransmit (l.id[1]));
   fake_verbs_stats (l.id[1], &f);
@@ -1011,7 +1085,7 @@ test_retransmit_after (void)
   wc = wc_of (&l, 1);
   g_assert_cmpuint (wc.wr_id, ==, 50);
   g_assert_cmpint (wc.status, ==, IBV_WC_MW_BIND_ERR);
-  g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_SUCCESS);   /* the SEND had executed */
+  g_assert_cmpint (wc_of (&l, 1).status, ==, IBV_WC_SUCCESS); /* the SEND had executed */
   g_assert_cmpint (wc_of (&l, 0).status, ==, IBV_WC_SUCCESS);
   g_assert_cmpint (rdma_verbs->dealloc_mw (mw), ==, 0);
   link_close (&l);
@@ -1029,7 +1103,8 @@ test_deferred (void)
 {
   guint whole = 0, before = 0, between = 0;
 
-  for (guint32 seed = 1; seed <= DEFERRED_SEEDS; seed++) {
+  for (guint32 seed = 1; seed <= DEFERRED_SEEDS; seed++)
+  {
     struct ibv_wc rd, inv;
     struct ibv_mw *mw;
     guint64 n;
@@ -1043,8 +1118,8 @@ test_deferred (void)
     g_assert_cmpint (wait_wc (&l, 1).status, ==, IBV_WC_SUCCESS);
     mw->rkey = key;
 
-    g_assert_cmpint (post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF,
-                                WIN_LEN, key, 1), ==, 0);
+    g_assert_cmpint (
+        post_rdma (&l, IBV_WR_RDMA_READ, 0, (guintptr) l.mem[1] + WIN_OFF, WIN_LEN, key, 1), ==, 0);
     g_assert_cmpint (post_inv (&l, 1, key, 2), ==, 0);
     rd = wait_wc (&l, 0);
     inv = wait_wc (&l, 1);
@@ -1052,10 +1127,13 @@ test_deferred (void)
     g_assert_cmpuint (inv.wr_id, ==, 2);
     g_assert_cmpint (inv.status, ==, IBV_WC_SUCCESS);
     n = landed (&l);
-    if (rd.status == IBV_WC_SUCCESS) {
+    if (rd.status == IBV_WC_SUCCESS)
+    {
       g_assert_cmpuint (n, ==, WIN_LEN);
       whole++;
-    } else {
+    }
+    else
+    {
       g_assert_cmpint (rd.status, ==, IBV_WC_REM_ACCESS_ERR);
       g_assert_cmpuint (n, <, WIN_LEN);
       if (n > 0)
@@ -1068,8 +1146,8 @@ test_deferred (void)
     fake_verbs_set_timing (FAKE_IMMEDIATE, 0);
     fake_verbs_assert_clean ();
   }
-  g_test_message ("READ whole %u, refused at its start %u, cut between pieces %u", whole,
-                  before, between);
+  g_test_message ("READ whole %u, refused at its start %u, cut between pieces %u", whole, before,
+                  between);
   g_assert_cmpuint (between, >, 0);
 }
 

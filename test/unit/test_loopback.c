@@ -67,10 +67,10 @@
 #include "fake_verbs.h"
 
 #define MAX_MESSAGE (16u << 20)
-#define WAIT_S 30                  /* any wait longer than this is a hang */
-#define SLOT_ROOM (4096u - 20u)    /* a receive slot less the message header */
-#define BW_ROOM (2048u - 20u)      /* a Batched-Write slot less its header and trailer */
-#define CHUNK ((1u << 20) - 1)     /* the largest chunk of the direct ring */
+#define WAIT_S 30               /* any wait longer than this is a hang */
+#define SLOT_ROOM (4096u - 20u) /* a receive slot less the message header */
+#define BW_ROOM (2048u - 20u)   /* a Batched-Write slot less its header and trailer */
+#define CHUNK ((1u << 20) - 1)  /* the largest chunk of the direct ring */
 
 static gint64
 deadline (void)
@@ -108,7 +108,8 @@ pattern_new (gsize len, guint seed)
   gsize j = 0;
 
   /* whole words by constant-size copies (plain stores, not ASan's memcpy) */
-  for (; j + 4 <= len; j += 4) {
+  for (; j + 4 <= len; j += 4)
+  {
     guint32 w = pattern_word (seed, j / 4);
     memcpy (buf + j, &w, 4);
   }
@@ -126,7 +127,8 @@ check_message (const RdmaMessage *msg, gsize len, guint seed, const gchar *what)
   if (rdma_message_len (msg) != len)
     g_error ("%s: %" G_GSIZE_FORMAT " bytes arrived, %" G_GSIZE_FORMAT " were sent", what,
              rdma_message_len (msg), len);
-  for (; j + 4 <= len; j += 4) {
+  for (; j + 4 <= len; j += 4)
+  {
     guint32 w;
 
     memcpy (&w, data + j, 4);
@@ -164,11 +166,11 @@ typedef struct
 {
   RdmaConn *conn;
   GThread *thread;
-  gint answered;                /* (atomic: the test thread reads it) */
-  gulong delay_us;              /* before each answer */
-  gboolean as_plan;             /* answer as a plan without hints would (eager for small
+  gint answered;    /* (atomic: the test thread reads it) */
+  gulong delay_us;  /* before each answer */
+  gboolean as_plan; /* answer as a plan without hints would (eager for small
                                    messages, Direct-WriteIMM for large), not by the carrier */
-  GError *error;                /* why it stopped (the client leaving: RDMA_ERR_PEER_GONE) */
+  GError *error;    /* why it stopped (the client leaving: RDMA_ERR_PEER_GONE) */
 } Echo;
 
 typedef struct
@@ -213,7 +215,8 @@ pair_open_polling (Pair *p, ThriftRdmaPolling client, ThriftRdmaPolling server)
 static gpointer
 echo_end (Echo *e)
 {
-  if (!g_error_matches (e->error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE)) {
+  if (!g_error_matches (e->error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE))
+  {
     rdma_conn_free (e->conn);
     e->conn = NULL;
   }
@@ -227,7 +230,8 @@ echo_main (gpointer data)
 {
   Echo *e = data;
 
-  for (;;) {
+  for (;;)
+  {
     RdmaMessage *msg = rdma_conn_wait_message (e->conn, deadline (), &e->error);
 
     if (msg == NULL)
@@ -238,7 +242,8 @@ echo_main (gpointer data)
       rdma_conn_set_tx_proto (e->conn, rdma_message_proto (msg));
     else
       rdma_conn_set_tx_proto (e->conn, rdma_message_len (msg) <= RDMA_PLAN_THRESHOLD
-                                       ? &rdma_proto_eager_ops : &rdma_proto_direct_write_imm_ops);
+                                           ? &rdma_proto_eager_ops
+                                           : &rdma_proto_direct_write_imm_ops);
     if (!rdma_conn_send (e->conn, rdma_message_data (msg), rdma_message_len (msg), deadline (),
                          &e->error)
         || !rdma_conn_release_message (e->conn, &e->error))
@@ -289,20 +294,24 @@ check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
   FakeStats f;
 
   fake_verbs_stats (id, &f);
-  g_test_message ("%s: doorbells %" G_GUINT64_FORMAT ", sends %" G_GUINT64_FORMAT ", writes %"
-                  G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT ", reads %" G_GUINT64_FORMAT
-                  ", receives %" G_GUINT64_FORMAT ", completions %" G_GUINT64_FORMAT
-                  ", CQ events %" G_GUINT64_FORMAT, side, f.post_send_calls, f.sends, f.writes,
-                  f.write_imms, f.reads, f.recvs, f.completions, f.cq_events);
+  g_test_message ("%s: doorbells %" G_GUINT64_FORMAT ", sends %" G_GUINT64_FORMAT
+                  ", writes %" G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT
+                  ", reads %" G_GUINT64_FORMAT ", receives %" G_GUINT64_FORMAT
+                  ", completions %" G_GUINT64_FORMAT ", CQ events %" G_GUINT64_FORMAT,
+                  side, f.post_send_calls, f.sends, f.writes, f.write_imms, f.reads, f.recvs,
+                  f.completions, f.cq_events);
   g_assert_cmpuint (e->post_send_calls, ==, f.post_send_calls);
   g_assert_cmpuint (e->sends, ==, f.sends);
   g_assert_cmpuint (e->writes, ==, f.writes);
   g_assert_cmpuint (e->write_imms, ==, f.write_imms);
   g_assert_cmpuint (e->reads, ==, f.reads);
-  if (conn->srq == NULL) {
+  if (conn->srq == NULL)
+  {
     g_assert_cmpuint (e->post_recv_calls, ==, f.post_recv_calls);
     g_assert_cmpuint (e->recvs, ==, f.recvs);
-  } else {
+  }
+  else
+  {
     /* its receives come from the device's shared queue, which the provider counts for no
      * QP: one post per slot given back */
     g_assert_cmpuint (f.post_recv_calls + f.recvs, ==, 0);
@@ -313,8 +322,8 @@ check_counts (RdmaConn *conn, struct rdma_cm_id *id, const gchar *side)
   g_assert_cmpuint (e->cq_events, ==, f.cq_events);
   g_assert_cmpuint (e->window_binds, ==, f.binds);
   g_assert_cmpuint (e->window_invalidations, ==, f.local_invs);
-  g_assert_cmpuint (e->wr_posted, ==, f.sends + f.writes + f.write_imms + f.reads + f.recvs
-                    + f.binds + f.local_invs);
+  g_assert_cmpuint (e->wr_posted, ==,
+                    f.sends + f.writes + f.write_imms + f.reads + f.recvs + f.binds + f.local_invs);
   g_assert_cmpuint (f.rnr, ==, 0);
   g_assert_cmpuint (f.errors, ==, 0);
   /* no bind or invalidation was ever run again by a retransmission (rdma_conn_window.h) */
@@ -397,10 +406,13 @@ static void
 raw_open (Raw *r, guint send_wr, guint recv_wr)
 {
   fake_verbs_link (&r->id[0], &r->id[1]);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_qp_init_attr attr = {
       .qp_type = IBV_QPT_RC,
-      .cap = { .max_send_wr = send_wr, .max_recv_wr = recv_wr, .max_send_sge = 2,
+      .cap = { .max_send_wr = send_wr,
+               .max_recv_wr = recv_wr,
+               .max_send_sge = 2,
                .max_recv_sge = 1 },
     };
 
@@ -410,8 +422,9 @@ raw_open (Raw *r, guint send_wr, guint recv_wr)
     attr.send_cq = attr.recv_cq = r->cq[i];
     g_assert_cmpint (rdma_verbs->create_qp (r->id[i], r->pd[i], &attr), ==, 0);
     r->mem[i] = g_malloc0 (RAW_MEM);
-    r->mr[i] = rdma_verbs->reg_mr (r->pd[i], r->mem[i], RAW_MEM, IBV_ACCESS_LOCAL_WRITE
-                                   | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+    r->mr[i] = rdma_verbs->reg_mr (r->pd[i], r->mem[i], RAW_MEM,
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE
+                                       | IBV_ACCESS_REMOTE_READ);
     g_assert_nonnull (r->mr[i]);
   }
 }
@@ -419,7 +432,8 @@ raw_open (Raw *r, guint send_wr, guint recv_wr)
 static void
 raw_close (Raw *r)
 {
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_wc wc;
 
     rdma_verbs->destroy_qp (r->id[i]);
@@ -448,10 +462,14 @@ static int
 raw_post_flags (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
                 guint64 remote, guint32 rkey, unsigned int send_flags, guint64 wr_id)
 {
-  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off), .length = len,
+  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off),
+                         .length = len,
                          .lkey = r->mr[side]->lkey };
   struct ibv_send_wr wr = {
-    .wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = opcode,
+    .wr_id = wr_id,
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = opcode,
     .send_flags = send_flags,
     .imm_data = htonl (0x1234),
     .wr.rdma = { .remote_addr = remote, .rkey = rkey },
@@ -462,17 +480,18 @@ raw_post_flags (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guin
 }
 
 static int
-raw_post (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len,
-          guint64 remote, guint32 rkey, gboolean signalled, guint64 wr_id)
+raw_post (Raw *r, guint side, enum ibv_wr_opcode opcode, guint32 off, guint32 len, guint64 remote,
+          guint32 rkey, gboolean signalled, guint64 wr_id)
 {
-  return raw_post_flags (r, side, opcode, off, len, remote, rkey,
-                         signalled ? IBV_SEND_SIGNALED : 0, wr_id);
+  return raw_post_flags (r, side, opcode, off, len, remote, rkey, signalled ? IBV_SEND_SIGNALED : 0,
+                         wr_id);
 }
 
 static void
 raw_recv (Raw *r, guint side, guint32 off, guint32 len, guint64 wr_id)
 {
-  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off), .length = len,
+  struct ibv_sge sge = { .addr = (guintptr) (r->mem[side] + off),
+                         .length = len,
                          .lkey = r->mr[side]->lkey };
   struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
   struct ibv_recv_wr *bad = NULL;
@@ -522,10 +541,11 @@ test_fake_srq (void)
   srq = rdma_verbs->create_srq (spd, &sattr);
   g_assert_nonnull (srq);
   smr = rdma_verbs->reg_mr (spd, smem, sizeof smem, IBV_ACCESS_LOCAL_WRITE);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_qp_init_attr attr = {
-      .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-                                      .max_recv_sge = 1 },
+      .qp_type = IBV_QPT_RC,
+      .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
     };
 
     fake_verbs_link (&cli[i], &srv[i]);
@@ -538,41 +558,50 @@ test_fake_srq (void)
     attr.srq = srq;
     g_assert_cmpint (rdma_verbs->create_qp (srv[i], spd, &attr), ==, 0);
   }
-  for (guint i = 0; i < 3; i++) {
+  for (guint i = 0; i < 3; i++)
+  {
     struct ibv_sge sge = { (guintptr) smem[i], 64, smr->lkey };
     struct ibv_recv_wr rwr = { .wr_id = 100 + i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-    if (i == 2) {
+    if (i == 2)
+    {
       /* a SEND is waiting: the receive lets it through */
       g_assert_cmpint (rdma_verbs->poll_cq (scq, 1, &wc), ==, 0);
-      g_assert_cmpint (rdma_verbs->poll_cq (ccq[0], 1, &wc), ==, 1);   /* its first SEND */
+      g_assert_cmpint (rdma_verbs->poll_cq (ccq[0], 1, &wc), ==, 1); /* its first SEND */
       g_assert_cmpint (rdma_verbs->poll_cq (ccq[0], 1, &wc), ==, 0);
     }
     g_assert_cmpint (rdma_verbs->post_srq_recv (srq, &rwr, &bad), ==, 0);
     if (i == 0)
       g_assert_cmpint (rdma_verbs->modify_srq (srq, &limit, IBV_SRQ_LIMIT), ==, 0);
-    if (i == 0 || i == 1) {
+    if (i == 0 || i == 1)
+    {
       /* client 0 sends first, client 1 next, client 0 again into an empty SRQ */
       guint c = i;
 
-      for (guint k = 0; k < (i == 1 ? 2u : 1u); k++, c = 0) {
+      for (guint k = 0; k < (i == 1 ? 2u : 1u); k++, c = 0)
+      {
         struct ibv_sge sge2 = { (guintptr) cmem[c], 8, cmr[c]->lkey };
-        struct ibv_send_wr swr = { .wr_id = 10 + c, .sg_list = &sge2, .num_sge = 1,
-                                   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+        struct ibv_send_wr swr = { .wr_id = 10 + c,
+                                   .sg_list = &sge2,
+                                   .num_sge = 1,
+                                   .opcode = IBV_WR_SEND,
+                                   .send_flags = IBV_SEND_SIGNALED };
         struct ibv_send_wr *sbad;
 
         memset (cmem[c], 'a' + (int) (i + k), 8);
         g_assert_cmpint (rdma_verbs->post_send (cli[c]->qp, &swr, &sbad), ==, 0);
       }
     }
-    if (i < 2) {
+    if (i < 2)
+    {
       g_assert_cmpint (rdma_verbs->poll_cq (scq, 1, &wc), ==, 1);
       g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
       g_assert_cmpuint (wc.wr_id, ==, 100 + i);
       g_assert_cmpuint (wc.qp_num, ==, srv[i]->qp->qp_num);
       g_assert_cmpuint (smem[i][7], ==, 'a' + i);
     }
-    if (i == 0) {
+    if (i == 0)
+    {
       /* one receive left, under the limit of 2: the event, once */
       g_assert_cmpint (rdma_verbs->get_async_event (NULL, &ev), ==, 0);
       g_assert_cmpint (ev.event_type, ==, IBV_EVENT_SRQ_LIMIT_REACHED);
@@ -584,7 +613,8 @@ test_fake_srq (void)
   g_assert_cmpuint (wc.wr_id, ==, 102);
   g_assert_cmpuint (wc.qp_num, ==, srv[0]->qp->qp_num);
   g_assert_cmpuint (smem[2][0], ==, 'c');
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     g_assert_cmpint (rdma_verbs->poll_cq (ccq[i], 1, &wc), ==, 1);
     g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
     g_assert_cmpuint (wc.wr_id, ==, 10 + i);
@@ -592,7 +622,7 @@ test_fake_srq (void)
     g_assert_cmpuint (st.errors, ==, 0);
     g_assert_cmpuint (st.rnr, ==, 0);
   }
-  g_assert_cmpint (rdma_verbs->get_async_event (NULL, &ev), ==, -1);   /* disarmed */
+  g_assert_cmpint (rdma_verbs->get_async_event (NULL, &ev), ==, -1); /* disarmed */
   {
     struct ibv_sge sge = { (guintptr) smem[3], 64, smr->lkey };
     struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
@@ -601,7 +631,8 @@ test_fake_srq (void)
     g_assert_cmpuint (fake_verbs_take_misuse (NULL), ==, 1);
   }
   g_assert_cmpint (rdma_verbs->destroy_srq (srq), ==, EBUSY);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     rdma_verbs->destroy_qp (cli[i]);
     rdma_verbs->destroy_qp (srv[i]);
     g_assert_cmpint (rdma_verbs->dereg_mr (cmr[i]), ==, 0);
@@ -643,10 +674,11 @@ test_srq_module (void)
   g_assert_cmpuint (rdma_srq_slots (srq), ==, RDMA_SRQ_CHUNK);
   g_assert_cmpuint (rdma_srq_posted (srq), ==, RDMA_SRQ_CHUNK);
   g_assert_cmpuint (rdma_srq_pinned (srq), ==, RDMA_SRQ_CHUNK * 4096);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     struct ibv_qp_init_attr attr = {
-      .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
-                                      .max_recv_sge = 1 },
+      .qp_type = IBV_QPT_RC,
+      .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
     };
 
     fake_verbs_link (&cli[i], &srv[i]);
@@ -661,11 +693,15 @@ test_srq_module (void)
     g_assert_cmpint (rdma_verbs->create_qp (srv[i], spd, &attr), ==, 0);
   }
   /* the clients send in turn until the limit event: a receive each, from either QP */
-  while (rdma_verbs->get_async_event (NULL, &ev) != 0) {
+  while (rdma_verbs->get_async_event (NULL, &ev) != 0)
+  {
     guint c = taken % 2;
     struct ibv_sge sge = { (guintptr) cmem[c], 8, cmr[c]->lkey };
-    struct ibv_send_wr swr = { .wr_id = taken, .sg_list = &sge, .num_sge = 1,
-                               .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+    struct ibv_send_wr swr = { .wr_id = taken,
+                               .sg_list = &sge,
+                               .num_sge = 1,
+                               .opcode = IBV_WR_SEND,
+                               .send_flags = IBV_SEND_SIGNALED };
     struct ibv_send_wr *sbad;
     RdmaOp *op;
 
@@ -680,10 +716,9 @@ test_srq_module (void)
     g_assert_cmpint (op->kind, ==, RDMA_OP_RECV);
     g_assert_true (op->data == srq);
     g_assert_true (rdma_srq_op (srq, (guint32) op->slot) == op);
-    g_assert_cmpmem (rdma_srq_slot (srq, (guint32) op->slot), sizeof taken, &taken,
-                     sizeof taken);
+    g_assert_cmpmem (rdma_srq_slot (srq, (guint32) op->slot), sizeof taken, &taken, sizeof taken);
     rdma_srq_taken (srq);
-    held[taken++] = (guint32) op->slot;   /* the readers have not given them back */
+    held[taken++] = (guint32) op->slot; /* the readers have not given them back */
   }
   g_assert_cmpint (ev.event_type, ==, IBV_EVENT_SRQ_LIMIT_REACHED);
   rdma_verbs->ack_async_event (&ev);
@@ -701,7 +736,8 @@ test_srq_module (void)
   for (guint32 i = 0; i < taken; i++)
     g_assert_true (rdma_srq_repost (srq, held[i], &error));
   g_assert_cmpuint (rdma_srq_posted (srq), ==, 2 * RDMA_SRQ_CHUNK);
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     fake_verbs_stats (cli[i], &st);
     g_assert_cmpuint (st.errors, ==, 0);
     rdma_verbs->destroy_qp (cli[i]);
@@ -791,13 +827,15 @@ wait_in_slices (RdmaConn *conn, gint64 slice_us, GError **error)
 {
   gint64 until = deadline ();
 
-  for (;;) {
+  for (;;)
+  {
     GError *e = NULL;
-    RdmaMessage *msg = rdma_conn_wait_message (conn, slice_us > 0 ? MIN (until,
-                                               g_get_monotonic_time () + slice_us) : until, &e);
+    RdmaMessage *msg = rdma_conn_wait_message (
+        conn, slice_us > 0 ? MIN (until, g_get_monotonic_time () + slice_us) : until, &e);
 
     if (msg != NULL || !g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT)
-        || g_get_monotonic_time () >= until) {
+        || g_get_monotonic_time () >= until)
+    {
       if (e != NULL)
         g_propagate_error (error, e);
       return msg;
@@ -814,7 +852,8 @@ slow_echo_serve (Echo *e, gboolean read_twice, gint64 slice_us)
 {
   RdmaMessage *msg;
 
-  while ((msg = wait_in_slices (e->conn, slice_us, &e->error)) != NULL) {
+  while ((msg = wait_in_slices (e->conn, slice_us, &e->error)) != NULL)
+  {
     if (read_twice)
       g_assert_true (rdma_conn_wait_message (e->conn, deadline (), &e->error) == msg);
     g_usleep (SLOW_ECHO_US);
@@ -866,7 +905,8 @@ pair_open_measured (Pair *p, gboolean server_side, RdmaMeasure m, GThreadFunc se
 static void
 test_event_measured (void)
 {
-  for (RdmaMeasure m = RDMA_MEASURE_NONE; m <= RDMA_MEASURE_CPU; m++) {
+  for (RdmaMeasure m = RDMA_MEASURE_NONE; m <= RDMA_MEASURE_CPU; m++)
+  {
     Pair p;
     guint looks;
     const RdmaPollCost *cost;
@@ -876,25 +916,32 @@ test_event_measured (void)
     for (guint i = 0; i < 32; i++)
       echo_by (&p, &rdma_proto_eager_ops, 64, i);
     g_test_message ("measure %d: %u calls, spun %u us, blocked %u us (%u us of CPU), "
-                    "spinning %d", m, cost->choice.calls, cost->wall_us[RDMA_POLL_COST_SPIN],
+                    "spinning %d",
+                    m, cost->choice.calls, cost->wall_us[RDMA_POLL_COST_SPIN],
                     cost->wall_us[RDMA_POLL_COST_BLOCK], cost->cpu_us[RDMA_POLL_COST_BLOCK],
                     rdma_poll_cost_spins (cost));
     g_assert_cmpuint (fake_verbs_cm_looks () - looks, ==, 0);
-    if (m == RDMA_MEASURE_NONE) {
+    if (m == RDMA_MEASURE_NONE)
+    {
       g_assert_cmpuint (cost->choice.calls, ==, 0);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], ==, 0);
-    } else {
+    }
+    else
+    {
       /* a call whose reply is there at its first look chooses no way (the caller's thread
        * kept off its core for the echo's whole delay: seen once, 31 of 32, on a loaded host) */
       g_assert_cmpuint (cost->choice.calls, >=, 16);
       g_assert_cmpuint (cost->choice.calls, <=, 32);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_SPIN], >=, SLOW_ECHO_US / 2);
       g_assert_cmpuint (cost->wall_us[RDMA_POLL_COST_BLOCK], >=, SLOW_ECHO_US / 2);
-      if (m == RDMA_MEASURE_CPU) {
+      if (m == RDMA_MEASURE_CPU)
+      {
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], >, 0);
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], <, SLOW_ECHO_US / 2);
         g_assert_false (rdma_poll_cost_spins (cost));
-      } else {
+      }
+      else
+      {
         g_assert_cmpuint (cost->cpu_us[RDMA_POLL_COST_BLOCK], ==, 0);
       }
     }
@@ -914,13 +961,15 @@ test_event_measured_rounds (void)
 {
   const GThreadFunc serve[] = { lingering_echo_main, sliced_echo_main };
 
-  for (guint k = 0; k < G_N_ELEMENTS (serve); k++) {
+  for (guint k = 0; k < G_N_ELEMENTS (serve); k++)
+  {
     const RdmaPollCost *cost;
     GError *gone;
     Pair p;
 
     cost = pair_open_measured (&p, TRUE, RDMA_MEASURE_WALL, serve[k]);
-    for (guint i = 0; i < 32; i++) {
+    for (guint i = 0; i < 32; i++)
+    {
       g_usleep (1000);
       echo_by (&p, &rdma_proto_eager_ops, 64, i);
     }
@@ -961,7 +1010,8 @@ other_caller_main (gpointer data)
     x++;
   g_async_queue_push (o->done, GINT_TO_POINTER (1));
   /* 1: call, 2: stop (a queue takes no NULL) */
-  while (GPOINTER_TO_INT (g_async_queue_pop (o->go)) == 1) {
+  while (GPOINTER_TO_INT (g_async_queue_pop (o->go)) == 1)
+  {
     echo_by (o->p, &rdma_proto_eager_ops, 64, 7);
     g_async_queue_push (o->done, GINT_TO_POINTER (1));
   }
@@ -980,13 +1030,17 @@ test_event_measured_threads (void)
   Pair p;
 
   cost = pair_open_measured (&p, FALSE, RDMA_MEASURE_CPU, slow_echo_main);
-  o = (OtherCaller) { &p, g_async_queue_new (), g_async_queue_new () };
+  o = (OtherCaller){ &p, g_async_queue_new (), g_async_queue_new () };
   other = g_thread_new ("other caller", other_caller_main, &o);
   g_async_queue_pop (o.done);
-  for (guint i = 0; i < 32; i++) {
-    if (i % 2 == 0) {
+  for (guint i = 0; i < 32; i++)
+  {
+    if (i % 2 == 0)
+    {
       echo_by (&p, &rdma_proto_eager_ops, 64, i);
-    } else {
+    }
+    else
+    {
       g_async_queue_push (o.go, GINT_TO_POINTER (1));
       g_async_queue_pop (o.done);
     }
@@ -1023,8 +1077,8 @@ test_hybrid_wait_no_cm_look (void)
   for (guint i = 0; i < 40; i++)
     echo_by (&p, &rdma_proto_eager_ops, 64, i);
   g_test_message ("CM looks %u; long waits %u: spun through %u us, blocked %u us",
-                  fake_verbs_cm_looks () - looks, p.c->poller.long_waits,
-                  p.c->poller.through_us, p.c->poller.blocking_us);
+                  fake_verbs_cm_looks () - looks, p.c->poller.long_waits, p.c->poller.through_us,
+                  p.c->poller.blocking_us);
   /* each way was tried on waits that waited (the tries once all fell on a send's own
    * completion, found at once, and spinning through was never measured) */
   g_assert_cmpuint (p.c->poller.through_us, >, 0);
@@ -1067,9 +1121,10 @@ test_fake_rc (void)
   g_assert_cmpuint (wc.wr_id, ==, 1);
 
   raw_recv (&r, 1, 0, 64, 78);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 5, raddr + 1000,
-                             r.mr[1]->rkey, FALSE, 2), ==, 0);
-  raw_no_wc (&r, 0);   /* unsignalled */
+  g_assert_cmpint (
+      raw_post (&r, 0, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 5, raddr + 1000, r.mr[1]->rkey, FALSE, 2), ==,
+      0);
+  raw_no_wc (&r, 0); /* unsignalled */
   wc = raw_wc (&r, 1);
   g_assert_cmpint (wc.opcode, ==, IBV_WC_RECV_RDMA_WITH_IMM);
   g_assert_cmpuint (ntohl (wc.imm_data), ==, 0x1234);
@@ -1077,8 +1132,8 @@ test_fake_rc (void)
   g_assert_true (memcmp (r.mem[1] + 1000, "hello", 5) == 0);
 
   memcpy (r.mem[1] + 2000, "world", 5);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 10, 5, raddr + 2000, r.mr[1]->rkey,
-                             TRUE, 3), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 10, 5, raddr + 2000, r.mr[1]->rkey, TRUE, 3),
+                   ==, 0);
   wc = raw_wc (&r, 0);
   g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
   g_assert_cmpint (wc.opcode, ==, IBV_WC_RDMA_READ);
@@ -1089,13 +1144,14 @@ test_fake_rc (void)
   wc = raw_wc (&r, 0);
   g_assert_cmpint (wc.status, ==, IBV_WC_RNR_RETRY_EXC_ERR);
   g_assert_cmpuint (wc.wr_id, ==, 4);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 5, raddr, r.mr[1]->rkey, FALSE, 5),
-                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 5, raddr, r.mr[1]->rkey, FALSE, 5), ==,
+                   0);
   wc = raw_wc (&r, 0);
   g_assert_cmpint (wc.status, ==, IBV_WC_WR_FLUSH_ERR);
   g_assert_cmpuint (wc.wr_id, ==, 5);
-  g_assert_cmpint (raw_post (&r, 1, IBV_WR_RDMA_WRITE, 0, 5, (guintptr) r.mem[0],
-                             r.mr[0]->rkey, TRUE, 6), ==, 0);
+  g_assert_cmpint (
+      raw_post (&r, 1, IBV_WR_RDMA_WRITE, 0, 5, (guintptr) r.mem[0], r.mr[0]->rkey, TRUE, 6), ==,
+      0);
   g_assert_cmpint (raw_wc (&r, 1).status, ==, IBV_WC_RETRY_EXC_ERR);
   raw_close (&r);
 }
@@ -1105,21 +1161,29 @@ test_fake_rc (void)
 static void
 test_fake_keys (void)
 {
-  static const struct { gint off; gint len; gboolean lkey; gboolean stale; } cases[] = {
-    { 0, 1, TRUE, FALSE },          /* the lkey of the region */
-    { 0, 1, FALSE, TRUE },          /* the rkey of a region deregistered */
-    { RAW_MEM - 4, 5, FALSE, FALSE },   /* one byte past the end */
-    { -1, 4, FALSE, FALSE },        /* one byte before the start */
+  static const struct
+  {
+    gint off;
+    gint len;
+    gboolean lkey;
+    gboolean stale;
+  } cases[] = {
+    { 0, 1, TRUE, FALSE },            /* the lkey of the region */
+    { 0, 1, FALSE, TRUE },            /* the rkey of a region deregistered */
+    { RAW_MEM - 4, 5, FALSE, FALSE }, /* one byte past the end */
+    { -1, 4, FALSE, FALSE },          /* one byte before the start */
   };
 
-  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     Raw r;
     guint32 key;
     struct ibv_wc wc;
 
     raw_open (&r, 8, 8);
     key = cases[i].lkey ? r.mr[1]->lkey : r.mr[1]->rkey;
-    if (cases[i].stale) {
+    if (cases[i].stale)
+    {
       struct ibv_mr *old = rdma_verbs->reg_mr (r.pd[1], r.mem[1], RAW_MEM,
                                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
       key = old->rkey;
@@ -1127,7 +1191,8 @@ test_fake_keys (void)
     }
     raw_recv (&r, 1, 0, 64, 9);
     g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, (guint32) cases[i].len,
-                               (guintptr) r.mem[1] + cases[i].off, key, FALSE, 1), ==, 0);
+                               (guintptr) r.mem[1] + cases[i].off, key, FALSE, 1),
+                     ==, 0);
     wc = raw_wc (&r, 0);
     g_assert_cmpint (wc.status, ==, IBV_WC_REM_ACCESS_ERR);
     wc = raw_wc (&r, 1);
@@ -1149,18 +1214,16 @@ test_fake_queue_depth (void)
   raw_open (&r, 4, 4);
   raddr = (guintptr) r.mem[1];
   for (guint i = 0; i < 3; i++)
-    g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, FALSE, i),
-                     ==, 0);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 3),
-                   ==, 0);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 4),
-                   ==, ENOMEM);
+    g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, FALSE, i), ==,
+                     0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 3), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 4), ==,
+                   ENOMEM);
   g_assert_cmpuint (fake_verbs_take_misuse (&what), ==, 1);
   g_assert_nonnull (strstr (what, "full send queue"));
   g_free (what);
   g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 3);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 5),
-                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 5), ==, 0);
   g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 5);
   raw_close (&r);
 }
@@ -1176,7 +1239,7 @@ test_fake_events (void)
   void *ctx = NULL;
 
   raw_open (&r, 8, 8);
-  pfd = (struct pollfd) { .fd = r.ch[1]->fd, .events = POLLIN };
+  pfd = (struct pollfd){ .fd = r.ch[1]->fd, .events = POLLIN };
   raw_recv (&r, 1, 0, 64, 1);
   raw_recv (&r, 1, 0, 64, 2);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 1), ==, 0);
@@ -1208,7 +1271,7 @@ test_fake_solicited (void)
 
   raw_open (&r, 8, 8);
   for (guint s = 0; s < 2; s++)
-    pfd[s] = (struct pollfd) { .fd = r.ch[s]->fd, .events = POLLIN };
+    pfd[s] = (struct pollfd){ .fd = r.ch[s]->fd, .events = POLLIN };
   for (guint i = 0; i < 3; i++)
     raw_recv (&r, 1, 64 * i, 64, i + 1);
   g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[0], 1), ==, 0);
@@ -1217,14 +1280,15 @@ test_fake_solicited (void)
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 1);
   g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 1);
   g_assert_cmpint (poll (pfd, 2, 0), ==, 0);
-  g_assert_cmpint (raw_post_flags (&r, 0, IBV_WR_SEND, 0, 5, 0, 0,
-                                   IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 2), ==, 0);
+  g_assert_cmpint (
+      raw_post_flags (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 2),
+      ==, 0);
   g_assert_cmpint (poll (&pfd[1], 1, 1000), ==, 1);
   g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, 0);
   rdma_verbs->ack_cq_events (cq, 1);
   g_assert_cmpuint (raw_wc (&r, 1).wr_id, ==, 2);
   g_assert_cmpuint (raw_wc (&r, 0).wr_id, ==, 2);
-  g_assert_cmpint (poll (&pfd[0], 1, 0), ==, 0);   /* the sender's own: none */
+  g_assert_cmpint (poll (&pfd[0], 1, 0), ==, 0); /* the sender's own: none */
 
   g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 0), ==, 0);
   g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 1), ==, 0);
@@ -1248,8 +1312,12 @@ attack_write (RdmaConn *conn, struct rdma_cm_id *id, guint8 *src, guint64 raddr,
   struct ibv_mr *mr = rdma_verbs->reg_mr (conn->pd, src, 64, IBV_ACCESS_LOCAL_WRITE);
   struct ibv_sge sge = { .addr = (guintptr) src, .length = 64, .lkey = mr->lkey };
   struct ibv_send_wr wr = {
-    .wr_id = 0xbad, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+    .wr_id = 0xbad,
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = IBV_WR_RDMA_WRITE,
+    .send_flags = IBV_SEND_SIGNALED,
+    .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
   };
   struct ibv_send_wr *bad = NULL;
   struct ibv_wc wc;
@@ -1300,8 +1368,8 @@ test_window_only (gconstpointer data)
   memcpy (before, (gconstpointer) (guintptr) raddr, sizeof before);
   attacker = from_other ? b.c : a.c;
   attacker_id = from_other ? b.cid : a.cid;
-  g_assert_cmpint (attack_write (attacker, attacker_id, src, raddr, from_other ? wkey : mkey),
-                   ==, IBV_WC_REM_ACCESS_ERR);
+  g_assert_cmpint (attack_write (attacker, attacker_id, src, raddr, from_other ? wkey : mkey), ==,
+                   IBV_WC_REM_ACCESS_ERR);
   g_assert_cmpmem ((gconstpointer) (guintptr) raddr, sizeof before, before, sizeof before);
 
   /* both QPs the attack went through are in the error state now: no counts to check */
@@ -1321,7 +1389,8 @@ test_window_everywhere (void)
 {
   static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
 
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     Pair p;
 
@@ -1371,7 +1440,7 @@ static void
 fill_pattern (guint8 *p, gsize len, guint seed)
 {
   for (gsize j = 0; j < len; j++)
-    p[j] = (guint8) (pattern (seed, j) | 1);   /* never 0: a byte not yet written shows */
+    p[j] = (guint8) (pattern (seed, j) | 1); /* never 0: a byte not yet written shows */
 }
 
 /* Queued WRs run when the test says, in post order, each through its moments: the bytes of
@@ -1393,13 +1462,13 @@ test_fake_manual (void)
   memcpy (r.mem[0] + 16, "hello", 5);
   memcpy (r.mem[1] + 2000, "world", 5);
   raw_recv (&r, 1, 100, 64, 77);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 3, raddr + 1000, r.mr[1]->rkey,
-                             TRUE, 1), ==, 0);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 8, 3, raddr + 1000, r.mr[1]->rkey,
-                             TRUE, 2), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 3, raddr + 1000, r.mr[1]->rkey, TRUE, 1),
+                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 8, 3, raddr + 1000, r.mr[1]->rkey, TRUE, 2),
+                   ==, 0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 16, 5, 0, 0, TRUE, 3), ==, 0);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 50, 5, raddr + 2000, r.mr[1]->rkey,
-                             TRUE, 4), ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 50, 5, raddr + 2000, r.mr[1]->rkey, TRUE, 4),
+                   ==, 0);
   g_assert_cmpuint (fake_verbs_queued (r.id[0]), ==, 4);
   g_assert_cmpuint (r.mem[1][1000], ==, 0);
   raw_no_wc (&r, 0);
@@ -1424,7 +1493,8 @@ test_fake_manual (void)
   /* executed, and none of the four has completed */
   raw_no_wc (&r, 0);
   g_assert_cmpuint (fake_verbs_queued (r.id[0]), ==, 4);
-  for (guint64 id = 1; id <= 4; id++) {
+  for (guint64 id = 1; id <= 4; id++)
+  {
     g_assert_true (fake_verbs_complete (r.id[0]));
     wc = raw_wc (&r, 0);
     g_assert_cmpint (wc.status, ==, IBV_WC_SUCCESS);
@@ -1441,8 +1511,14 @@ test_fake_manual (void)
 static void
 test_fake_manual_error (void)
 {
-  static const struct { guint64 wr_id; enum ibv_wc_status status; } want[] = {
-    { 1, IBV_WC_SUCCESS }, { 2, IBV_WC_REM_ACCESS_ERR }, { 3, IBV_WC_WR_FLUSH_ERR },
+  static const struct
+  {
+    guint64 wr_id;
+    enum ibv_wc_status status;
+  } want[] = {
+    { 1, IBV_WC_SUCCESS },
+    { 2, IBV_WC_REM_ACCESS_ERR },
+    { 3, IBV_WC_WR_FLUSH_ERR },
     { 4, IBV_WC_WR_FLUSH_ERR },
   };
   Raw r;
@@ -1452,18 +1528,17 @@ test_fake_manual_error (void)
   raw_open_timed (&r, FAKE_MANUAL, 1);
   raddr = (guintptr) r.mem[1];
   raw_recv (&r, 1, 0, 64, 9);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 1),
-                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, TRUE, 1), ==, 0);
   /* the peer's lkey, not its rkey */
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->lkey, TRUE, 2),
-                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->lkey, TRUE, 2), ==, 0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, TRUE, 3), ==, 0);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, FALSE, 4),
-                   ==, 0);
+  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 8, raddr, r.mr[1]->rkey, FALSE, 4), ==,
+                   0);
   g_assert_true (fake_verbs_execute (r.id[0]));
   raw_no_wc (&r, 0);
   g_assert_true (fake_verbs_execute (r.id[0]));
-  for (guint i = 0; i < G_N_ELEMENTS (want); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+  {
     wc = raw_wc (&r, 0);
     g_assert_cmpuint (wc.wr_id, ==, want[i].wr_id);
     g_assert_cmpint (wc.status, ==, want[i].status);
@@ -1503,10 +1578,13 @@ deferred_pieces (guint32 seed)
         - ((guintptr) r.mem[1] + dst_off);
   raw_recv (&r, 1, 0, 64, 5);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE_WITH_IMM, 0, PIECE_LEN, raddr + dst_off,
-                             r.mr[1]->rkey, TRUE, 1), ==, 0);
+                             r.mr[1]->rkey, TRUE, 1),
+                   ==, 0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, PIECE_LEN, PIECE_LEN, raddr + read_off,
-                             r.mr[1]->rkey, TRUE, 2), ==, 0);
-  while (fake_verbs_step (r.id[0], 1) == 1) {
+                             r.mr[1]->rkey, TRUE, 2),
+                   ==, 0);
+  while (fake_verbs_step (r.id[0], 1) == 1)
+  {
     const guint8 *dst = r.mem[1] + dst_off;
     guint64 landed = 0;
 
@@ -1514,9 +1592,11 @@ deferred_pieces (guint32 seed)
       landed++;
     for (guint64 j = landed; j < PIECE_LEN; j++)
       if (dst[j] != 0)
-        g_error ("seed %u: byte %" G_GUINT64_FORMAT " of the WRITE landed before byte %"
-                 G_GUINT64_FORMAT, seed, j, landed);
-    if (landed < PIECE_LEN) {
+        g_error ("seed %u: byte %" G_GUINT64_FORMAT
+                 " of the WRITE landed before byte %" G_GUINT64_FORMAT,
+                 seed, j, landed);
+    if (landed < PIECE_LEN)
+    {
       g_assert_cmpuint (landed, <=, cut);
       g_assert_cmpuint (((guintptr) dst + landed) % 8, ==, 0);
       partial |= landed > 0;
@@ -1558,14 +1638,18 @@ deferred_trace (guint32 seed)
   fill_pattern (r.mem[0], 2048, seed);
   raw_recv (&r, 1, 3000, 64, 10);
   raw_recv (&r, 1, 3100, 64, 11);
-  g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 2048, (guintptr) r.mem[1],
-                             r.mr[1]->rkey, TRUE, 1), ==, 0);
+  g_assert_cmpint (
+      raw_post (&r, 0, IBV_WR_RDMA_WRITE, 0, 2048, (guintptr) r.mem[1], r.mr[1]->rkey, TRUE, 1), ==,
+      0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 64, 0, 0, TRUE, 2), ==, 0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_READ, 2048, 512, (guintptr) r.mem[1] + 256,
-                             r.mr[1]->rkey, TRUE, 3), ==, 0);
+                             r.mr[1]->rkey, TRUE, 3),
+                   ==, 0);
   g_assert_cmpint (raw_post (&r, 0, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, (guintptr) r.mem[1],
-                             r.mr[1]->rkey, TRUE, 4), ==, 0);
-  for (guint polls = 0; got < 6; polls++) {
+                             r.mr[1]->rkey, TRUE, 4),
+                   ==, 0);
+  for (guint polls = 0; got < 6; polls++)
+  {
     struct ibv_wc wc[8];
     guint side = polls % 2;
     guint landed = 0;
@@ -1595,7 +1679,8 @@ test_fake_seeded (void)
 
   g_test_message ("seed 7: %s", a);
   g_assert_cmpstr (a, ==, b);
-  for (guint32 seed = 8; seed < 12 && !differs; seed++) {
+  for (guint32 seed = 8; seed < 12 && !differs; seed++)
+  {
     gchar *c = deferred_trace (seed);
     differs = strcmp (a, c) != 0;
     g_free (c);
@@ -1613,7 +1698,8 @@ test_fake_deferred_waits (void)
 {
   gboolean quiet_post = FALSE;
 
-  for (guint32 seed = 1; seed <= 16; seed++) {
+  for (guint32 seed = 1; seed <= 16; seed++)
+  {
     struct pollfd pfd;
     struct ibv_cq *cq;
     struct ibv_wc wc;
@@ -1622,27 +1708,30 @@ test_fake_deferred_waits (void)
     Raw r;
 
     raw_open_timed (&r, FAKE_DEFERRED, seed);
-    pfd = (struct pollfd) { .fd = r.ch[1]->fd, .events = POLLIN };
+    pfd = (struct pollfd){ .fd = r.ch[1]->fd, .events = POLLIN };
     raw_recv (&r, 1, 0, 64, 1);
     raw_recv (&r, 1, 0, 64, 2);
     /* poll, arm, poll */
     g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 1), ==, 0);
-    early = fake_verbs_pending (r.id[1]) > 0;   /* the post took a step */
+    early = fake_verbs_pending (r.id[1]) > 0; /* the post took a step */
     g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 0), ==, 0);
-    if (rdma_verbs->poll_cq (r.cq[1], 1, &wc) == 0) {
+    if (rdma_verbs->poll_cq (r.cq[1], 1, &wc) == 0)
+    {
       g_assert_cmpint (poll (&pfd, 1, 0), ==, 1);
       g_assert_cmpint (rdma_verbs->poll_cq (r.cq[1], 1, &wc), ==, 1);
     }
     g_assert_cmpuint (wc.wr_id, ==, 1);
     /* a completion that came to the armed CQ raised its event */
-    if (!early) {
+    if (!early)
+    {
       g_assert_cmpint (rdma_verbs->get_cq_event (r.ch[1], &cq, &ctx), ==, 0);
       rdma_verbs->ack_cq_events (cq, 1);
     }
     /* armed and blocked; the sender posts and goes quiet */
     g_assert_cmpint (rdma_verbs->req_notify_cq (r.cq[1], 0), ==, 0);
     g_assert_cmpint (raw_post (&r, 0, IBV_WR_SEND, 0, 5, 0, 0, FALSE, 2), ==, 0);
-    if (fake_verbs_pending (r.id[1]) == 0) {
+    if (fake_verbs_pending (r.id[1]) == 0)
+    {
       quiet_post = TRUE;
       g_assert_cmpint (poll (&pfd, 1, WAIT_S * 1000), ==, 1);
     }
@@ -1659,13 +1748,13 @@ test_fake_deferred_waits (void)
 typedef struct
 {
   const RdmaProtoOps *ops;
-  guint32 ring;                 /* the direct ring of both sides (0: the default) */
-  ThriftRdmaPolling client, server;   /* how the pair polls (sizes, ring edges, full) */
+  guint32 ring;                     /* the direct ring of both sides (0: the default) */
+  ThriftRdmaPolling client, server; /* how the pair polls (sizes, ring edges, full) */
 } Forced;
 
-static Forced forced[RDMA_PROTO_COUNT];    /* each protocol, the default ring */
+static Forced forced[RDMA_PROTO_COUNT]; /* each protocol, the default ring */
 static guint n_forced;
-static Forced ring_cases[2 * RDMA_PROTO_COUNT];  /* the direct ones with other rings */
+static Forced ring_cases[2 * RDMA_PROTO_COUNT]; /* the direct ones with other rings */
 static guint n_ring_cases;
 
 static void
@@ -1681,14 +1770,14 @@ static GArray *
 sizes_around (guint32 ring)
 {
   static const gsize edges[] = {
-    64, 256, BW_ROOM, SLOT_ROOM, 4096, 65536 - 96, 65536, 64 * 2048 - 20, 262144, CHUNK,
-    1u << 20,
+    64, 256, BW_ROOM, SLOT_ROOM, 4096, 65536 - 96, 65536, 64 * 2048 - 20, 262144, CHUNK, 1u << 20,
   };
   GArray *a = g_array_new (FALSE, FALSE, sizeof (gsize));
 
   add_size (a, 0);
   add_size (a, 1);
-  for (guint i = 0; i < G_N_ELEMENTS (edges); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (edges); i++)
+  {
     add_size (a, edges[i] - 1);
     add_size (a, edges[i]);
     add_size (a, edges[i] + 1);
@@ -1725,8 +1814,8 @@ test_sizes (gconstpointer data)
   echo_start (&p);
   for (guint i = 0; i < sizes->len; i++)
     echo_by (&p, f->ops, g_array_index (sizes, gsize, i), i);
-  g_test_message ("%s, ring %u: %u sizes up to %" G_GSIZE_FORMAT " bytes both ways",
-                  f->ops->name, cs.ring_size, sizes->len, (gsize) (2u << 20) + 3);
+  g_test_message ("%s, ring %u: %u sizes up to %" G_GSIZE_FORMAT " bytes both ways", f->ops->name,
+                  cs.ring_size, sizes->len, (gsize) (2u << 20) + 3);
   pair_close (&p);
   g_array_unref (sizes);
 }
@@ -1735,14 +1824,14 @@ test_sizes (gconstpointer data)
 static void
 test_polling (gconstpointer data)
 {
-  static const ThriftRdmaPolling modes[] = { THRIFT_RDMA_POLLING_BUSY,
-                                             THRIFT_RDMA_POLLING_HYBRID,
+  static const ThriftRdmaPolling modes[] = { THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_HYBRID,
                                              THRIFT_RDMA_POLLING_EVENT };
   static const gsize sizes[] = { 64, SLOT_ROOM + 1, 300000 };
   const Forced *f = data;
 
   for (guint c = 0; c < G_N_ELEMENTS (modes); c++)
-    for (guint s = 0; s < G_N_ELEMENTS (modes); s++) {
+    for (guint s = 0; s < G_N_ELEMENTS (modes); s++)
+    {
       Pair p;
 
       pair_open_polling (&p, modes[c], modes[s]);
@@ -1765,7 +1854,7 @@ cost_since (RdmaConn *conn, const ThriftRdmaStats *before)
 {
   const ThriftRdmaStats *s = rdma_conn_stats (conn);
 
-  return (Cost) {
+  return (Cost){
     .sends = s->sends - before->sends,
     .writes = s->writes - before->writes,
     .write_imms = s->write_imms - before->write_imms,
@@ -1794,38 +1883,39 @@ test_footprint (gconstpointer data)
   for (guint i = 0; i < 5; i++)
     echo_by (&p, f->ops, 64, i);
   cb = *rdma_conn_stats (p.c);
-  sb = *rdma_conn_stats (p.s);   /* (the server waits for the next request: it is still) */
+  sb = *rdma_conn_stats (p.s); /* (the server waits for the next request: it is still) */
   for (guint i = 0; i < n; i++)
     echo_by (&p, f->ops, 64, i);
   c = cost_since (p.c, &cb);
-  g_test_message ("%s, %" G_GUINT64_FORMAT " calls of 64 B, client: sends %" G_GUINT64_FORMAT
-                  " (credit %" G_GUINT64_FORMAT ", control %" G_GUINT64_FORMAT ") writes %"
-                  G_GUINT64_FORMAT " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT
-                  " doorbells %" G_GUINT64_FORMAT, f->ops->name, n, c.sends, c.credits,
-                  c.controls, c.writes, c.write_imms, c.reads, c.posts);
+  g_test_message (
+      "%s, %" G_GUINT64_FORMAT " calls of 64 B, client: sends %" G_GUINT64_FORMAT
+      " (credit %" G_GUINT64_FORMAT ", control %" G_GUINT64_FORMAT ") writes %" G_GUINT64_FORMAT
+      " write_imms %" G_GUINT64_FORMAT " reads %" G_GUINT64_FORMAT " doorbells %" G_GUINT64_FORMAT,
+      f->ops->name, n, c.sends, c.credits, c.controls, c.writes, c.write_imms, c.reads, c.posts);
   /* the request went and the reply came by the protocol's own verbs, in as few doorbells */
-  switch (f->ops->id) {
+  switch (f->ops->id)
+  {
   case RDMA_PROTO_EAGER:
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
     g_assert_cmpuint (c.writes + c.write_imms + c.reads, ==, 0);
     g_assert_cmpuint (c.posts - c.credits - c.controls, ==, n);
     break;
-  case RDMA_PROTO_DIRECT_WRITE_SEND:        /* WRITE, then the notice: two doorbells */
+  case RDMA_PROTO_DIRECT_WRITE_SEND: /* WRITE, then the notice: two doorbells */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
     g_assert_cmpuint (c.writes, ==, n);
     g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
     break;
-  case RDMA_PROTO_CHAINED_WRITE_SEND:       /* the same two WRs in one doorbell */
+  case RDMA_PROTO_CHAINED_WRITE_SEND: /* the same two WRs in one doorbell */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
     g_assert_cmpuint (c.writes, ==, n);
     g_assert_cmpuint (c.posts - c.credits - c.controls, ==, n);
     break;
-  case RDMA_PROTO_DIRECT_WRITE_IMM:         /* one WRITE_WITH_IMM, no SEND at all */
+  case RDMA_PROTO_DIRECT_WRITE_IMM: /* one WRITE_WITH_IMM, no SEND at all */
     g_assert_cmpuint (c.write_imms, ==, n);
     g_assert_cmpuint (c.sends + c.writes + c.reads, ==, 0);
     g_assert_cmpuint (c.posts, ==, n);
     break;
-  case RDMA_PROTO_WRITE_RNDV:   /* RTS, WRITE + notice chained; for the reply, a window bound
+  case RDMA_PROTO_WRITE_RNDV: /* RTS, WRITE + notice chained; for the reply, a window bound
                                    over the buffer and a CTS */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, 2 * n);
     g_assert_cmpuint (c.writes, ==, n);
@@ -1833,13 +1923,13 @@ test_footprint (gconstpointer data)
     g_assert_cmpuint (c.binds, ==, n);
     g_assert_cmpuint (c.posts - c.credits - c.controls - c.binds, ==, 2 * n);
     break;
-  case RDMA_PROTO_READ_RNDV:    /* RTS; for the reply, a READ and the DONE */
+  case RDMA_PROTO_READ_RNDV: /* RTS; for the reply, a READ and the DONE */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
     g_assert_cmpuint (c.reads, ==, n);
     g_assert_cmpuint (c.controls, ==, n);
     g_assert_cmpuint (c.posts - c.credits - c.controls, ==, 2 * n);
     break;
-  case RDMA_PROTO_RFP:          /* a notice; the reply fetched by READ (polled) */
+  case RDMA_PROTO_RFP: /* a notice; the reply fetched by READ (polled) */
     g_assert_cmpuint (c.sends - c.credits - c.controls, ==, n);
     g_assert_cmpuint (c.reads, >=, n);
     g_assert_cmpuint (c.posts - c.credits - c.controls - c.reads, ==, n);
@@ -1861,11 +1951,13 @@ test_footprint (gconstpointer data)
     g_error_free (e);
   }
   s = cost_since (p.s, &sb);
-  if (f->ops->id == RDMA_PROTO_DIRECT_WRITE_IMM) {
+  if (f->ops->id == RDMA_PROTO_DIRECT_WRITE_IMM)
+  {
     g_assert_cmpuint (s.sends, ==, 0);
     g_assert_cmpuint (s.write_imms, ==, n);
   }
-  if (f->ops->id == RDMA_PROTO_RFP) {
+  if (f->ops->id == RDMA_PROTO_RFP)
+  {
     /* the server fetched each request with one READ and posted nothing for its replies */
     g_assert_cmpuint (s.reads, ==, n);
     g_assert_cmpuint (s.sends - s.credits - s.controls, ==, 0);
@@ -1925,12 +2017,14 @@ test_ring_edges (gconstpointer data)
   cs.ring_size = ss.ring_size = size;
   pair_open (&p, &cs, &ss);
   echo_start (&p);
-  for (guint e = 0; e <= 3; e++) {
+  for (guint e = 0; e <= 3; e++)
+  {
     ring_seek (&p, f->ops, size, &off, 0);
     ring_echo (&p, f->ops, size, &off, size - e);
     ring_echo (&p, f->ops, size, &off, 100);
   }
-  for (guint j = 1; j <= 3; j++) {
+  for (guint j = 1; j <= 3; j++)
+  {
     ring_seek (&p, f->ops, size, &off, size - 100);
     ring_echo (&p, f->ops, size, &off, 100 + j);
     ring_echo (&p, f->ops, size, &off, 100);
@@ -1951,7 +2045,8 @@ test_ring_sized (void)
 {
   static const gsize first[] = { 100, 64u << 10 };
 
-  for (guint i = 0; i < G_N_ELEMENTS (first); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (first); i++)
+  {
     RdmaConnSettings cs, ss;
     guint32 size;
     Pair p;
@@ -1963,8 +2058,7 @@ test_ring_sized (void)
     g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, 0);
     echo_by (&p, &rdma_proto_direct_write_imm_ops, first[i], i);
     size = rdma_ring_rx_size (p.s);
-    g_test_message ("a first message of %" G_GSIZE_FORMAT " bytes: a %u-byte ring", first[i],
-                    size);
+    g_test_message ("a first message of %" G_GSIZE_FORMAT " bytes: a %u-byte ring", first[i], size);
     g_assert_cmpuint (size, <=, ss.ring_size);
     if (first[i] < 1024)
       g_assert_cmpuint (size, <=, ss.ring_size / 8);
@@ -1992,7 +2086,8 @@ test_ring_reports_ride (void)
   const guint n = 40;
   const gint over[] = { -64, 64 };
 
-  for (guint k = 0; k < G_N_ELEMENTS (over); k++) {
+  for (guint k = 0; k < G_N_ELEMENTS (over); k++)
+  {
     ThriftRdmaStats cb, sb;
     gsize len;
     Cost c, s;
@@ -2013,10 +2108,10 @@ test_ring_reports_ride (void)
     echo_wait_answered (&p, 3 + n);
     c = cost_since (p.c, &cb);
     s = cost_since (p.s, &sb);
-    g_test_message ("%u echoes of %" G_GSIZE_FORMAT " B: client credit messages %"
-                    G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT "; server credit "
-                    "messages %" G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT, n, len,
-                    c.credits, c.write_imms, s.credits, s.write_imms);
+    g_test_message ("%u echoes of %" G_GSIZE_FORMAT " B: client credit messages %" G_GUINT64_FORMAT
+                    ", write_imms %" G_GUINT64_FORMAT "; server credit "
+                    "messages %" G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT,
+                    n, len, c.credits, c.write_imms, s.credits, s.write_imms);
     g_assert_cmpuint (c.credits, ==, 0);
     g_assert_cmpuint (s.credits, ==, 0);
     g_assert_cmpuint (c.sends + c.reads + c.writes, ==, 0);
@@ -2058,12 +2153,15 @@ test_rfp_notify (gconstpointer data)
   c = cost_since (p.c, &cb);
   s = cost_since (p.s, &sb);
   g_test_message ("%u calls, the server 3 ms late, %s: client READs %" G_GUINT64_FORMAT
-                  ", server notices %" G_GUINT64_FORMAT, n, old_peer ? "old peer" : "notify",
-                  c.reads, s.sends - s.credits - s.controls);
-  if (old_peer) {
+                  ", server notices %" G_GUINT64_FORMAT,
+                  n, old_peer ? "old peer" : "notify", c.reads, s.sends - s.credits - s.controls);
+  if (old_peer)
+  {
     g_assert_cmpuint (s.sends - s.credits - s.controls, ==, 0);
     g_assert_cmpuint (c.reads, >, 2 * n);
-  } else {
+  }
+  else
+  {
     g_assert_cmpuint (s.sends - s.credits - s.controls, ==, n);
     g_assert_cmpuint (c.reads, ==, n);
   }
@@ -2077,8 +2175,10 @@ wait_on (RdmaConn *conn, gint64 us)
   gint64 until = g_get_monotonic_time () + us;
   GError *error = NULL;
 
-  while (g_get_monotonic_time () < until) {
-    if (!rdma_conn_progress (conn, until, &error)) {
+  while (g_get_monotonic_time () < until)
+  {
+    if (!rdma_conn_progress (conn, until, &error))
+    {
       g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
       g_clear_error (&error);
     }
@@ -2111,8 +2211,7 @@ test_ring_idle (void)
 
   /* the client waits: its ring's idle check asks the echo server for it, and the server's
    * (the echo thread waits for a request meanwhile) asks the client, who answers here */
-  for (guint i = 0; i < 100 && (rdma_ring_rx_size (p.c) != 0
-                                || rdma_ring_rx_size (p.s) != 0); i++)
+  for (guint i = 0; i < 100 && (rdma_ring_rx_size (p.c) != 0 || rdma_ring_rx_size (p.s) != 0); i++)
     wait_on (p.c, 10000);
   g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, 0);
   g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, 0);
@@ -2228,7 +2327,7 @@ test_rnr_timer (void)
 
   pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_BUSY);
   g_assert_cmpuint (fake_verbs_min_rnr_timer (p.cid), >, 0);
-  g_assert_cmpuint (fake_verbs_min_rnr_timer (p.cid), <=, 14);   /* at most 1.28 ms */
+  g_assert_cmpuint (fake_verbs_min_rnr_timer (p.cid), <=, 14); /* at most 1.28 ms */
   g_assert_cmpuint (fake_verbs_min_rnr_timer (p.sid), ==, fake_verbs_min_rnr_timer (p.cid));
   echo_start (&p);
   pair_close (&p);
@@ -2304,16 +2403,17 @@ test_unread_stream (void)
   g_assert_cmpuint (UNREAD_STREAM, >, 2 * p.c->settings.credits);
   server = g_thread_new ("server", take_all, p.s);
   rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
-  for (guint i = 0; i < UNREAD_STREAM; i++) {
+  for (guint i = 0; i < UNREAD_STREAM; i++)
+  {
     guint8 *buf = pattern_new (100 + i, i);
 
-    if (!rdma_conn_send (p.c, buf, 100 + i, g_get_monotonic_time () + 2 * G_USEC_PER_SEC,
-                         &error))
+    if (!rdma_conn_send (p.c, buf, 100 + i, g_get_monotonic_time () + 2 * G_USEC_PER_SEC, &error))
       g_error ("message %u of %u: %s", i, UNREAD_STREAM, error->message);
     g_free (buf);
   }
   g_thread_join (server);
-  for (guint i = 0; i < UNREAD_STREAM; i++) {
+  for (guint i = 0; i < UNREAD_STREAM; i++)
+  {
     RdmaMessage *msg = rdma_conn_ready_message (p.s);
 
     g_assert_nonnull (msg);
@@ -2351,16 +2451,18 @@ test_stream_both_ways (void)
   pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_BUSY);
   p.echo.as_plan = TRUE;
   echo_start (&p);
-  for (guint i = 0; i < k; i++) {
+  for (guint i = 0; i < k; i++)
+  {
     guint8 *buf = pattern_new (both_ways_len (i), i);
     rdma_conn_set_tx_proto (p.c, forced[i % n_forced].ops);
-    if (!rdma_conn_send (p.c, buf, both_ways_len (i),
-                         g_get_monotonic_time () + 5 * G_USEC_PER_SEC, &error))
-      g_error ("message %u (%s, %" G_GSIZE_FORMAT " bytes): %s", i,
-               forced[i % n_forced].ops->name, both_ways_len (i), error->message);
+    if (!rdma_conn_send (p.c, buf, both_ways_len (i), g_get_monotonic_time () + 5 * G_USEC_PER_SEC,
+                         &error))
+      g_error ("message %u (%s, %" G_GSIZE_FORMAT " bytes): %s", i, forced[i % n_forced].ops->name,
+               both_ways_len (i), error->message);
     g_free (buf);
   }
-  for (guint i = 0; i < k; i++) {
+  for (guint i = 0; i < k; i++)
+  {
     RdmaMessage *msg = rdma_conn_wait_message (p.c, deadline (), &error);
     g_assert_nonnull (msg);
     check_message (msg, both_ways_len (i), i, "reply");
@@ -2527,7 +2629,8 @@ ring_pair_small_first (Pair *p, guint32 cap, gboolean old_peer, ThriftRdmaStats 
   settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
   cs.ring_size = ss.ring_size = cap;
   pair_open (p, &cs, &ss);
-  if (old_peer) {
+  if (old_peer)
+  {
     p->c->peer.flags &= ~RDMA_WIRE_HELLO_RING_GROW;
     p->s->peer.flags &= ~RDMA_WIRE_HELLO_RING_GROW;
   }
@@ -2575,17 +2678,20 @@ test_ring_grows (gconstpointer data)
   echoes_cost (&p, big, 3, n, &cb, &sb, &c, &s);
   g_test_message ("%s: %u echoes of 1 MiB after one of 64 B: rings %u / %u B, WRs per call: "
                   "client %.1f (write_imms %" G_GUINT64_FORMAT ", credits %" G_GUINT64_FORMAT
-                  "), server %.1f (write_imms %" G_GUINT64_FORMAT ", credits %"
-                  G_GUINT64_FORMAT ")", old_peer ? "old peers" : "growing", n,
-                  rdma_ring_rx_size (p.s), rdma_ring_rx_size (p.c),
-                  (gdouble) cost_wrs (&c) / n, c.write_imms, c.credits,
+                  "), server %.1f (write_imms %" G_GUINT64_FORMAT ", credits %" G_GUINT64_FORMAT
+                  ")",
+                  old_peer ? "old peers" : "growing", n, rdma_ring_rx_size (p.s),
+                  rdma_ring_rx_size (p.c), (gdouble) cost_wrs (&c) / n, c.write_imms, c.credits,
                   (gdouble) cost_wrs (&s) / n, s.write_imms, s.credits);
-  if (old_peer) {
+  if (old_peer)
+  {
     g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, RDMA_RING_MIN_SIZE);
     g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, RDMA_RING_MIN_SIZE);
     g_assert_cmpuint (c.write_imms, >=, n * (big / RDMA_RING_MIN_SIZE));
     g_assert_cmpuint (s.write_imms, >=, n * (big / RDMA_RING_MIN_SIZE));
-  } else {
+  }
+  else
+  {
     g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, cap);
     g_assert_cmpuint (rdma_ring_rx_size (p.c), ==, cap);
     g_assert_cmpuint (c.controls + s.controls, ==, 0);
@@ -2618,8 +2724,9 @@ test_ring_grow_capped (void)
   cb = *rdma_conn_stats (p.c);
   sb = *rdma_conn_stats (p.s);
   echoes_cost (&p, big, 3, 8, &cb, &sb, &c, &s);
-  g_test_message ("8 echoes of 256 KiB through 64 KiB rings: control messages %"
-                  G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT, c.controls, s.controls);
+  g_test_message ("8 echoes of 256 KiB through 64 KiB rings: control messages %" G_GUINT64_FORMAT
+                  " / %" G_GUINT64_FORMAT,
+                  c.controls, s.controls);
   g_assert_cmpuint (c.controls + s.controls, ==, 0);
   g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, cap);
   pair_close (&p);
@@ -2668,7 +2775,8 @@ test_ring_grow_revoke_crossed (void)
 static void
 test_ring_grow_refused (void)
 {
-  for (guint k = 0; k < 2; k++) {
+  for (guint k = 0; k < 2; k++)
+  {
     const gchar *by = k == 0 ? "direct_write_imm" : "eager";
     RdmaConnSettings cs, ss;
     RdmaResCounts counts;
@@ -2688,20 +2796,20 @@ test_ring_grow_refused (void)
     rdma_res_counts (&counts);
     rdma_budget_reset ();
     rdma_budget_request (k == 0 ? (guint64) counts.pinned_bytes + 4096
-                                : (guint64) counts.pinned_bytes - 4096, "the test");
+                                : (guint64) counts.pinned_bytes - 4096,
+                         "the test");
 
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*max-pinned-bytes*");
     controls = rdma_conn_stats (p.c)->control_messages;
-    g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20, 1), ==,
-                     by);
+    g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20, 1), ==, by);
     g_test_assert_expected_messages ();
     /* RELEASED, REQUEST for the larger ring, REQUEST for the old one */
     g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 3);
     g_assert_cmpuint (rdma_conn_stats (p.s)->budget_refusals, ==, k + 1);
     g_assert_cmpuint (rdma_ring_rx_size (p.s), ==, k == 0 ? RDMA_RING_MIN_SIZE : 0);
     for (guint i = 0; i < 3; i++)
-      g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20,
-                                          2 + i), ==, by);
+      g_assert_cmpstr (send_one_answered (&p, &rdma_proto_direct_write_imm_ops, 1u << 20, 2 + i),
+                       ==, by);
     g_assert_cmpuint (rdma_conn_stats (p.c)->control_messages, ==, controls + 3);
     g_assert_cmpuint (rdma_conn_stats (p.s)->budget_refusals, ==, k + 1);
     pair_free_counted (&p, "client", "server");
@@ -2714,10 +2822,10 @@ test_ring_grow_refused (void)
 typedef struct
 {
   RdmaConn *conn;
-  const RdmaProtoOps *ops;      /* NULL: another protocol every few messages */
+  const RdmaProtoOps *ops; /* NULL: another protocol every few messages */
   guint count;
   gsize (*len) (guint i);
-  gint sent;                    /* (atomic) messages sent so far */
+  gint sent; /* (atomic) messages sent so far */
   GError *error;
 } Sender;
 
@@ -2733,7 +2841,8 @@ sender_main (gpointer data)
   Sender *s = data;
   RdmaMessage *msg;
 
-  for (guint i = 0; i < s->count; i++) {
+  for (guint i = 0; i < s->count; i++)
+  {
     guint8 *buf = pattern_new (s->len (i), i);
     gboolean ok;
 
@@ -2765,7 +2874,8 @@ stream (Pair *p, Sender *s, guint delay_ms)
   thread = g_thread_new ("sender", sender_main, s);
   g_usleep (delay_ms * 1000);
   before = (guint) g_atomic_int_get (&s->sent);
-  for (guint i = 0; i < s->count; i++) {
+  for (guint i = 0; i < s->count; i++)
+  {
     RdmaMessage *msg = rdma_conn_wait_message (p->s, deadline (), &error);
     gchar *what = g_strdup_printf ("message %u of the stream", i);
 
@@ -2854,8 +2964,8 @@ test_oneway (gconstpointer data)
   g_test_message ("%u one-way messages, receiver (%s): completions %" G_GUINT64_FORMAT
                   ", receives posted %" G_GUINT64_FORMAT ", CQ events %" G_GUINT64_FORMAT
                   "; sender: writes %" G_GUINT64_FORMAT ", write_imms %" G_GUINT64_FORMAT
-                  ", reads %" G_GUINT64_FORMAT ", completions %" G_GUINT64_FORMAT, s.count,
-                  *polling == THRIFT_RDMA_POLLING_BUSY ? "busy" : "event", r->completions,
+                  ", reads %" G_GUINT64_FORMAT ", completions %" G_GUINT64_FORMAT,
+                  s.count, *polling == THRIFT_RDMA_POLLING_BUSY ? "busy" : "event", r->completions,
                   r->recvs, r->cq_events, c->writes, c->write_imms, c->reads, c->completions);
   /* a tenth of a protocol that takes a receive and a completion per message at most (how
    * far below depends on how the two threads take turns: 1/150 to 1/25 seen) */
@@ -2915,10 +3025,12 @@ test_pipelined (gconstpointer data)
 
   pair_open_polling (&p, THRIFT_RDMA_POLLING_BUSY, THRIFT_RDMA_POLLING_EVENT);
   echo_start (&p);
-  for (guint round = 0; round < 40; round++) {
+  for (guint round = 0; round < 40; round++)
+  {
     const guint burst = 1 + round % 6;
 
-    for (guint k = 0; k < burst; k++, seed++) {
+    for (guint k = 0; k < burst; k++, seed++)
+    {
       guint8 *buf = pattern_new (len_mixed (seed), seed);
 
       rdma_conn_set_tx_proto (p.c, forced[(round + k) % n_forced].ops);
@@ -2926,7 +3038,8 @@ test_pipelined (gconstpointer data)
         g_error ("round %u, message %u: %s", round, k, error->message);
       g_free (buf);
     }
-    for (guint k = 0; k < burst; k++) {
+    for (guint k = 0; k < burst; k++)
+    {
       guint want = seed - burst + k;
       RdmaMessage *msg = rdma_conn_wait_message (p.c, deadline (), &error);
       gchar *what = g_strdup_printf ("round %u, reply %u", round, k);
@@ -2961,8 +3074,10 @@ test_ring_both_write_first (void)
   pair_open (&p, &cs, &ss);
   echo_start (&p);
   echo_by (&p, &rdma_proto_direct_write_imm_ops, len, 0);
-  for (guint round = 0; round < 4; round++) {
-    for (guint k = 0; k < burst; k++) {
+  for (guint round = 0; round < 4; round++)
+  {
+    for (guint k = 0; k < burst; k++)
+    {
       guint8 *buf = pattern_new (len + k, round * burst + k);
 
       rdma_conn_set_tx_proto (p.c, &rdma_proto_direct_write_imm_ops);
@@ -2970,7 +3085,8 @@ test_ring_both_write_first (void)
         g_error ("round %u, message %u: %s", round, k, error->message);
       g_free (buf);
     }
-    for (guint k = 0; k < burst; k++) {
+    for (guint k = 0; k < burst; k++)
+    {
       RdmaMessage *msg = rdma_conn_wait_message (p.c, deadline (), &error);
 
       if (msg == NULL)
@@ -2991,20 +3107,24 @@ idle_echo_main (gpointer data)
   int cq_fd, cm_fd;
 
   rdma_conn_get_fds (e->conn, &cq_fd, &cm_fd);
-  for (;;) {
+  for (;;)
+  {
     RdmaIdle st = rdma_conn_idle_prepare (e->conn, &e->error);
     struct pollfd pfd[2] = { { .fd = cq_fd, .events = POLLIN }, { .fd = cm_fd, .events = POLLIN } };
     RdmaMessage *msg;
 
-    while (st == RDMA_IDLE_WAIT) {
-      if (poll (pfd, 2, WAIT_S * 1000) <= 0) {
+    while (st == RDMA_IDLE_WAIT)
+    {
+      if (poll (pfd, 2, WAIT_S * 1000) <= 0)
+      {
         rdma_status_set_error (&e->error, RDMA_ERR_TIMED_OUT, "poll", 0, -1, "idle server");
         return echo_end (e);
       }
       st = rdma_conn_idle_check (e->conn, pfd[0].revents & POLLIN, pfd[1].revents & POLLIN,
                                  g_get_monotonic_time (), &e->error);
     }
-    if (st == RDMA_IDLE_GONE) {
+    if (st == RDMA_IDLE_GONE)
+    {
       if (e->error == NULL)
         rdma_status_set_error (&e->error, RDMA_ERR_PEER_GONE, NULL, 0, -1, "gone");
       return echo_end (e);
@@ -3109,7 +3229,7 @@ test_rfp_unanswered (void)
   g_atomic_int_set (&done, 1);
   g_thread_join (watchdog);
   g_test_message ("close took %.1f ms", closed / 1000.0);
-  g_assert_cmpint (closed, <, G_USEC_PER_SEC / 2);   /* the close's bound is 1 s */
+  g_assert_cmpint (closed, <, G_USEC_PER_SEC / 2); /* the close's bound is 1 s */
   g_assert_null (rdma_conn_wait_message (p.s, deadline (), &error));
   g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
   g_clear_error (&error);
@@ -3140,7 +3260,8 @@ test_hybrid_oversubscribed (void)
   rdma_spin_set_cores (0);
   cs = rdma_conn_stats (p.c);
   g_test_message ("client: %" G_GUINT64_FORMAT " spins declined, %" G_GUINT64_FORMAT
-                  " CQ events in 20 calls", cs->spins_declined, cs->cq_events);
+                  " CQ events in 20 calls",
+                  cs->spins_declined, cs->cq_events);
   g_assert_cmpuint (cs->spins_declined, >=, 20);
   g_assert_cmpuint (cs->cq_events, >=, 1);
   g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
@@ -3189,7 +3310,7 @@ test_idle_solicited (void)
   g_assert_true (p.s->peer.flags & RDMA_WIRE_HELLO_SOLICITED);
   g_assert_true (p.c->peer.flags & RDMA_WIRE_HELLO_SOLICITED);
   rdma_conn_get_fds (p.s, &cq_fd, &cm_fd);
-  pfd = (struct pollfd) { .fd = cq_fd, .events = POLLIN };
+  pfd = (struct pollfd){ .fd = cq_fd, .events = POLLIN };
 
   g_assert_cmpint (rdma_conn_idle_prepare (p.s, &error), ==, RDMA_IDLE_WAIT);
   g_assert_no_error (error);
@@ -3199,8 +3320,8 @@ test_idle_solicited (void)
   g_assert_true (rdma_conn_send (p.c, (const guint8 *) "ping", 4, deadline (), &error));
   g_assert_no_error (error);
   g_assert_cmpint (poll (&pfd, 1, WAIT_S * 1000), ==, 1);
-  g_assert_cmpint (rdma_conn_idle_check (p.s, TRUE, FALSE, g_get_monotonic_time (), &error),
-                   ==, RDMA_IDLE_READY);
+  g_assert_cmpint (rdma_conn_idle_check (p.s, TRUE, FALSE, g_get_monotonic_time (), &error), ==,
+                   RDMA_IDLE_READY);
   g_assert_true (rdma_conn_release_message (p.s, &error));
   g_assert_no_error (error);
 
@@ -3247,7 +3368,8 @@ test_reply_solicited (void)
   pair_open_polling (&p, THRIFT_RDMA_POLLING_EVENT, THRIFT_RDMA_POLLING_EVENT);
   rdma_conn_set_tx_proto (p.c, &rdma_proto_eager_ops);
   rdma_conn_set_tx_proto (p.s, &rdma_proto_eager_ops);
-  for (guint peer_flags = 0; peer_flags < 2; peer_flags++) {
+  for (guint peer_flags = 0; peer_flags < 2; peer_flags++)
+  {
     p.c->peer.flags = peer_flags == 0 ? RDMA_WIRE_HELLO_SOLICITED : 0;
     server = g_thread_new ("reply later", reply_later, p.s);
     g_assert_true (rdma_conn_send (p.c, (const guint8 *) "ping", 4, deadline (), &error));
@@ -3256,8 +3378,7 @@ test_reply_solicited (void)
     g_assert_null (rdma_conn_wait_message (p.c, g_get_monotonic_time () + 5000, &error));
     g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
     g_clear_error (&error);
-    g_assert_cmpint (p.c->poller.armed, ==,
-                     peer_flags == 0 ? RDMA_ARM_SOLICITED : RDMA_ARM_ALL);
+    g_assert_cmpint (p.c->poller.armed, ==, peer_flags == 0 ? RDMA_ARM_SOLICITED : RDMA_ARM_ALL);
     msg = rdma_conn_wait_message (p.c, deadline (), &error);
     g_assert_no_error (error);
     g_assert_nonnull (msg);
@@ -3278,7 +3399,7 @@ typedef struct
 {
   ThriftTransport *t;
   GError *error;
-  guint calls;      /* calls to answer (0: one of each of thrift_sizes) */
+  guint calls; /* calls to answer (0: one of each of thrift_sizes) */
 } ThriftEcho;
 
 /* Reads each binary and writes it back. */
@@ -3288,7 +3409,8 @@ thrift_echo_main (gpointer data)
   ThriftEcho *e = data;
   ThriftProtocol *p = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", e->t, NULL);
 
-  for (guint i = 0; i < (e->calls > 0 ? e->calls : G_N_ELEMENTS (thrift_sizes)); i++) {
+  for (guint i = 0; i < (e->calls > 0 ? e->calls : G_N_ELEMENTS (thrift_sizes)); i++)
+  {
     gpointer buf = NULL;
     guint32 len = 0;
     gboolean ok = thrift_protocol_read_binary (p, &buf, &len, &e->error) >= 0
@@ -3308,9 +3430,13 @@ thrift_echo_main (gpointer data)
 static void
 hints_for (ThriftHintSet *h, ThriftHintProto proto, ThriftHintSide side)
 {
-  *h = (ThriftHintSet) {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Loopback", .function = "echo",
-    .side = side, .set = THRIFT_HINT_HAS_PROTO, .proto = proto,
+  *h = (ThriftHintSet){
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Loopback",
+    .function = "echo",
+    .side = side,
+    .set = THRIFT_HINT_HAS_PROTO,
+    .proto = proto,
   };
 }
 
@@ -3318,9 +3444,9 @@ hints_for (ThriftHintSet *h, ThriftHintProto proto, ThriftHintSide side)
 typedef struct
 {
   ThriftConfiguration *conf;
-  ThriftTransport *t;           /* the client's */
-  ThriftProtocol *proto;        /* over t */
-  ThriftEcho e;                 /* the server's */
+  ThriftTransport *t;    /* the client's */
+  ThriftProtocol *proto; /* over t */
+  ThriftEcho e;          /* the server's */
   GThread *thread;
   Pair p;
 } ThriftPair;
@@ -3335,16 +3461,14 @@ thrift_pair_open_calls (ThriftPair *tp, const RdmaConnSettings *cs, const RdmaCo
 {
   memset (tp, 0, sizeof *tp);
   tp->e.calls = calls;
-  tp->conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size", (gint) MAX_MESSAGE,
-                           NULL);
+  tp->conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size", (gint) MAX_MESSAGE, NULL);
   pair_open (&tp->p, cs, ss);
-  tp->t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (tp->p.c, tp->conf, (gpointer) ch,
-                                                      THRIFT_RDMA_POLLING_EVENT,
-                                                      WAIT_S * 1000, 0, 0));
-  tp->e.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (tp->p.s, tp->conf, (gpointer) sh,
-                                                        THRIFT_RDMA_POLLING_EVENT,
-                                                        WAIT_S * 1000, 0, 0));
-  if (whole) {
+  tp->t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (
+      tp->p.c, tp->conf, (gpointer) ch, THRIFT_RDMA_POLLING_EVENT, WAIT_S * 1000, 0, 0));
+  tp->e.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (
+      tp->p.s, tp->conf, (gpointer) sh, THRIFT_RDMA_POLLING_EVENT, WAIT_S * 1000, 0, 0));
+  if (whole)
+  {
     g_object_set (tp->t, "bulk-threshold", 0, NULL);
     g_object_set (tp->e.t, "bulk-threshold", 0, NULL);
   }
@@ -3419,7 +3543,8 @@ test_thrift (gconstpointer data)
   settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
   settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
   thrift_pair_open (&tp, &cs, &ss, &ch, &sh, FALSE);
-  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++)
+  {
     thrift_pair_echo (&tp, i, f->ops->name);
     g_assert_cmpstr (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.t)), ==, f->ops->name);
   }
@@ -3444,7 +3569,8 @@ test_thrift_eager_rndv (gconstpointer data)
 
   settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
   settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
-  if (no_read_rndv) {
+  if (no_read_rndv)
+  {
     cs.rx_protocols &= ~(1u << RDMA_PROTO_READ_RNDV);
     ss.rx_protocols &= ~(1u << RDMA_PROTO_READ_RNDV);
   }
@@ -3452,7 +3578,8 @@ test_thrift_eager_rndv (gconstpointer data)
   hints_for (&sh, THRIFT_HINT_PROTO_EAGER_RNDV, THRIFT_HINT_SIDE_SERVER);
   /* whole messages: a lent field would make a large message small */
   thrift_pair_open (&tp, &cs, &ss, &ch, &sh, TRUE);
-  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (thrift_sizes); i++)
+  {
     /* a binary's message is its bytes and a few more: none of the sizes is near 4 KiB */
     gboolean large = thrift_sizes[i] > 4096;
     const gchar *want = large && !no_read_rndv ? "read_rndv" : "eager";
@@ -3469,11 +3596,14 @@ test_thrift_eager_rndv (gconstpointer data)
   }
   line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
   g_test_message ("%s", line);
-  if (no_read_rndv) {
+  if (no_read_rndv)
+  {
     g_assert_nonnull (strstr (line, "large eager/"));
     g_assert_nonnull (strstr (line, "proto=eager_rndv hint: eager up to 4 KiB, read_rndv "
                                     "above, peer cannot receive read_rndv: eager"));
-  } else {
+  }
+  else
+  {
     g_assert_nonnull (strstr (line, "small (<= 4096 B) eager/event, large read_rndv/event"));
     g_assert_nonnull (strstr (line, "proto: proto=eager_rndv hint: eager up to 4 KiB, "
                                     "read_rndv above;"));
@@ -3529,7 +3659,8 @@ test_thrift_measured (void)
 static void
 thrift_pair_echo_times (ThriftPair *tp, const guint8 *out, guint32 len, guint calls)
 {
-  for (guint i = 0; i < calls; i++) {
+  for (guint i = 0; i < calls; i++)
+  {
     GError *error = NULL;
     gpointer in = NULL;
     guint32 in_len = 0;
@@ -3551,7 +3682,11 @@ thrift_pair_echo_times (ThriftPair *tp, const guint8 *out, guint32 len, guint ca
 static void
 test_thrift_lend_measured (void)
 {
-  enum { CALLS = 400, FIELD = 1 << 16 };
+  enum
+  {
+    CALLS = 400,
+    FIELD = 1 << 16
+  };
   RdmaConnSettings cs, ss;
   ThriftHintSet ch, sh;
   ThriftRdmaStats st;
@@ -3563,7 +3698,8 @@ test_thrift_lend_measured (void)
   hints_for (&ch, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_CLIENT);
   hints_for (&sh, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_SERVER);
   fake_verbs_set_read_delay (3000);
-  for (guint set = 0; set < 2; set++) {
+  for (guint set = 0; set < 2; set++)
+  {
     g_autofree gchar *line = NULL;
 
     thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, FALSE, CALLS);
@@ -3573,13 +3709,16 @@ test_thrift_lend_measured (void)
     thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
     line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
     g_test_message ("threshold %s: %" G_GUINT64_FORMAT " fields copied, %" G_GUINT64_FORMAT
-                    " bytes lent; %s", set ? "set" : "default", st.bulk_copied, st.bulk_sent,
-                    line);
-    if (set) {
+                    " bytes lent; %s",
+                    set ? "set" : "default", st.bulk_copied, st.bulk_sent, line);
+    if (set)
+    {
       g_assert_cmpuint (st.bulk_copied, ==, 0);
       g_assert_cmpuint (st.bulk_sent, ==, (guint64) CALLS * FIELD);
       g_assert_null (strstr (line, "measured on this device"));
-    } else {
+    }
+    else
+    {
       /* the first run tries copying, and the way changes after RDMA_CHOICE_PERSIST calls
        * that find it the cheaper: most calls copy */
       g_assert_true (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c), FIELD));
@@ -3603,7 +3742,11 @@ test_thrift_lend_measured (void)
 static void
 test_thrift_lend_measured_slow_copies (void)
 {
-  enum { CALLS = 400, FIELD = 1 << 16 };
+  enum
+  {
+    CALLS = 400,
+    FIELD = 1 << 16
+  };
   RdmaConnSettings cs, ss;
   ThriftHintSet ch, sh;
   ThriftRdmaStats st;
@@ -3625,13 +3768,14 @@ test_thrift_lend_measured_slow_copies (void)
   g_test_message ("%" G_GUINT64_FORMAT " fields copied, %" G_GUINT64_FORMAT " bytes lent; %s",
                   st.bulk_copied, st.bulk_sent, line);
   g_assert_false (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c), FIELD));
-  g_assert_cmpuint (st.bulk_copied, >, 0);               /* tried */
+  g_assert_cmpuint (st.bulk_copied, >, 0); /* tried */
   g_assert_cmpuint (st.bulk_copied, <, CALLS / 8);
   measured = strstr (line, "by time per call: 64-128 KiB lent ");
   g_assert_nonnull (measured);
   g_assert_cmpint (sscanf (measured, "by time per call: 64-128 KiB lent %u us, copied %u us",
-                           &lent_us, &copied_us), ==, 2);
-  g_assert_cmpuint (copied_us, >, 2000);       /* what decided: the copies' 3 ms */
+                           &lent_us, &copied_us),
+                   ==, 2);
+  g_assert_cmpuint (copied_us, >, 2000); /* what decided: the copies' 3 ms */
   g_assert_cmpuint (lent_us, <, copied_us / 2);
   g_assert_nonnull (strstr (line, "): lends, 0 changes"));
   thrift_pair_close (&tp);
@@ -3645,7 +3789,11 @@ test_thrift_lend_measured_slow_copies (void)
 static void
 test_thrift_lend_measured_ring (void)
 {
-  enum { CALLS = 80, FIELD = 1 << 16 };
+  enum
+  {
+    CALLS = 80,
+    FIELD = 1 << 16
+  };
   RdmaConnSettings cs, ss;
   ThriftHintSet ch, sh;
   ThriftRdmaStats st;
@@ -3659,13 +3807,14 @@ test_thrift_lend_measured_ring (void)
   hints_for (&ch, THRIFT_HINT_PROTO_DIRECT_WRITE_IMM, THRIFT_HINT_SIDE_CLIENT);
   hints_for (&sh, THRIFT_HINT_PROTO_EAGER, THRIFT_HINT_SIDE_SERVER);
   thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, FALSE, CALLS);
-  g_object_set (tp.e.t, "bulk-threshold", 0, NULL);   /* replies copied: one way measured */
+  g_object_set (tp.e.t, "bulk-threshold", 0, NULL); /* replies copied: one way measured */
   /* the device's first runs of copies (the first not learnt), and the lent calls between
    * them, are timed before this connection's first message (a copied call 100 us, a lent
    * one 3 ms); the way changes after RDMA_CHOICE_PERSIST more */
   cost = rdma_bulk_lend_cost (tp.p.c);
   now = g_get_monotonic_time () - 2 * G_USEC_PER_SEC;
-  for (guint i = 0; i <= RDMA_CHOICE_TRY_EVERY + RDMA_CHOICE_RUN; i++) {
+  for (guint i = 0; i <= RDMA_CHOICE_TRY_EVERY + RDMA_CHOICE_RUN; i++)
+  {
     RdmaLendTicket t = { 0 };
 
     now += rdma_lend_cost_choose (cost, FIELD, now, &t) ? 3000 : 100;
@@ -3677,9 +3826,9 @@ test_thrift_lend_measured_ring (void)
   fake_verbs_set_read_delay (0);
   thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
   g_test_message ("%" G_GUINT64_FORMAT " of %u fields copied, %" G_GUINT64_FORMAT
-                  " bytes lent, %" G_GUINT64_FORMAT " WRITE_WITH_IMMs", st.bulk_copied, CALLS,
-                  st.bulk_sent, st.write_imms);
-  g_assert_cmpuint (st.bulk_sent, >=, FIELD);      /* the first lent */
+                  " bytes lent, %" G_GUINT64_FORMAT " WRITE_WITH_IMMs",
+                  st.bulk_copied, CALLS, st.bulk_sent, st.write_imms);
+  g_assert_cmpuint (st.bulk_sent, >=, FIELD); /* the first lent */
   g_assert_cmpuint (st.bulk_copied, >=, CALLS / 4);
   g_assert_cmpuint (st.write_imms, ==, CALLS);
   thrift_pair_close (&tp);
@@ -3696,13 +3845,18 @@ test_thrift_lend_measured_ring (void)
 static void
 test_thrift_rfp_unfetched (void)
 {
-  enum { CALLS = 12, FIELD = 1 << 16 };
+  enum
+  {
+    CALLS = 12,
+    FIELD = 1 << 16
+  };
   RdmaConnSettings cs, ss;
   guint8 *out = pattern_new (FIELD, 5);
 
   settings_for (&cs, THRIFT_RDMA_POLLING_EVENT);
   settings_for (&ss, THRIFT_RDMA_POLLING_EVENT);
-  for (guint forced = 0; forced < 2; forced++) {
+  for (guint forced = 0; forced < 2; forced++)
+  {
     ThriftHintSet ch, sh;
     ThriftRdmaStats st;
     ThriftPair tp;
@@ -3716,7 +3870,8 @@ test_thrift_rfp_unfetched (void)
     if (forced)
       sh.set |= THRIFT_HINT_HAS_PROTO;
     thrift_pair_open_calls (&tp, &cs, &ss, &ch, &sh, TRUE, CALLS);
-    for (guint i = 0; i < CALLS; i++) {
+    for (guint i = 0; i < CALLS; i++)
+    {
       thrift_pair_echo_times (&tp, out, FIELD, 1);
       by_rfp += strcmp (thrift_rdma_get_protocol_name (THRIFT_RDMA (tp.t)), "rfp") == 0;
     }
@@ -3725,14 +3880,16 @@ test_thrift_rfp_unfetched (void)
     thrift_rdma_get_stats (THRIFT_RDMA (tp.t), &st);
     line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.e.t), &sh);
     g_test_message ("%s: %u of %u replies by rfp, client READs %" G_GUINT64_FORMAT "; %s",
-                    forced ? "proto=rfp hint" : "the table's rfp", by_rfp, CALLS, st.reads,
-                    line);
-    if (forced) {
+                    forced ? "proto=rfp hint" : "the table's rfp", by_rfp, CALLS, st.reads, line);
+    if (forced)
+    {
       g_assert_cmpuint (by_rfp, ==, CALLS);
       g_assert_cmpuint (st.reads, >=, CALLS);
-      g_assert_cmpuint (st.reads, <=, 2 * CALLS);   /* a READ per notice, and its retry */
+      g_assert_cmpuint (st.reads, <=, 2 * CALLS); /* a READ per notice, and its retry */
       g_assert_null (strstr (line, "rfp written by"));
-    } else {
+    }
+    else
+    {
       g_assert_cmpuint (by_rfp, ==, 0);
       g_assert_cmpuint (st.reads, ==, 0);
       g_assert_nonnull (strstr (line, "proto: perf_goal=throughput, over (rfp written by "
@@ -3825,8 +3982,8 @@ try_echo (RdmaConn *c, const RdmaProtoOps *ops, gsize len)
 typedef struct
 {
   RdmaProtoId proto;
-  enum ibv_wr_opcode opcode;    /* the WR the fault hits */
-  gboolean server;              /* the server posts it (else the client) */
+  enum ibv_wr_opcode opcode; /* the WR the fault hits */
+  gboolean server;           /* the server posts it (else the client) */
   FakeFault fault;
   guint skip;
 } FaultCase;
@@ -4028,7 +4185,8 @@ static const FaultCase vanish_cases[] = {
 static const gchar *
 fault_name (FakeFault f)
 {
-  switch (f) {
+  switch (f)
+  {
   case FAKE_FAULT_BAD_RKEY:
     return "bad_rkey";
   case FAKE_FAULT_OUT_OF_RANGE:
@@ -4059,13 +4217,13 @@ static const gchar *const polling_names[] = {
 typedef struct
 {
   GTestDataFunc test;
-  gboolean forced_set;          /* the test takes a Forced (else NULL: the interleaving ones,
+  gboolean forced_set; /* the test takes a Forced (else NULL: the interleaving ones,
                                    which poll as they always do) */
   Forced forced;
   guint32 seed;
 } Deferred;
 
-static GPtrArray *deferred_cases;   /* Deferred * (owned) */
+static GPtrArray *deferred_cases; /* Deferred * (owned) */
 
 /* A test with the provider in FAKE_DEFERRED: every WR runs later than its post, in steps
  * the seed chooses (fake_verbs.h). */
@@ -4097,7 +4255,8 @@ add_deferred (guint32 seed, const gchar *group, const gchar *what, GTestDataFunc
 
   d->test = test;
   d->seed = seed;
-  if (f != NULL) {
+  if (f != NULL)
+  {
     d->forced_set = TRUE;
     d->forced = *f;
     d->forced.client = deferred_polling[seed % 3][0];
@@ -4139,7 +4298,8 @@ add_deferred_runs (void)
   guint n, sizes_per, once;
 
   deferred_cases = g_ptr_array_new_with_free_func (g_free);
-  for (guint k = 0; words[k] != NULL; k++) {
+  for (guint k = 0; words[k] != NULL; k++)
+  {
     guint64 seed;
     guint32 seed32;
 
@@ -4153,10 +4313,12 @@ add_deferred_runs (void)
   n = seeds->len;
   sizes_per = env != NULL ? n : 2;
   once = env != NULL ? n : 1;
-  for (guint k = 0; k < n; k++) {
+  for (guint k = 0; k < n; k++)
+  {
     guint32 seed = g_array_index (seeds, guint32, k);
 
-    for (guint i = 0; i < n_forced; i++) {
+    for (guint i = 0; i < n_forced; i++)
+    {
       if (in_turn (i, k, n, sizes_per))
         add_deferred (seed, forced[i].ops->name, "sizes", test_sizes, &forced[i]);
       if (is_direct (forced[i].ops->id))
@@ -4164,7 +4326,8 @@ add_deferred_runs (void)
       if (in_turn (i, k, n, once))
         add_deferred (seed, forced[i].ops->name, "full", test_full, &forced[i]);
     }
-    for (guint i = 0; i < n_ring_cases; i++) {
+    for (guint i = 0; i < n_ring_cases; i++)
+    {
       gchar *what = g_strdup_printf ("sizes/ring_%uk", ring_cases[i].ring >> 10);
 
       if (in_turn (i, k, n, once))
@@ -4184,7 +4347,8 @@ add_deferred_runs (void)
 static void
 add_for_each (const gchar *what, GTestDataFunc test)
 {
-  for (guint i = 0; i < n_forced; i++) {
+  for (guint i = 0; i < n_forced; i++)
+  {
     gchar *path = g_strdup_printf ("/loopback/%s/%s", forced[i].ops->name, what);
 
     g_test_add_data_func (path, &forced[i], test);
@@ -4231,8 +4395,8 @@ main (int argc, char **argv)
 
   for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
     if (rdma_proto_registry[i] != NULL)
-      forced[n_forced++] = (Forced) { rdma_proto_registry[i], 0, THRIFT_RDMA_POLLING_EVENT,
-                                      THRIFT_RDMA_POLLING_EVENT };
+      forced[n_forced++] = (Forced){ rdma_proto_registry[i], 0, THRIFT_RDMA_POLLING_EVENT,
+                                     THRIFT_RDMA_POLLING_EVENT };
   add_for_each ("sizes", test_sizes);
   add_for_each ("footprint", test_footprint);
   add_for_each ("polling", test_polling);
@@ -4249,20 +4413,21 @@ main (int argc, char **argv)
                    test_thrift_lend_measured_slow_copies);
   g_test_add_func ("/loopback/thrift/rfp-unfetched", test_thrift_rfp_unfetched);
   /* the direct protocols again, with a ring that wraps often and one larger than a chunk */
-  for (guint i = 0; i < n_forced; i++) {
+  for (guint i = 0; i < n_forced; i++)
+  {
     RdmaProtoId id = forced[i].ops->id;
     gchar *path;
 
     if (!is_direct (id))
       continue;
-    for (guint r = 0; r < G_N_ELEMENTS (rings); r++) {
+    for (guint r = 0; r < G_N_ELEMENTS (rings); r++)
+    {
       Forced *rf = &ring_cases[n_ring_cases++];
 
-      path = g_strdup_printf ("/loopback/%s/sizes/ring_%uk", forced[i].ops->name,
-                                     rings[r] >> 10);
+      path = g_strdup_printf ("/loopback/%s/sizes/ring_%uk", forced[i].ops->name, rings[r] >> 10);
 
-      *rf = (Forced) { forced[i].ops, rings[r], THRIFT_RDMA_POLLING_EVENT,
-                       THRIFT_RDMA_POLLING_EVENT };
+      *rf = (Forced){ forced[i].ops, rings[r], THRIFT_RDMA_POLLING_EVENT,
+                      THRIFT_RDMA_POLLING_EVENT };
       g_test_add_data_func (path, rf, test_sizes);
       g_free (path);
     }
@@ -4273,16 +4438,14 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/ring/sized", test_ring_sized);
   g_test_add_func ("/loopback/ring/reports-ride", test_ring_reports_ride);
   g_test_add_data_func ("/loopback/rfp/notify", GINT_TO_POINTER (FALSE), test_rfp_notify);
-  g_test_add_data_func ("/loopback/rfp/notify/old-peer", GINT_TO_POINTER (TRUE),
-                        test_rfp_notify);
+  g_test_add_data_func ("/loopback/rfp/notify/old-peer", GINT_TO_POINTER (TRUE), test_rfp_notify);
   g_test_add_func ("/loopback/ring/idle", test_ring_idle);
   g_test_add_func ("/loopback/ring/revoke-crossed", test_ring_revoke_crossed);
   g_test_add_func ("/loopback/ring/revoked-unused", test_ring_revoked_unused);
   g_test_add_func ("/loopback/rnr-timer", test_rnr_timer);
   g_test_add_func ("/loopback/budget/fallback", test_budget_fallback);
   g_test_add_data_func ("/loopback/ring/grows", GINT_TO_POINTER (FALSE), test_ring_grows);
-  g_test_add_data_func ("/loopback/ring/grows/old-peer", GINT_TO_POINTER (TRUE),
-                        test_ring_grows);
+  g_test_add_data_func ("/loopback/ring/grows/old-peer", GINT_TO_POINTER (TRUE), test_ring_grows);
   g_test_add_func ("/loopback/ring/grow-capped", test_ring_grow_capped);
   g_test_add_func ("/loopback/ring/grow-revoke-crossed", test_ring_grow_revoke_crossed);
   g_test_add_func ("/loopback/ring/grow-refused", test_ring_grow_refused);
@@ -4300,16 +4463,18 @@ main (int argc, char **argv)
   g_test_add_func ("/loopback/hybrid/oversubscribed", test_hybrid_oversubscribed);
   g_test_add_data_func ("/loopback/batched_write/oneway/busy", &busy, test_oneway);
   g_test_add_data_func ("/loopback/batched_write/oneway/event", &event, test_oneway);
-  for (guint i = 0; i < G_N_ELEMENTS (bad_access); i++) {
-    gchar *path = g_strdup_printf ("/loopback/%s/%s/%s",
-                                   rdma_proto_by_id (bad_access[i].proto)->name,
-                                   fault_name (bad_access[i].fault),
-                                   bad_access[i].server ? "server" : "client");
+  for (guint i = 0; i < G_N_ELEMENTS (bad_access); i++)
+  {
+    gchar *path = g_strdup_printf (
+        "/loopback/%s/%s/%s", rdma_proto_by_id (bad_access[i].proto)->name,
+        fault_name (bad_access[i].fault), bad_access[i].server ? "server" : "client");
     g_test_add_data_func (path, &bad_access[i], test_bad_access);
     g_free (path);
   }
-  for (guint i = 0; i < G_N_ELEMENTS (vanish_cases); i++) {
-    gchar *path = g_strdup_printf ("/loopback/%s/%s", rdma_proto_by_id (vanish_cases[i].proto)->name,
+  for (guint i = 0; i < G_N_ELEMENTS (vanish_cases); i++)
+  {
+    gchar *path = g_strdup_printf ("/loopback/%s/%s",
+                                   rdma_proto_by_id (vanish_cases[i].proto)->name,
                                    fault_name (vanish_cases[i].fault));
     g_test_add_data_func (path, &vanish_cases[i], test_vanish);
     g_free (path);

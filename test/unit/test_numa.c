@@ -52,9 +52,13 @@ machine_of (RdmaMachine *m, const gint *nodes, guint n)
 static ThriftHintSet
 hint_numa (const gchar *function, guint32 numa)
 {
-  return (ThriftHintSet) {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = function,
-    .side = THRIFT_HINT_SIDE_CLIENT, .set = THRIFT_HINT_HAS_NUMA, .numa = numa,
+  return (ThriftHintSet){
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = function,
+    .side = THRIFT_HINT_SIDE_CLIENT,
+    .set = THRIFT_HINT_HAS_NUMA,
+    .numa = numa,
   };
 }
 
@@ -110,9 +114,11 @@ test_property (void)
   /* a machine with one node accepts 0 */
   g_assert_true (rdma_numa_check_property (0, &m, "ThriftRdma", &error));
   g_assert_no_error (error);
-  for (guint i = 0; i < G_N_ELEMENTS (bad_on_one); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (bad_on_one); i++)
+  {
     g_autofree gchar *says = g_strdup_printf ("ThriftRdma: numa-node %d is not a NUMA node "
-                                              "of this machine (its nodes: 0)", bad_on_one[i]);
+                                              "of this machine (its nodes: 0)",
+                                              bad_on_one[i]);
 
     g_assert_false (rdma_numa_check_property (bad_on_one[i], &m, "ThriftRdma", &error));
     g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
@@ -144,7 +150,7 @@ test_choose (void)
   RdmaMachine m;
   RdmaNumaChoice c;
 
-  unset.set = 0;   /* a numa field without its bit is no hint */
+  unset.set = 0; /* a numa field without its bit is no hint */
   machine_of (&m, two, 2);
 
   rdma_numa_choose (NULL, -1, &m, &c);
@@ -234,8 +240,8 @@ test_warnings (void)
                          "machine does not have (nodes available: 0); the hint is ignored");
   g_assert_true (rdma_numa_warn_ignored (&missing, &m));
   g_test_assert_expected_messages ();
-  g_assert_false (rdma_numa_warn_ignored (&missing, &m));   /* once */
-  g_assert_false (rdma_numa_warn_ignored (&zero, &m));      /* 0 is there */
+  g_assert_false (rdma_numa_warn_ignored (&missing, &m)); /* once */
+  g_assert_false (rdma_numa_warn_ignored (&zero, &m));    /* 0 is there */
   g_assert_false (rdma_numa_warn_ignored (NULL, &m));
 
   rdma_machine_fake_nodes (&m, FALSE, NULL, 0);
@@ -292,7 +298,7 @@ test_plan_reason (void)
   g_assert_cmpint (p.numa_node, ==, 1);
   d = rdma_plan_describe (&p, &h1);
   assert_contains (d, "; numa: node 1 (numa hint; polling thread only, the buffers were "
-                   "placed at connect on node 0)]");
+                      "placed at connect on node 0)]");
 
   /* no hint, no property */
   rdma_plan_make (NULL, THRIFT_RDMA_POLLING_EVENT, RDMA_PLAN_PEER_ANY, &m, &p);
@@ -317,7 +323,8 @@ test_explain_here (void)
   assert_contains (a, "; numa: node 0 (numa hint)]");
   b = thrift_rdma_explain_set (&plain, THRIFT_RDMA_POLLING_EVENT);
   assert_contains (b, "; numa: none (no numa hint)]");
-  if (!rdma_machine_has_node (&m, 1023)) {
+  if (!rdma_machine_has_node (&m, 1023))
+  {
     c = thrift_rdma_explain_set (&beyond, THRIFT_RDMA_POLLING_EVENT);
     assert_contains (c, "; numa: none (hint numa=1023 ignored, nodes here: ");
   }
@@ -359,12 +366,13 @@ test_checked_at_open (void)
   m = *rdma_machine_get ();
   lacking = m.numa_available ? m.max_node + 1 : 1;
   says = g_strdup_printf ("numa-node %d is not a NUMA node of this machine", lacking);
-  for (guint i = 0; i < 3; i++) {
+  for (guint i = 0; i < 3; i++)
+  {
     gint node = i == 0 ? lacking : i == 1 ? -2 : 0;
     ThriftTransport *t = g_object_new (THRIFT_TYPE_RDMA, "hostname", "127.0.0.1", "port", 9,
                                        "numa-node", node, "connect-timeout", 200, NULL);
-    ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0,
-                                             "numa-node", node, NULL);
+    ThriftServerTransport *s = g_object_new (THRIFT_TYPE_SERVER_RDMA, "port", 0, "numa-node", node,
+                                             NULL);
     GError *e1 = NULL, *e2 = NULL;
 
     g_assert_false (thrift_transport_open (t, &e1));
@@ -372,11 +380,14 @@ test_checked_at_open (void)
     g_assert_nonnull (e1);
     g_assert_nonnull (e2);
     g_test_message ("numa-node %d: open: %s; listen: %s", node, e1->message, e2->message);
-    if (node == 0) {
+    if (node == 0)
+    {
       /* accepted: what stops it is the missing device (or, with one, the missing server) */
       g_assert_null (strstr (e1->message, "numa-node"));
       g_assert_null (strstr (e2->message, "numa-node"));
-    } else {
+    }
+    else
+    {
       g_assert_error (e1, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
       g_assert_error (e2, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
       assert_contains (e1->message, node == lacking ? says : "numa-node -2 is not");
@@ -394,8 +405,14 @@ test_checked_at_open (void)
 static void
 test_uri (void)
 {
-  static const struct { const gchar *uri; gboolean server; const gchar *says; } bad[] = {
-    { "rdma://h:1?numa=-1", FALSE, "bad value '-1' for option 'numa'; allowed: a NUMA node, 0 to 1023" },
+  static const struct
+  {
+    const gchar *uri;
+    gboolean server;
+    const gchar *says;
+  } bad[] = {
+    { "rdma://h:1?numa=-1", FALSE,
+      "bad value '-1' for option 'numa'; allowed: a NUMA node, 0 to 1023" },
     { "rdma://:1?numa=1024", TRUE, "bad value '1024' for option 'numa'" },
     { "rdma://h:1?numa=first", FALSE, "bad value 'first' for option 'numa'" },
     { "rdma://h:1?numa", FALSE, "option 'numa' has no value" },
@@ -419,7 +436,8 @@ test_uri (void)
   g_assert_cmpint (u->numa_node, ==, -1);
   thrift_transport_uri_free (u);
 
-  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+  {
     g_assert_null (thrift_transport_uri_parse (bad[i].uri, bad[i].server, &error));
     g_assert_error (error, THRIFT_TRANSPORT_URI_ERROR, THRIFT_TRANSPORT_URI_ERROR_OPTION);
     assert_contains (error->message, bad[i].says);
@@ -446,7 +464,7 @@ test_uri (void)
 
 /* ---- the binding, on this machine ---- */
 
-static cpu_set_t start_cpus;   /* the process's CPUs before any test bound a thread */
+static cpu_set_t start_cpus; /* the process's CPUs before any test bound a thread */
 
 typedef struct
 {
@@ -480,7 +498,8 @@ test_bind_thread (void)
   RdmaMachine m;
 
   m = *rdma_machine_get ();
-  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &want)) {
+  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &want))
+  {
     g_test_skip ("no NUMA support or no node0/cpulist here");
     return;
   }
@@ -490,7 +509,7 @@ test_bind_thread (void)
                   CPU_COUNT (&r.before), CPU_COUNT (&r.after));
   g_assert_true (CPU_EQUAL (&r.after, &want));
   if (CPU_COUNT (&want) > 1)
-    g_assert_false (CPU_EQUAL (&r.before, &r.after));   /* it did change something */
+    g_assert_false (CPU_EQUAL (&r.before, &r.after)); /* it did change something */
   /* the second time for the same node is the pointer compare only */
   g_assert_true (r.ok_again);
   g_assert_true (CPU_EQUAL (&r.again, &r.before));
@@ -513,7 +532,8 @@ test_place (void)
   int mode = -1, node = -1;
 
   m = *rdma_machine_get ();
-  if (!m.numa_available) {
+  if (!m.numa_available)
+  {
     g_test_skip ("no NUMA support here");
     return;
   }
@@ -524,14 +544,15 @@ test_place (void)
   rdma_numa_place (plain, len, RDMA_NUMA_NONE);
   memset (placed, 1, len);
   memset (plain, 1, len);
-  for (gsize off = 0; off < len; off += len / 3) {
+  for (gsize off = 0; off < len; off += len / 3)
+  {
     memset (mask, 0, sizeof mask);
-    g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, placed + off,
-                                    MPOL_F_ADDR), ==, 0);
+    g_assert_cmpint (
+        get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, placed + off, MPOL_F_ADDR), ==, 0);
     g_assert_cmpint (mode, ==, MPOL_PREFERRED);
     g_assert_cmpuint (mask[0], ==, 1);
-    g_assert_cmpint (get_mempolicy (&node, NULL, 0, placed + off, MPOL_F_NODE | MPOL_F_ADDR),
-                     ==, 0);
+    g_assert_cmpint (get_mempolicy (&node, NULL, 0, placed + off, MPOL_F_NODE | MPOL_F_ADDR), ==,
+                     0);
     g_assert_cmpint (node, ==, 0);
     g_assert_cmpint (get_mempolicy (&mode, NULL, 0, plain + off, MPOL_F_ADDR), ==, 0);
     g_assert_cmpint (mode, ==, MPOL_DEFAULT);

@@ -63,15 +63,15 @@ deadline (void)
 
 typedef struct
 {
-  guint regions;            /* registrations seen */
-  guint on_node0;           /* policy "preferred node 0", first page on node 0 */
-  guint default_policy;     /* policy MPOL_DEFAULT */
+  guint regions;        /* registrations seen */
+  guint on_node0;       /* policy "preferred node 0", first page on node 0 */
+  guint default_policy; /* policy MPOL_DEFAULT */
   gsize bytes;
 } Seen;
 
 static GMutex seen_lock;
 static Seen seen;
-static RdmaVerbs wrapped;                  /* the fake's table with reg_mr wrapped */
+static RdmaVerbs wrapped; /* the fake's table with reg_mr wrapped */
 static const RdmaVerbs *fake;
 
 static struct ibv_mr *
@@ -81,8 +81,8 @@ looking_reg_mr (struct ibv_pd *pd, void *addr, size_t length, int access)
   int mode = -1, node = -1;
 
   /* as a real reg_mr pins them: the pages come into being now, by the policy set before */
-  g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, addr, MPOL_F_ADDR),
-                   ==, 0);
+  g_assert_cmpint (get_mempolicy (&mode, mask, RDMA_MACHINE_MAX_NODES + 1, addr, MPOL_F_ADDR), ==,
+                   0);
   g_assert_cmpint (get_mempolicy (&node, NULL, 0, addr, MPOL_F_NODE | MPOL_F_ADDR), ==, 0);
   g_mutex_lock (&seen_lock);
   seen.regions++;
@@ -149,7 +149,8 @@ echo_main (gpointer data)
 {
   Pair *p = data;
 
-  for (;;) {
+  for (;;)
+  {
     RdmaMessage *msg = rdma_conn_wait_message (p->s, deadline (), &p->echo_error);
 
     if (msg == NULL)
@@ -213,7 +214,8 @@ test_buffers (gconstpointer data)
   before_protocols = seen.regions;
   g_assert_cmpuint (before_protocols, >=, 3);
   p.echo = g_thread_new ("echo", echo_main, &p);
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     if (rdma_proto_registry[i] == NULL)
       continue;
     for (guint j = 0; j < G_N_ELEMENTS (sizes); j++)
@@ -221,8 +223,9 @@ test_buffers (gconstpointer data)
   }
   pair_close (&p);
   g_test_message ("numa-node %d: %u registrations (%" G_GSIZE_FORMAT " bytes), %u at connect; "
-                  "%u preferred on node 0, %u default policy", node, seen.regions, seen.bytes,
-                  before_protocols, seen.on_node0, seen.default_policy);
+                  "%u preferred on node 0, %u default policy",
+                  node, seen.regions, seen.bytes, before_protocols, seen.on_node0,
+                  seen.default_policy);
   /* the protocols registered more than the pools and transmit buffers: the ring, the
    * rendezvous buffers, the RFP and Batched-Write regions went through the check too */
   g_assert_cmpuint (seen.regions, >, before_protocols + 4);
@@ -234,15 +237,15 @@ test_buffers (gconstpointer data)
 
 /* ---- the threads of two ThriftRdma transports ---- */
 
-static cpu_set_t start_cpus;   /* the process's CPUs, before any test bound a thread */
+static cpu_set_t start_cpus; /* the process's CPUs, before any test bound a thread */
 
 typedef struct
 {
   ThriftTransport *t;
-  const ThriftHintSet *reply_hints;   /* the server's set for its replies (NULL: none) */
+  const ThriftHintSet *reply_hints; /* the server's set for its replies (NULL: none) */
   guint calls;
   GError *error;
-  cpu_set_t cpus;                     /* the thread's CPUs after it served */
+  cpu_set_t cpus; /* the thread's CPUs after it served */
 } Side;
 
 static gpointer
@@ -252,7 +255,8 @@ serve_main (gpointer data)
   ThriftProtocol *proto = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", s->t, NULL);
 
   numa_test_narrow (&start_cpus);
-  for (guint i = 0; i < s->calls; i++) {
+  for (guint i = 0; i < s->calls; i++)
+  {
     gpointer buf = NULL;
     guint32 len = 0;
     gboolean ok = thrift_protocol_read_binary (proto, &buf, &len, &s->error) >= 0
@@ -288,7 +292,8 @@ call_main (gpointer data)
 
   numa_test_narrow (&start_cpus);
   memset (out, 0x5a, sizeof out);
-  for (guint i = 0; i < s->calls; i++) {
+  for (guint i = 0; i < s->calls; i++)
+  {
     gpointer in = NULL;
     guint32 in_len = 0;
 
@@ -311,12 +316,12 @@ call_main (gpointer data)
 typedef struct
 {
   const gchar *name;
-  gint conn_node;          /* both connections' node, as a property or server would set it */
-  gint call_hint;          /* the client's numa hint (-1: its calls carry no numa) */
-  gint reply_hint;         /* the server's */
-  gboolean client_bound;   /* expected: the calling thread ends on node 0's CPUs */
+  gint conn_node;        /* both connections' node, as a property or server would set it */
+  gint call_hint;        /* the client's numa hint (-1: its calls carry no numa) */
+  gint reply_hint;       /* the server's */
+  gboolean client_bound; /* expected: the calling thread ends on node 0's CPUs */
   gboolean server_bound;
-  const gchar *warning;    /* expected once, or NULL */
+  const gchar *warning; /* expected once, or NULL */
 } ThreadCase;
 
 static const ThreadCase thread_cases[] = {
@@ -336,8 +341,11 @@ test_threads (gconstpointer data)
   ThriftConfiguration *conf = g_object_new (THRIFT_TYPE_CONFIGURATION, "max_message_size",
                                             (gint) MAX_MESSAGE, NULL);
   ThriftHintSet call = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Numa", .function = "call",
-    .side = THRIFT_HINT_SIDE_CLIENT, .set = tc->call_hint >= 0 ? THRIFT_HINT_HAS_NUMA : 0,
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Numa",
+    .function = "call",
+    .side = THRIFT_HINT_SIDE_CLIENT,
+    .set = tc->call_hint >= 0 ? THRIFT_HINT_HAS_NUMA : 0,
     .numa = (guint32) MAX (tc->call_hint, 0),
   };
   ThriftHintSet reply = call;
@@ -349,12 +357,14 @@ test_threads (gconstpointer data)
   Pair p;
 
   m = *rdma_machine_get ();
-  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &node0)) {
+  if (!m.numa_available || !numa_test_node_cpus (0, &start_cpus, &node0))
+  {
     g_test_skip ("no NUMA support or no node0/cpulist here");
     g_object_unref (conf);
     return;
   }
-  if (tc->call_hint > 0 && rdma_machine_has_node (&m, tc->call_hint)) {
+  if (tc->call_hint > 0 && rdma_machine_has_node (&m, tc->call_hint))
+  {
     g_test_skip ("this machine has the node the case expects to be missing");
     g_object_unref (conf);
     return;
@@ -365,16 +375,15 @@ test_threads (gconstpointer data)
   server.reply_hints = &reply;
 
   pair_open (&p, tc->conn_node);
-  client.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (p.c, conf, NULL,
-                                                         THRIFT_RDMA_POLLING_EVENT,
-                                                         WAIT_S * 1000, 0, 0));
-  server.t = THRIFT_TRANSPORT (thrift_rdma_new_accepted (p.s, conf, NULL,
-                                                         THRIFT_RDMA_POLLING_EVENT,
-                                                         WAIT_S * 1000, 0, 0));
+  client.t = THRIFT_TRANSPORT (
+      thrift_rdma_new_accepted (p.c, conf, NULL, THRIFT_RDMA_POLLING_EVENT, WAIT_S * 1000, 0, 0));
+  server.t = THRIFT_TRANSPORT (
+      thrift_rdma_new_accepted (p.s, conf, NULL, THRIFT_RDMA_POLLING_EVENT, WAIT_S * 1000, 0, 0));
   if (tc->warning != NULL)
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, tc->warning);
   if (m.max_node > 0 && tc->call_hint >= 0 && tc->call_hint != tc->conn_node
-      && rdma_machine_has_node (&m, tc->call_hint)) {
+      && rdma_machine_has_node (&m, tc->call_hint))
+  {
     /* several nodes: buffers placed on no node are not on the hint's for sure */
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*Numa.call (client side)*came after*");
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*Numa.call (server side)*came after*");
@@ -386,12 +395,11 @@ test_threads (gconstpointer data)
   g_assert_no_error (server.error);
   g_test_assert_expected_messages ();
   g_test_message ("%s: node 0 has %d CPUs; the client thread ends on %d, the server's on %d",
-                  tc->name, CPU_COUNT (&node0), CPU_COUNT (&client.cpus),
-                  CPU_COUNT (&server.cpus));
+                  tc->name, CPU_COUNT (&node0), CPU_COUNT (&client.cpus), CPU_COUNT (&server.cpus));
   if (tc->client_bound)
     g_assert_true (CPU_EQUAL (&client.cpus, &node0));
   else
-    g_assert_cmpint (CPU_COUNT (&client.cpus), ==, 1);   /* as numa_test_narrow left it */
+    g_assert_cmpint (CPU_COUNT (&client.cpus), ==, 1); /* as numa_test_narrow left it */
   if (tc->server_bound)
     g_assert_true (CPU_EQUAL (&server.cpus, &node0));
   else
@@ -420,11 +428,13 @@ main (int argc, char **argv)
   rdma_verbs_set (&wrapped);
 
   m = *rdma_machine_get ();
-  if (m.numa_available) {
+  if (m.numa_available)
+  {
     g_test_add_data_func ("/numa_loopback/buffers/node0", &node0, test_buffers);
     g_test_add_data_func ("/numa_loopback/buffers/none", &none, test_buffers);
   }
-  for (guint i = 0; i < G_N_ELEMENTS (thread_cases); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (thread_cases); i++)
+  {
     gchar *path = g_strdup_printf ("/numa_loopback/threads/%s", thread_cases[i].name);
 
     g_test_add_data_func (path, &thread_cases[i], test_threads);

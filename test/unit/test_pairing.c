@@ -42,9 +42,9 @@
 #define CONNECT_PDATA 56 /* private data RDMA CM delivers with a connect on RoCE/IB */
 #define REJECT_PDATA 148 /* ... and with a reject */
 
-static const guint8 token_a[THRIFT_RDMA_PAIR_TOKEN_LEN] = {
-  0x9f, 0x01, 0x42, 0x00, 0x17, 0xee, 0x80, 0x3c, 0x00, 0x00, 0x5a, 0xa5, 0x10, 0x20, 0x30, 0x40
-};
+static const guint8 token_a[THRIFT_RDMA_PAIR_TOKEN_LEN] = { 0x9f, 0x01, 0x42, 0x00, 0x17, 0xee,
+                                                            0x80, 0x3c, 0x00, 0x00, 0x5a, 0xa5,
+                                                            0x10, 0x20, 0x30, 0x40 };
 
 /* A client's hello as setup_resources makes it. */
 static void
@@ -127,7 +127,8 @@ test_wire_refusal (void)
   GError *error = NULL;
 
   g_assert_cmpuint (sizeof r, <=, REJECT_PDATA);
-  for (guint i = 0; i < G_N_ELEMENTS (codes); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (codes); i++)
+  {
     rdma_wire_refusal_init (&r, THRIFT_RDMA_WIRE_VERSION, codes[i]);
     memset (pdata, 0, sizeof pdata);
     memcpy (pdata, &r, sizeof r);
@@ -155,10 +156,10 @@ test_wire_refusal (void)
   /* what the client says */
   g_assert_nonnull (strstr (rdma_wire_refusal_describe (RDMA_WIRE_REFUSE_UNKNOWN_TOKEN),
                             "pairing token is unknown or was already used"));
-  g_assert_nonnull (strstr (rdma_wire_refusal_describe (RDMA_WIRE_REFUSE_NOT_PAIRING),
-                            "does not pair"));
-  g_assert_nonnull (strstr (rdma_wire_refusal_describe (RDMA_WIRE_REFUSE_TOKEN_REQUIRED),
-                            "no pairing token"));
+  g_assert_nonnull (
+      strstr (rdma_wire_refusal_describe (RDMA_WIRE_REFUSE_NOT_PAIRING), "does not pair"));
+  g_assert_nonnull (
+      strstr (rdma_wire_refusal_describe (RDMA_WIRE_REFUSE_TOKEN_REQUIRED), "no pairing token"));
   g_assert_nonnull (rdma_wire_refusal_describe (77));
 }
 
@@ -167,7 +168,7 @@ test_wire_refusal (void)
 typedef struct
 {
   gboolean admit;
-  const gchar *reason;          /* set on refusal (NULL: leave it unset) */
+  const gchar *reason; /* set on refusal (NULL: leave it unset) */
   guint calls;
   gboolean saw_token;
   guint8 token[THRIFT_RDMA_PAIR_TOKEN_LEN];
@@ -183,7 +184,7 @@ judge (const guint8 *token, gpointer user_data, gchar **reason)
   if (token != NULL)
     memcpy (j->token, token, sizeof j->token);
   if (j->reason != NULL)
-    *reason = g_strdup (j->reason);    /* also when admitting: must not leak */
+    *reason = g_strdup (j->reason); /* also when admitting: must not leak */
   return j->admit;
 }
 
@@ -210,7 +211,7 @@ test_admit (void)
   g_clear_pointer (&reason, g_free);
 
   /* the function sees the token and admits */
-  j = (Judge) { .admit = TRUE, .reason = "ignored" };
+  j = (Judge){ .admit = TRUE, .reason = "ignored" };
   g_assert_cmpuint (rdma_admit_request (with, sizeof with, judge, &j, &reason), ==,
                     RDMA_WIRE_REFUSE_NONE);
   g_assert_null (reason);
@@ -218,19 +219,19 @@ test_admit (void)
   g_assert_true (j.saw_token);
   g_assert_cmpmem (j.token, 16, token_a, 16);
   /* ... sees none and admits */
-  j = (Judge) { .admit = TRUE };
+  j = (Judge){ .admit = TRUE };
   g_assert_cmpuint (rdma_admit_request (without, sizeof without, judge, &j, &reason), ==,
                     RDMA_WIRE_REFUSE_NONE);
   g_assert_false (j.saw_token);
   g_assert_cmpuint (j.calls, ==, 1);
   /* ... refuses a token: unknown or used; its reason is what the server logs */
-  j = (Judge) { .admit = FALSE, .reason = "token 9f01 not waiting" };
+  j = (Judge){ .admit = FALSE, .reason = "token 9f01 not waiting" };
   g_assert_cmpuint (rdma_admit_request (with, sizeof with, judge, &j, &reason), ==,
                     RDMA_WIRE_REFUSE_UNKNOWN_TOKEN);
   g_assert_cmpstr (reason, ==, "token 9f01 not waiting");
   g_clear_pointer (&reason, g_free);
   /* ... refuses no token: a token is required; without a reason it gets one */
-  j = (Judge) { .admit = FALSE };
+  j = (Judge){ .admit = FALSE };
   g_assert_cmpuint (rdma_admit_request (without, sizeof without, judge, &j, &reason), ==,
                     RDMA_WIRE_REFUSE_TOKEN_REQUIRED);
   g_assert_nonnull (reason);
@@ -253,9 +254,12 @@ assert_clean (void)
 static void
 same_token (const guint8 *seen, const guint8 *sent)
 {
-  if (sent == NULL) {
+  if (sent == NULL)
+  {
     g_assert_null (seen);
-  } else {
+  }
+  else
+  {
     g_assert_nonnull (seen);
     g_assert_cmpmem (seen, 16, sent, 16);
   }
@@ -336,7 +340,8 @@ test_client_property (void)
   g_assert_true (g_bytes_equal (got, good));
   g_bytes_unref (got);
   /* a token the wire cannot carry fails open, before anything else is tried */
-  for (guint i = 0; i < G_N_ELEMENTS (bad); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+  {
     g_object_set (t, "pair-token", bad[i], NULL);
     g_assert_false (thrift_transport_open (t, &error));
     g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);

@@ -51,7 +51,7 @@ static gsize ps;
 typedef struct
 {
   struct ibv_pd *pd;
-  guint8 *mem;                /* pages for the buffers of a test */
+  guint8 *mem; /* pages for the buffers of a test */
   gsize mem_len;
 } Fixture;
 
@@ -160,11 +160,11 @@ test_hit_miss (Fixture *f, gconstpointer data)
   a = get (c, f->mem, 2 * ps, IBV_ACCESS_LOCAL_WRITE);
   g_assert_cmpuint (live_mrs (), ==, 1);
   rdma_rcache_release (c, a);
-  g_assert_cmpuint (live_mrs (), ==, 1);        /* kept after release: cached */
+  g_assert_cmpuint (live_mrs (), ==, 1); /* kept after release: cached */
 
   b = get (c, f->mem, 2 * ps, IBV_ACCESS_LOCAL_WRITE);
   g_assert_true (b == a);
-  in = get (c, f->mem + 100, 300, IBV_ACCESS_LOCAL_WRITE);     /* contained */
+  in = get (c, f->mem + 100, 300, IBV_ACCESS_LOCAL_WRITE); /* contained */
   g_assert_true (in == a);
   g_assert_cmpuint (live_mrs (), ==, 1);
   /* more access than the cached region has: a registration of its own */
@@ -179,7 +179,7 @@ test_hit_miss (Fixture *f, gconstpointer data)
   s = stats (c);
   g_assert_cmpuint (s.hits, ==, 2);
   g_assert_cmpuint (s.misses, ==, 3);
-  g_assert_cmpuint (s.held, ==, 4 - 1);         /* a held twice counts once */
+  g_assert_cmpuint (s.held, ==, 4 - 1); /* a held twice counts once */
   g_assert_cmpuint (s.entries, ==, 3);
   g_assert_cmpuint (s.pinned_bytes, ==, 2 * ps + 300 + 2 * ps);
   g_assert_cmpuint (s.evictions + s.invalidations, ==, 0);
@@ -226,30 +226,44 @@ test_lru_entries (Fixture *f, gconstpointer data)
   (void) data;
   if (skip_unless_watching (c))
     return;
-  e = get (c, A, 64, 0); key_a = e->lkey; rdma_rcache_release (c, e);
-  e = get (c, B, 64, 0); rdma_rcache_release (c, e);
-  e = get (c, C, 64, 0); key_c = e->lkey; rdma_rcache_release (c, e);
-  e = get (c, A, 64, 0); g_assert_cmpuint (e->lkey, ==, key_a); rdma_rcache_release (c, e);
+  e = get (c, A, 64, 0);
+  key_a = e->lkey;
+  rdma_rcache_release (c, e);
+  e = get (c, B, 64, 0);
+  rdma_rcache_release (c, e);
+  e = get (c, C, 64, 0);
+  key_c = e->lkey;
+  rdma_rcache_release (c, e);
+  e = get (c, A, 64, 0);
+  g_assert_cmpuint (e->lkey, ==, key_a);
+  rdma_rcache_release (c, e);
   g_assert_cmpuint (stats (c).evictions, ==, 0);
 
   g_assert_false (other_may_watch (B));
-  e = get (c, D, 64, 0); rdma_rcache_release (c, e);          /* evicts B */
-  g_assert_true (other_may_watch (B));                        /* B's pages let go */
+  e = get (c, D, 64, 0);
+  rdma_rcache_release (c, e);          /* evicts B */
+  g_assert_true (other_may_watch (B)); /* B's pages let go */
   g_assert_false (other_may_watch (A));
   s = stats (c);
   g_assert_cmpuint (s.evictions, ==, 1);
   g_assert_cmpuint (s.entries, ==, 3);
   g_assert_cmpuint (live_mrs (), ==, 3);
-  e = get (c, C, 64, 0); g_assert_cmpuint (e->lkey, ==, key_c); rdma_rcache_release (c, e);
-  e = get (c, A, 64, 0); g_assert_cmpuint (e->lkey, ==, key_a); rdma_rcache_release (c, e);
+  e = get (c, C, 64, 0);
+  g_assert_cmpuint (e->lkey, ==, key_c);
+  rdma_rcache_release (c, e);
+  e = get (c, A, 64, 0);
+  g_assert_cmpuint (e->lkey, ==, key_a);
+  rdma_rcache_release (c, e);
   s = stats (c);
   g_assert_cmpuint (s.hits, ==, 3);
   g_assert_cmpuint (s.misses, ==, 4);
-  e = get (c, B, 64, 0); rdma_rcache_release (c, e);          /* B again: evicts D */
+  e = get (c, B, 64, 0);
+  rdma_rcache_release (c, e); /* B again: evicts D */
   s = stats (c);
   g_assert_cmpuint (s.misses, ==, 5);
   g_assert_cmpuint (s.evictions, ==, 2);
-  e = get (c, D, 64, 0); rdma_rcache_release (c, e);          /* D was the one gone */
+  e = get (c, D, 64, 0);
+  rdma_rcache_release (c, e); /* D was the one gone */
   g_assert_cmpuint (stats (c).misses, ==, 6);
   g_assert_cmpuint (stats (c).entries, ==, 3);
   rdma_rcache_free (c);
@@ -268,17 +282,24 @@ test_lru_bytes (Fixture *f, gconstpointer data)
   (void) data;
   if (skip_unless_watching (c))
     return;
-  e = get (c, A, ps, 0); rdma_rcache_release (c, e);
-  e = get (c, B, 2 * ps, 0); key_b = e->lkey; rdma_rcache_release (c, e);
+  e = get (c, A, ps, 0);
+  rdma_rcache_release (c, e);
+  e = get (c, B, 2 * ps, 0);
+  key_b = e->lkey;
+  rdma_rcache_release (c, e);
   g_assert_cmpuint (stats (c).pinned_bytes, ==, 3 * ps);
-  e = get (c, C, ps, 0); rdma_rcache_release (c, e);          /* A goes, B stays */
+  e = get (c, C, ps, 0);
+  rdma_rcache_release (c, e); /* A goes, B stays */
   s = stats (c);
   g_assert_cmpuint (s.evictions, ==, 1);
   g_assert_cmpuint (s.pinned_bytes, ==, 3 * ps);
   g_assert_cmpuint (s.entries, ==, 2);
-  e = get (c, B, 2 * ps, 0); g_assert_cmpuint (e->lkey, ==, key_b); rdma_rcache_release (c, e);
+  e = get (c, B, 2 * ps, 0);
+  g_assert_cmpuint (e->lkey, ==, key_b);
+  rdma_rcache_release (c, e);
   /* two pages need both others to go */
-  e = get (c, A, 2 * ps, 0); rdma_rcache_release (c, e);
+  e = get (c, A, 2 * ps, 0);
+  rdma_rcache_release (c, e);
   s = stats (c);
   g_assert_cmpuint (s.evictions, ==, 3);
   g_assert_cmpuint (s.entries, ==, 1);
@@ -304,13 +325,16 @@ test_lookup (Fixture *f, gconstpointer data)
   rdma_rcache_release (c, a);
   s = stats (c);
   found = rdma_rcache_lookup (c, f->mem + 10, ps, IBV_ACCESS_MW_BIND);
-  if (rdma_rcache_watching (c)) {
+  if (rdma_rcache_watching (c))
+  {
     g_assert_true (found == a);
     g_assert_cmpuint (stats (c).hits, ==, s.hits + 1);
     g_assert_cmpuint (stats (c).held, ==, 1);
     rdma_rcache_release (c, found);
-  } else {
-    g_assert_null (found);                      /* nothing was cached */
+  }
+  else
+  {
+    g_assert_null (found); /* nothing was cached */
   }
   /* more than the cached region covers, or more access: not found, nothing registered */
   g_assert_null (rdma_rcache_lookup (c, f->mem + ps, 2 * ps, IBV_ACCESS_LOCAL_WRITE));
@@ -333,7 +357,8 @@ test_shared (Fixture *f, gconstpointer data)
   RdmaRcacheEntry *e;
 
   (void) data;
-  if (skip_unless_watching (a)) {
+  if (skip_unless_watching (a))
+  {
     rdma_rcache_free (b);
     g_assert_cmpint (rdma_verbs->dealloc_pd (pd2), ==, 0);
     munmap (buf, 4 * ps);
@@ -350,7 +375,7 @@ test_shared (Fixture *f, gconstpointer data)
   g_assert_cmpuint (stats (a).hits, ==, 1);
   g_assert_cmpuint (stats (b).hits, ==, 1);
   g_assert_cmpuint (stats (a).uncached + stats (b).uncached, ==, 0);
-  g_assert_cmpuint (live_mrs (), ==, 1 + 2);     /* pd2 and the two registrations */
+  g_assert_cmpuint (live_mrs (), ==, 1 + 2); /* pd2 and the two registrations */
 
   g_assert_false (other_may_watch (buf + 3 * ps));
   rdma_rcache_free (a);
@@ -376,10 +401,10 @@ test_held (Fixture *f, gconstpointer data)
   RdmaRcacheStats s;
 
   (void) data;
-  a = get (c, f->mem, 64, 0);                                  /* held throughout */
+  a = get (c, f->mem, 64, 0); /* held throughout */
   b = get (c, f->mem + ps, 64, 0);
   rdma_rcache_release (c, b);
-  e = get (c, f->mem + 2 * ps, 64, 0);                         /* B goes, not A */
+  e = get (c, f->mem + 2 * ps, 64, 0); /* B goes, not A */
   g_assert_cmpuint (stats (c).evictions, ==, rdma_rcache_watching (c) ? 1 : 0);
   g_assert_cmpuint (live_mrs (), ==, 2);
 
@@ -397,7 +422,8 @@ test_held (Fixture *f, gconstpointer data)
   g_assert_cmpuint (s.held, ==, 2);
   g_assert_cmpuint (live_mrs (), ==, 2);
   /* A still the same registration */
-  if (rdma_rcache_watching (c)) {
+  if (rdma_rcache_watching (c))
+  {
     RdmaRcacheEntry *again = get (c, f->mem, 64, 0);
 
     g_assert_true (again == a);
@@ -405,7 +431,7 @@ test_held (Fixture *f, gconstpointer data)
   }
 
   rdma_rcache_release (c, e);
-  e = get (c, f->mem + 3 * ps, 64, 0);                         /* room once one is free */
+  e = get (c, f->mem + 3 * ps, 64, 0); /* room once one is free */
   rdma_rcache_release (c, e);
   rdma_rcache_release (c, a);
   rdma_rcache_free (c);
@@ -423,7 +449,8 @@ test_stale (Fixture *f, gconstpointer data)
   RdmaRcacheStats s;
 
   (void) data;
-  if (skip_unless_watching (c)) {
+  if (skip_unless_watching (c))
+  {
     munmap (buf, 4 * ps);
     return;
   }
@@ -444,7 +471,7 @@ test_stale (Fixture *f, gconstpointer data)
   old_key = e->lkey;
   rdma_rcache_release (c, e);
   e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
-  g_assert_cmpuint (e->lkey, ==, old_key);                     /* cached */
+  g_assert_cmpuint (e->lkey, ==, old_key); /* cached */
   rdma_rcache_release (c, e);
 
   g_assert_cmpint (munmap (buf, 4 * ps), ==, 0);
@@ -452,18 +479,18 @@ test_stale (Fixture *f, gconstpointer data)
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   g_assert_true (again == buf);
   e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
-  g_assert_cmpuint (e->lkey, !=, old_key);                     /* a new registration */
+  g_assert_cmpuint (e->lkey, !=, old_key); /* a new registration */
   s = stats (c);
   g_assert_cmpuint (s.invalidations, ==, 2);
   g_assert_cmpuint (s.misses, ==, 3);
   g_assert_cmpuint (s.entries, ==, 1);
-  g_assert_cmpuint (live_mrs (), ==, 1);                       /* the old one deregistered */
+  g_assert_cmpuint (live_mrs (), ==, 1); /* the old one deregistered */
   rdma_rcache_release (c, e);
 
   /* MAP_FIXED over part of it (no munmap call) */
   old_key = e->lkey;
-  again = mmap (buf + ps, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                -1, 0);
+  again = mmap (buf + ps, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                0);
   g_assert_true (again == buf + ps);
   e = get (c, buf, 64, IBV_ACCESS_LOCAL_WRITE);
   g_assert_cmpuint (e->lkey, !=, old_key);
@@ -529,7 +556,8 @@ worker (gpointer data)
   GRand *rand = g_rand_new_with_seed (w->seed);
   guint i;
 
-  for (i = 0; i < WORKER_ROUNDS; i++) {
+  for (i = 0; i < WORKER_ROUNDS; i++)
+  {
     guint8 *p = w->mem + g_rand_int_range (rand, 0, WORKER_BUFS) * ps;
     guint8 *q = w->mem + g_rand_int_range (rand, 0, WORKER_BUFS) * ps;
     gsize off = g_rand_int_range (rand, 0, 64);
@@ -567,8 +595,9 @@ remap_thread (gpointer buf)
 {
   /* a new mapping in the place of the old, whose unmap event this call waits for: it
    * returns only once the watch reads it */
-  g_assert_true (mmap (buf, 4 * ps, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == buf);
+  g_assert_true (
+      mmap (buf, 4 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+      == buf);
   return NULL;
 }
 
@@ -590,7 +619,8 @@ test_unmap_in_flight (Fixture *f, gconstpointer data)
   gint64 until;
 
   (void) data;
-  if (skip_unless_watching (c)) {
+  if (skip_unless_watching (c))
+  {
     munmap (buf, 4 * ps);
     return;
   }
@@ -611,9 +641,9 @@ test_unmap_in_flight (Fixture *f, gconstpointer data)
   e = rdma_rcache_lookup (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
   g_assert_null (e);
   e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
-  g_assert_cmpuint (e->lkey, !=, old_key);                     /* registered anew */
+  g_assert_cmpuint (e->lkey, !=, old_key); /* registered anew */
   g_assert_cmpuint (stats (c).invalidations, ==, 1);
-  g_assert_cmpuint (live_mrs (), ==, 1);                       /* the old one deregistered */
+  g_assert_cmpuint (live_mrs (), ==, 1); /* the old one deregistered */
   rdma_rcache_release (c, e);
 
   rdma_unmap_watch_hold_for_test (FALSE);
@@ -638,11 +668,13 @@ test_threads (Fixture *f, gconstpointer data)
   RdmaRcacheStats s;
 
   (void) data;
-  for (i = 0; i < 4; i++) {
-    w[i] = (Worker) { c, f->mem, 17 + i, 0 };
+  for (i = 0; i < 4; i++)
+  {
+    w[i] = (Worker){ c, f->mem, 17 + i, 0 };
     t[i] = g_thread_new ("rcache-worker", worker, &w[i]);
   }
-  for (i = 0; i < 4; i++) {
+  for (i = 0; i < 4; i++)
+  {
     g_thread_join (t[i]);
     total += w[i].acquires;
   }
@@ -651,7 +683,8 @@ test_threads (Fixture *f, gconstpointer data)
   g_assert_cmpuint (s.held, ==, 0);
   g_assert_cmpuint (s.entries, <=, 8);
   g_assert_cmpuint (s.entries, ==, live_mrs ());
-  if (rdma_rcache_watching (c)) {
+  if (rdma_rcache_watching (c))
+  {
     g_assert_cmpuint (s.hits, >, 0);
     g_assert_cmpuint (s.evictions, >, 0);
     g_assert_cmpuint (s.misses - s.evictions, ==, s.entries);
@@ -686,7 +719,7 @@ test_uncached (Fixture *f, gconstpointer data)
   g_assert_cmpuint (s.hits, ==, 0);
   g_assert_cmpuint (s.entries, ==, 2);
   rdma_rcache_release (c, a);
-  g_assert_cmpuint (live_mrs (), ==, 1);        /* gone at its release */
+  g_assert_cmpuint (live_mrs (), ==, 1); /* gone at its release */
   rdma_rcache_release (c, b);
   assert_empty (c);
   rdma_rcache_free (c);
@@ -705,8 +738,8 @@ typedef struct
   struct ibv_pd *pd;
   guint8 *mem;
   gint stop;
-  guint32 min_key[SLOTS];     /* a registration of the slot with a lower lkey is stale */
-  guint replaced, checked;   /* slots replaced, acquires checked */
+  guint32 min_key[SLOTS];  /* a registration of the slot with a lower lkey is stale */
+  guint replaced, checked; /* slots replaced, acquires checked */
 } Churn;
 
 static gpointer
@@ -715,7 +748,8 @@ churn_mapper (gpointer data)
   Churn *ch = data;
   guint i;
 
-  for (i = 0; i < 400; i++) {
+  for (i = 0; i < 400; i++)
+  {
     guint slot = i % SLOTS;
     struct ibv_mr *probe = rdma_verbs->reg_mr (ch->pd, ch->mem, 1, 0);
     guint32 key = probe->lkey;
@@ -737,7 +771,8 @@ static gpointer
 churn_user (gpointer data)
 {
   Churn *ch = data;
-  while (!g_atomic_int_get (&ch->stop)) {
+  while (!g_atomic_int_get (&ch->stop))
+  {
     guint slot = g_random_int_range (0, SLOTS);
     guint32 min = (guint32) g_atomic_int_get ((gint *) &ch->min_key[slot]);
     RdmaRcacheEntry *e = get (ch->cache, ch->mem + slot * ps + 8, 256, 0);
@@ -767,9 +802,9 @@ test_churn (Fixture *f, gconstpointer data)
   for (i = 0; i < 3; i++)
     g_thread_join (users[i]);
   s = stats (ch.cache);
-  g_test_message ("%u replacements, %u acquires: %" G_GUINT64_FORMAT " hits, %"
-                  G_GUINT64_FORMAT " invalidations", ch.replaced, ch.checked, s.hits,
-                  s.invalidations);
+  g_test_message ("%u replacements, %u acquires: %" G_GUINT64_FORMAT " hits, %" G_GUINT64_FORMAT
+                  " invalidations",
+                  ch.replaced, ch.checked, s.hits, s.invalidations);
   g_assert_cmpuint (ch.replaced, ==, 400);
   g_assert_cmpuint (s.hits + s.misses, ==, ch.checked);
   g_assert_cmpuint (s.invalidations, >, 0);
@@ -791,7 +826,8 @@ vma_flags (gconstpointer addr)
   if (!g_file_get_contents ("/proc/self/smaps", &smaps, NULL, NULL))
     return NULL;
   lines = g_strsplit (smaps, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++) {
+  for (guint i = 0; lines[i] != NULL; i++)
+  {
     guint64 lo, hi;
 
     /* a mapping's line: "START-END perms ..."; its fields' lines are "Name: value" */
@@ -825,7 +861,8 @@ test_remap_detached (Fixture *f, gconstpointer data)
   guint32 old_key;
 
   (void) data;
-  if (skip_unless_watching (c)) {
+  if (skip_unless_watching (c))
+  {
     munmap (buf, 4 * ps);
     munmap (dest, 4 * ps);
     return;
@@ -834,7 +871,8 @@ test_remap_detached (Fixture *f, gconstpointer data)
   e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
   old_key = e->lkey;
   rdma_rcache_release (c, e);
-  if (!watched_by_userfaultfd (buf)) {
+  if (!watched_by_userfaultfd (buf))
+  {
     rdma_rcache_free (c);
     munmap (buf, 4 * ps);
     munmap (dest, 4 * ps);
@@ -847,7 +885,8 @@ test_remap_detached (Fixture *f, gconstpointer data)
   g_assert_false (watched_by_userfaultfd (moved));
   /* the old place is gone from the cache: mapped anew, it gets a registration of its own */
   g_assert_true (mmap (buf, 4 * ps, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == buf);
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+                 == buf);
   e = get (c, buf, 4 * ps, IBV_ACCESS_LOCAL_WRITE);
   g_assert_cmpuint (e->lkey, !=, old_key);
   rdma_rcache_release (c, e);

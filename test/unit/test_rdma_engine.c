@@ -164,7 +164,7 @@ test_credits (void)
   rdma_credit_init (&c, 8, 4);
   while (rdma_credit_take (&c))
     sent++;
-  g_assert_cmpuint (sent, ==, 4);            /* the peer's window, not ours */
+  g_assert_cmpuint (sent, ==, 4);             /* the peer's window, not ours */
   g_assert_false (rdma_credit_grant (&c, 5)); /* more than outstanding: protocol error */
   g_assert_true (rdma_credit_grant (&c, 3));
   g_assert_true (rdma_credit_take (&c));
@@ -193,15 +193,17 @@ test_registry_complete (void)
 {
   guint n = 0;
 
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *o = rdma_proto_registry[i];
-    if (o == NULL) {
+    if (o == NULL)
+    {
       g_assert_null (rdma_proto_by_id (i));
       continue;
     }
     n++;
     g_test_message ("protocol %s", o->name);
-    g_assert_cmpuint (o->id, ==, i);              /* indexed by its wire id */
+    g_assert_cmpuint (o->id, ==, i); /* indexed by its wire id */
     g_assert_true (rdma_proto_by_id (o->id) == o);
     g_assert_true (rdma_proto_by_name (o->name) == o);
     g_assert_true (rdma_proto_for_hint (o->hint) == o);
@@ -215,11 +217,15 @@ test_registry_complete (void)
   /* every wire id has its protocol, and every proto hint its protocol (eager_rndv is a pair
    * of two: the plan splits it), so no proto hint goes unheeded */
   g_assert_cmpuint (n, ==, RDMA_PROTO_COUNT);
-  for (ThriftHintProto p = THRIFT_HINT_PROTO_EAGER; p <= THRIFT_HINT_PROTO_EAGER_RNDV; p++) {
-    if (p == THRIFT_HINT_PROTO_EAGER_RNDV) {
+  for (ThriftHintProto p = THRIFT_HINT_PROTO_EAGER; p <= THRIFT_HINT_PROTO_EAGER_RNDV; p++)
+  {
+    if (p == THRIFT_HINT_PROTO_EAGER_RNDV)
+    {
       g_assert_nonnull (rdma_proto_for_hint (THRIFT_HINT_PROTO_EAGER));
       g_assert_nonnull (rdma_proto_for_hint (THRIFT_HINT_PROTO_READ_RNDV));
-    } else {
+    }
+    else
+    {
       g_assert_nonnull (rdma_proto_for_hint (p));
     }
   }
@@ -266,17 +272,21 @@ test_deliver_pending (void)
 static void
 test_rndv_wire (void)
 {
-  RdmaRndvMsg m = { .kind = RDMA_RNDV_RTS, .seq = 7, .len = 100u << 20, .rkey = 0xabcd,
-                    .addr = G_GUINT64_CONSTANT (0x123456789a) }, out;
+  RdmaRndvMsg m = { .kind = RDMA_RNDV_RTS,
+                    .seq = 7,
+                    .len = 100u << 20,
+                    .rkey = 0xabcd,
+                    .addr = G_GUINT64_CONSTANT (0x123456789a) },
+              out;
   guint8 buf[sizeof (RdmaRndvWire) + 1];
   GError *error = NULL;
 
   rdma_rndv_encode (buf, &m);
-  g_assert_true (rdma_rndv_decode (&rdma_proto_read_rndv_ops, buf, sizeof (RdmaRndvWire), &out,
-                                   &error));
+  g_assert_true (
+      rdma_rndv_decode (&rdma_proto_read_rndv_ops, buf, sizeof (RdmaRndvWire), &out, &error));
   g_assert_no_error (error);
-  g_assert_true (out.kind == m.kind && out.seq == m.seq && out.len == m.len
-                 && out.rkey == m.rkey && out.addr == m.addr);
+  g_assert_true (out.kind == m.kind && out.seq == m.seq && out.len == m.len && out.rkey == m.rkey
+                 && out.addr == m.addr);
   g_assert_false (rdma_rndv_decode (&rdma_proto_read_rndv_ops, buf, sizeof buf, &out, &error));
   g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PROTOCOL);
   g_clear_error (&error);
@@ -287,15 +297,16 @@ test_status (void)
 {
   GError *error = NULL;
 
-  for (guint s = 0; s < RDMA_STATUS_COUNT; s++) {
+  for (guint s = 0; s < RDMA_STATUS_COUNT; s++)
+  {
     g_assert_true (g_str_has_prefix (rdma_status_name (s), "RDMA_"));
     g_assert_cmpuint (strlen (rdma_status_text (s)), >, 3);
   }
   g_assert_cmpint (rdma_status_from_errno (ENOMEM), ==, RDMA_ERR_NO_MEMORY);
   g_assert_cmpint (rdma_status_from_errno (ECONNREFUSED), ==, RDMA_ERR_REFUSED);
   g_assert_cmpint (rdma_status_from_wc (IBV_WC_RETRY_EXC_ERR), ==, RDMA_ERR_PEER_GONE);
-  rdma_status_set_error (&error, RDMA_ERR_PEER_GONE, "ibv_poll_cq", ETIMEDOUT,
-                         IBV_WC_RETRY_EXC_ERR, "send of %d bytes", 5);
+  rdma_status_set_error (&error, RDMA_ERR_PEER_GONE, "ibv_poll_cq", ETIMEDOUT, IBV_WC_RETRY_EXC_ERR,
+                         "send of %d bytes", 5);
   g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PEER_GONE);
   g_assert_nonnull (strstr (error->message, "ibv_poll_cq"));
   g_assert_nonnull (strstr (error->message, "send of 5 bytes"));
@@ -319,10 +330,10 @@ test_status_boundary (void)
   g_assert_cmpuint (public->n_values, ==, RDMA_STATUS_COUNT);
   g_assert_cmpint (rdma_error_to_thrift (NULL), ==, THRIFT_RDMA_STATUS_OK);
   g_assert_cmpint (thrift_rdma_error_status (NULL), ==, THRIFT_RDMA_STATUS_OK);
-  for (guint s = 1; s < RDMA_STATUS_COUNT; s++) {
+  for (guint s = 1; s < RDMA_STATUS_COUNT; s++)
+  {
     const gchar *name = rdma_status_name (s);
-    g_autofree gchar *twin = g_strconcat ("THRIFT_RDMA_STATUS_",
-                                          name + strlen ("RDMA_ERR_"), NULL);
+    g_autofree gchar *twin = g_strconcat ("THRIFT_RDMA_STATUS_", name + strlen ("RDMA_ERR_"), NULL);
     GError *error = NULL, *copy;
     g_autofree gchar *message = NULL;
     ThriftRdmaStatus st;
@@ -351,16 +362,14 @@ test_status_boundary (void)
     g_error_free (error);
   }
   /* the codes a socket transport would use; several causes share one */
-  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_NO_DEVICE), ==,
-                   THRIFT_TRANSPORT_ERROR_SOCKET);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_NO_DEVICE), ==, THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_INTERRUPTED), ==,
                    THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_TIMED_OUT), ==,
                    THRIFT_TRANSPORT_ERROR_RECEIVE);
   g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_PEER_GONE), ==,
                    THRIFT_TRANSPORT_ERROR_RECEIVE);
-  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_REFUSED), ==,
-                   THRIFT_TRANSPORT_ERROR_CONNECT);
+  g_assert_cmpint (rdma_status_thrift_code (RDMA_ERR_REFUSED), ==, THRIFT_TRANSPORT_ERROR_CONNECT);
   /* an error no RDMA transport set, or one a later error superseded, has no status */
   other = g_error_new_literal (THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                                "recv failed");
@@ -398,12 +407,14 @@ test_no_device (void)
   ThriftServerTransport *s;
   GError *error = NULL;
 
-  if (g_file_test ("/sys/class/infiniband", G_FILE_TEST_IS_DIR)) {
+  if (g_file_test ("/sys/class/infiniband", G_FILE_TEST_IS_DIR))
+  {
     GDir *d = g_dir_open ("/sys/class/infiniband", 0, NULL);
     gboolean any = d != NULL && g_dir_read_name (d) != NULL;
     if (d)
       g_dir_close (d);
-    if (any) {
+    if (any)
+    {
       g_test_skip ("this host has an RDMA device");
       return;
     }
@@ -415,15 +426,13 @@ test_no_device (void)
   g_assert_false (thrift_transport_is_open (t));
   /* the cause, from the error and from the object */
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
-  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
-                   THRIFT_RDMA_STATUS_NO_DEVICE);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==, THRIFT_RDMA_STATUS_NO_DEVICE);
   g_clear_error (&error);
   /* a call on the unopened transport: not open, a cause of its own */
   g_assert_false (thrift_transport_write (t, "x", 1, &error));
   g_assert_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET);
   g_assert_cmpint (thrift_rdma_error_status (error), ==, THRIFT_RDMA_STATUS_NOT_OPEN);
-  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==,
-                   THRIFT_RDMA_STATUS_NOT_OPEN);
+  g_assert_cmpint (thrift_rdma_get_last_status (THRIFT_RDMA (t)), ==, THRIFT_RDMA_STATUS_NOT_OPEN);
   g_clear_error (&error);
   g_assert_false (thrift_transport_peek (t, &error));
   g_assert_no_error (error);
@@ -460,8 +469,8 @@ test_properties (void)
   GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (t), "polling");
 
   g_assert_true (G_IS_PARAM_SPEC_ENUM (ps));
-  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling, "connect-timeout",
-                &ct, "call-timeout", &calt, NULL);
+  g_object_get (t, "hostname", &host, "port", &port, "polling", &polling, "connect-timeout", &ct,
+                "call-timeout", &calt, NULL);
   g_assert_cmpstr (host, ==, "h");
   g_assert_cmpuint (port, ==, 1234);
   g_assert_cmpint (polling, ==, THRIFT_RDMA_DEFAULT_POLLING);
@@ -489,17 +498,24 @@ static void
 test_select_warnings (void)
 {
   static ThriftHintSet h = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "put",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "put",
     .side = THRIFT_HINT_SIDE_CLIENT,
     .set = THRIFT_HINT_HAS_TRANSPORT | THRIFT_HINT_HAS_NUMA | THRIFT_HINT_HAS_PAYLOAD_SIZE,
-    .transport = THRIFT_HINT_TRANSPORT_TCP, .numa = 1, .payload_size = 65536,
+    .transport = THRIFT_HINT_TRANSPORT_TCP,
+    .numa = 1,
+    .payload_size = 65536,
   };
   static const ThriftHintSet eager = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "get",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "get",
     .set = THRIFT_HINT_HAS_PROTO | THRIFT_HINT_HAS_POLLING,
-    .proto = THRIFT_HINT_PROTO_EAGER, .polling = THRIFT_HINT_POLLING_BUSY,
+    .proto = THRIFT_HINT_PROTO_EAGER,
+    .polling = THRIFT_HINT_POLLING_BUSY,
   };
-  guint expected = 1;   /* transport; numa is acted on (rdma_numa.h) */
+  guint expected = 1; /* transport; numa is acted on (rdma_numa.h) */
 
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
                          "*Kv.put (client side): hint transport = tcp cannot be followed on "
@@ -512,16 +528,22 @@ test_select_warnings (void)
   /* eager_rndv is a pair of implemented protocols, not a protocol to warn about */
   {
     static const ThriftHintSet pair = {
-      .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
-      .set = THRIFT_HINT_HAS_PROTO, .proto = THRIFT_HINT_PROTO_EAGER_RNDV,
+      .version = THRIFT_HINT_SET_VERSION,
+      .service = "Kv",
+      .function = "scan",
+      .set = THRIFT_HINT_HAS_PROTO,
+      .proto = THRIFT_HINT_PROTO_EAGER_RNDV,
     };
     g_assert_cmpuint (rdma_select_warn_unimplemented (&pair), ==, 0);
   }
   /* transport = rdma is what an RDMA connection does: nothing to say */
   {
     static const ThriftHintSet on_rdma = {
-      .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "quick",
-      .set = THRIFT_HINT_HAS_TRANSPORT, .transport = THRIFT_HINT_TRANSPORT_RDMA,
+      .version = THRIFT_HINT_SET_VERSION,
+      .service = "Kv",
+      .function = "quick",
+      .set = THRIFT_HINT_HAS_TRANSPORT,
+      .transport = THRIFT_HINT_TRANSPORT_RDMA,
     };
     g_assert_cmpuint (rdma_select_warn_unimplemented (&on_rdma), ==, 0);
   }
@@ -536,9 +558,12 @@ static void
 test_select_oversubscribed (void)
 {
   ThriftHintSet h = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "scan",
     .set = THRIFT_HINT_HAS_POLLING | THRIFT_HINT_HAS_CONCURRENCY,
-    .polling = THRIFT_HINT_POLLING_BUSY, .concurrency = rdma_machine_get ()->cores + 1,
+    .polling = THRIFT_HINT_POLLING_BUSY,
+    .concurrency = rdma_machine_get ()->cores + 1,
   };
 
   g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*busy polling with concurrency*");
@@ -561,9 +586,12 @@ static void
 test_select_polling_table (void)
 {
   ThriftHintSet h = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "scan",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "scan",
     .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY,
-    .perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT, .concurrency = 1,
+    .perf_goal = THRIFT_HINT_PERF_GOAL_THROUGHPUT,
+    .concurrency = 1,
   };
 
   g_assert_cmpint (rdma_select_polling (&h, THRIFT_RDMA_POLLING_HYBRID, NULL), ==,
@@ -720,12 +748,14 @@ simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
 {
   guint spun = 0;
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     guint budget = 0;
     RdmaPollCostWay way = rdma_poll_cost_choose (c, m, &budget);
     gboolean learn = !c->choice.settling, sample = rdma_poll_cost_sample_cpu (c, m);
 
-    if (way == SPIN) {
+    if (way == SPIN)
+    {
       gint64 took = budget >= f->spin_us ? f->spin_us : budget + f->block_wall_us;
 
       g_assert_cmpuint (budget, >, 0);
@@ -733,7 +763,9 @@ simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
       if (learn)
         rdma_poll_cost_learn (c, way, took, sample ? took : -1);
       spun++;
-    } else {
+    }
+    else
+    {
       g_assert_cmpuint (budget, ==, 0);
       if (learn)
         rdma_poll_cost_learn (c, way, f->block_wall_us, sample ? f->block_cpu_us : -1);
@@ -755,7 +787,8 @@ test_poll_cost_fabrics (void)
   RdmaPollCost c = { 0 };
   guint budget;
 
-  for (guint i = 0; i < RDMA_POLL_COST_RUN; i++) {
+  for (guint i = 0; i < RDMA_POLL_COST_RUN; i++)
+  {
     g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==, SPIN);
     g_assert_cmpuint (budget, ==, RDMA_POLL_COST_SPIN_FIRST_US);
     /* the first half of the run settles: not learnt from */
@@ -765,17 +798,18 @@ test_poll_cost_fabrics (void)
 
   /* slow wake-ups: spinning wins by either measure; all calls spin but the first until the
    * persistence is met, and the runs that try blocking */
-  for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++) {
-    c = (RdmaPollCost) { 0 };
+  for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++)
+  {
+    c = (RdmaPollCost){ 0 };
     g_assert_cmpuint (simulate_cost (&c, m, &slow_wake, n), >=,
                       n - RDMA_POLL_COST_RUN - RDMA_POLL_COST_PERSIST - runs * RDMA_POLL_COST_RUN
-                      - 4);
+                          - 4);
     g_assert_true (rdma_poll_cost_spins (&c));
     g_assert_cmpuint (c.choice.switches, ==, 1);
   }
   /* cheap wake-ups: a blocked call is about as long as a spun one (time does not tell them
    * apart: the prior stays), and costs its thread 6 us of CPU against 400 */
-  c = (RdmaPollCost) { 0 };
+  c = (RdmaPollCost){ 0 };
   g_assert_cmpuint (simulate_cost (&c, RDMA_MEASURE_CPU, &cheap_wake, n), <=,
                     runs * RDMA_POLL_COST_RUN);
   g_assert_false (rdma_poll_cost_spins (&c));
@@ -786,7 +820,7 @@ test_poll_cost_fabrics (void)
   c.choice.since = 0;
   g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==, SPIN);
   g_assert_cmpuint (budget, ==, 2 * c.cpu_us[BLOCK]);
-  c = (RdmaPollCost) { 0 };
+  c = (RdmaPollCost){ 0 };
   simulate_cost (&c, RDMA_MEASURE_WALL, &cheap_wake, n);
   g_assert_false (rdma_poll_cost_spins (&c));
   g_assert_cmpuint (c.choice.switches, ==, 0);
@@ -802,7 +836,8 @@ test_poll_cost_steady (void)
   GRand *r = g_rand_new_with_seed (23);
   guint spun = 0;
 
-  for (guint i = 0; i < 10000; i++) {
+  for (guint i = 0; i < 10000; i++)
+  {
     Fabric f = { 104 + g_rand_int_range (r, -12, 13), 104 + g_rand_int_range (r, -12, 13),
                  104 + g_rand_int_range (r, -12, 13) };
 
@@ -949,7 +984,8 @@ test_spin_admission (void)
 static void
 test_spin_cores_env (void)
 {
-  if (g_test_subprocess ()) {
+  if (g_test_subprocess ())
+  {
     g_setenv ("THRIFT_RDMA_SPIN_CORES", "3", TRUE);
     g_assert_cmpuint (rdma_spin_cores (), ==, 3);
     return;
@@ -961,7 +997,8 @@ test_spin_cores_env (void)
 static void
 test_spin_cores_env_bad (void)
 {
-  if (g_test_subprocess ()) {
+  if (g_test_subprocess ())
+  {
     g_setenv ("THRIFT_RDMA_SPIN_CORES", "0x4", TRUE);
     g_test_expect_message (NULL, G_LOG_LEVEL_WARNING,
                            "THRIFT_RDMA_SPIN_CORES='0x4' is not a number of cores*");
@@ -975,7 +1012,7 @@ test_spin_cores_env_bad (void)
 
 typedef struct
 {
-  gint over;          /* times a spinner saw more spinners than cores */
+  gint over; /* times a spinner saw more spinners than cores */
   gint admitted;
 } SpinRace;
 
@@ -984,10 +1021,12 @@ spin_race_main (gpointer data)
 {
   SpinRace *r = data;
 
-  for (guint i = 0; i < 20000; i++) {
+  for (guint i = 0; i < 20000; i++)
+  {
     RdmaSpinTicket t;
 
-    if (rdma_spin_begin (&t, TRUE)) {
+    if (rdma_spin_begin (&t, TRUE))
+    {
       g_atomic_int_inc (&r->admitted);
       if (rdma_spin_spinners () > 3)
         g_atomic_int_inc (&r->over);
@@ -1024,18 +1063,20 @@ test_spin_admission_threads (void)
  * @pause_us of the caller's own), so the clock runs on by the service of the call that ends;
  * returns how many of @n copied. */
 static guint
-simulate_lend_paused (RdmaLendCost *c, gsize len, guint lend_us, guint copy_us, guint k,
-                      guint n, guint pause_us)
+simulate_lend_paused (RdmaLendCost *c, gsize len, guint lend_us, guint copy_us, guint k, guint n,
+                      guint pause_us)
 {
   g_autofree RdmaLendTicket *t = g_new0 (RdmaLendTicket, k);
   g_autofree guint *service = g_new (guint, k);
   static gint64 now = 1;
   guint copied = 0;
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     guint slot = i % k;
 
-    if (t[slot].open) {
+    if (t[slot].open)
+    {
       now += service[slot];
       rdma_lend_cost_end (c, &t[slot], now);
       g_assert_false (t[slot].open);
@@ -1070,13 +1111,13 @@ test_lend_cost (void)
   /* the prior is lending; the first run tries copying */
   copied = simulate_lend (c, 128 << 10, 3100, 2700, 1, 4 * RDMA_CHOICE_TRY_EVERY);
   g_assert_true (rdma_lend_cost_copies (c, 128 << 10));
-  g_assert_true (rdma_lend_cost_copies (c, 200 << 10));     /* the same power of two */
+  g_assert_true (rdma_lend_cost_copies (c, 200 << 10)); /* the same power of two */
   g_assert_cmpuint (copied, >, 2 * RDMA_CHOICE_TRY_EVERY);
   copied = simulate_lend (c, 1 << 20, 26000, 29000, 1, 4 * RDMA_CHOICE_TRY_EVERY);
   g_assert_false (rdma_lend_cost_copies (c, 1 << 20));
   g_assert_cmpuint (copied, <=, 4 * RDMA_CHOICE_RUN);
   g_assert_true (rdma_lend_cost_copies (c, 128 << 10));
-  g_assert_false (rdma_lend_cost_copies (c, 16 << 10));    /* never measured: the prior */
+  g_assert_false (rdma_lend_cost_copies (c, 16 << 10)); /* never measured: the prior */
   line = rdma_lend_cost_describe (c);
   g_test_message ("%s", line);
   g_assert_nonnull (strstr (line, "128-256 KiB lent 3100 us, copied 2700 us (over 1024 calls): "

@@ -38,17 +38,19 @@
 
 /* Two NUMA nodes of 8 cores: concurrency 4 is under, 12 full, 64 over. */
 static const RdmaMachine two_nodes = { .cores = 16, .cores_per_node = 8, .nodes = 2 };
-static const guint32 concurrency_of[] = { [RDMA_PLAN_UNDER] = 4, [RDMA_PLAN_FULL] = 12,
-                                          [RDMA_PLAN_OVER] = 64 };
+static const guint32 concurrency_of[] = {
+  [RDMA_PLAN_UNDER] = 4, [RDMA_PLAN_FULL] = 12, [RDMA_PLAN_OVER] = 64
+};
 static const gchar *const sub_names[] = { "under", "full", "over" };
 
 /* HatRPC's table, Sec. 3.3, Fig. 6 ("Design Space"), one row per goal and subscription level. */
-typedef struct {
+typedef struct
+{
   ThriftHintPerfGoal goal;
   const gchar *goal_name;
   RdmaPlanSubscription sub;
-  ThriftHintProto small_proto, large_proto;   /* a server's reply */
-  ThriftHintProto client_large_proto;         /* a client's call */
+  ThriftHintProto small_proto, large_proto; /* a server's reply */
+  ThriftHintProto client_large_proto;       /* a client's call */
   ThriftRdmaPolling small_polling, large_polling;
 } Fig6Row;
 
@@ -60,28 +62,23 @@ static const Fig6Row fig6[] = {
   { THRIFT_HINT_PERF_GOAL_LATENCY, "latency", RDMA_PLAN_OVER, DWI, DWI, DWI, HYBRID, HYBRID },
   /* throughput, under: "Direct-WriteIMM for all sizes; event polling for small, busy
    * polling for large" */
-  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_UNDER, DWI, DWI, DWI,
-    EVENT, BUSY },
+  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_UNDER, DWI, DWI, DWI, EVENT, BUSY },
   /* throughput, full / over: "event polling; Direct-WriteIMM small, RFP large"; RFP carries
    * a server's reply only, so a client's large call stays Direct-WriteIMM (Fig. 3i) */
-  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_FULL, DWI, RFP, DWI,
-    EVENT, EVENT },
-  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_OVER, DWI, RFP, DWI,
-    EVENT, EVENT },
+  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_FULL, DWI, RFP, DWI, EVENT, EVENT },
+  { THRIFT_HINT_PERF_GOAL_THROUGHPUT, "throughput", RDMA_PLAN_OVER, DWI, RFP, DWI, EVENT, EVENT },
   /* resource utilisation, under: "Direct-WriteIMM small, Write-RNDV large"; the table gives
    * no polling here: event, the mode that spends no core on waiting */
-  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_UNDER, DWI, WRNDV, WRNDV,
-    EVENT, EVENT },
+  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_UNDER, DWI, WRNDV, WRNDV, EVENT, EVENT },
   /* resource utilisation, full / over: "Eager-SendRecv small, Write- or Read-RNDV large"
    * (Write-RNDV chosen, rdma_plan.c) */
-  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_FULL, EAGER, WRNDV, WRNDV,
-    EVENT, EVENT },
-  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_OVER, EAGER, WRNDV, WRNDV,
-    EVENT, EVENT },
+  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_FULL, EAGER, WRNDV, WRNDV, EVENT, EVENT },
+  { THRIFT_HINT_PERF_GOAL_RES_UTIL, "res_util", RDMA_PLAN_OVER, EAGER, WRNDV, WRNDV, EVENT, EVENT },
 };
 
 /* One test per cell: a row of `fig6` and small or large. */
-typedef struct {
+typedef struct
+{
   const Fig6Row *row;
   gboolean large;
 } Cell;
@@ -89,10 +86,14 @@ typedef struct {
 static ThriftHintSet
 set_for (const Fig6Row *row, ThriftHintSide side)
 {
-  return (ThriftHintSet) {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "get", .side = side,
+  return (ThriftHintSet){
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "get",
+    .side = side,
     .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY,
-    .perf_goal = row->goal, .concurrency = concurrency_of[row->sub],
+    .perf_goal = row->goal,
+    .concurrency = concurrency_of[row->sub],
   };
 }
 
@@ -112,11 +113,12 @@ test_cell (gconstpointer data)
   const Fig6Row *row = cell->row;
   gsize len = cell->large ? 4097 : 4096;
 
-  for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++) {
+  for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++)
+  {
     ThriftHintSet h = set_for (row, side);
-    ThriftHintProto want_proto = !cell->large ? row->small_proto
+    ThriftHintProto want_proto = !cell->large                      ? row->small_proto
                                  : side == THRIFT_HINT_SIDE_SERVER ? row->large_proto
-                                 : row->client_large_proto;
+                                                                   : row->client_large_proto;
     ThriftRdmaPolling want_polling = cell->large ? row->large_polling : row->small_polling;
     g_autofree gchar *sub = g_strdup_printf ("%s (concurrency=%u", sub_names[row->sub],
                                              h.concurrency);
@@ -133,8 +135,7 @@ test_cell (gconstpointer data)
     g_assert_cmpint (rdma_plan_polling (&p, len), ==, want_polling);
     g_assert_cmpint (rdma_plan_proto (&p, cell->large ? 1 << 24 : 1), ==, want_proto);
     line = rdma_plan_describe (&p, &h);
-    assert_contains (line, side == THRIFT_HINT_SIDE_SERVER ? "Kv.get server: "
-                                                           : "Kv.get client: ");
+    assert_contains (line, side == THRIFT_HINT_SIDE_SERVER ? "Kv.get server: " : "Kv.get client: ");
     assert_contains (line, goal);
     assert_contains (line, sub);
     assert_contains (line, "size: by message length");
@@ -164,12 +165,16 @@ static void
 test_no_hints (void)
 {
   static const ThriftHintSet no_goal = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "put",
-    .set = THRIFT_HINT_HAS_CONCURRENCY, .concurrency = 64,
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "put",
+    .set = THRIFT_HINT_HAS_CONCURRENCY,
+    .concurrency = 64,
   };
   static const ThriftRdmaPolling defaults[] = { BUSY, EVENT, HYBRID };
 
-  for (gsize i = 0; i < G_N_ELEMENTS (defaults); i++) {
+  for (gsize i = 0; i < G_N_ELEMENTS (defaults); i++)
+  {
     g_autofree gchar *none_line = NULL, *no_goal_line = NULL;
     RdmaPlan p;
 
@@ -236,11 +241,13 @@ test_payload_threshold (void)
 static void
 test_measure (void)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (fig6); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (fig6); i++)
+  {
     const Fig6Row *row = &fig6[i];
     ThriftHintSet h = set_for (row, THRIFT_HINT_SIDE_CLIENT);
-    RdmaMeasure want = row->goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
-                       && row->sub == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL : RDMA_MEASURE_CPU;
+    RdmaMeasure want = row->goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT && row->sub == RDMA_PLAN_UNDER
+                           ? RDMA_MEASURE_WALL
+                           : RDMA_MEASURE_CPU;
     g_autofree gchar *line = NULL;
     RdmaPlan p;
 
@@ -252,8 +259,8 @@ test_measure (void)
                      row->large_polling == EVENT ? want : RDMA_MEASURE_NONE);
     if (row->small_polling == EVENT || row->large_polling == EVENT)
       assert_contains (line, want == RDMA_MEASURE_WALL
-                             ? "(event until a spin measures the shorter call)"
-                             : "(event until a spin measures less CPU per call)");
+                                 ? "(event until a spin measures the shorter call)"
+                                 : "(event until a spin measures less CPU per call)");
     else
       g_assert_null (strstr (line, "event until"));
 
@@ -295,7 +302,7 @@ test_measure (void)
 static void
 test_proto_override (void)
 {
-  ThriftHintSet h = set_for (&fig6[7], THRIFT_HINT_SIDE_SERVER);   /* res_util, full */
+  ThriftHintSet h = set_for (&fig6[7], THRIFT_HINT_SIDE_SERVER); /* res_util, full */
   g_autofree gchar *line = NULL;
   RdmaPlan p;
 
@@ -315,7 +322,7 @@ test_proto_override (void)
 static void
 test_polling_override (void)
 {
-  ThriftHintSet h = set_for (&fig6[3], THRIFT_HINT_SIDE_SERVER);   /* throughput, under */
+  ThriftHintSet h = set_for (&fig6[3], THRIFT_HINT_SIDE_SERVER); /* throughput, under */
   g_autofree gchar *line = NULL;
   RdmaPlan p;
 
@@ -334,7 +341,7 @@ test_polling_override (void)
 static void
 test_peer (void)
 {
-  ThriftHintSet h = set_for (&fig6[6], THRIFT_HINT_SIDE_CLIENT);   /* res_util, under */
+  ThriftHintSet h = set_for (&fig6[6], THRIFT_HINT_SIDE_CLIENT); /* res_util, under */
   const guint32 eager_only = 1u << EAGER;
   g_autofree gchar *line = NULL, *both_line = NULL, *hint_line = NULL;
   RdmaPlan p;
@@ -371,7 +378,7 @@ test_peer (void)
 static void
 test_rfp_side (void)
 {
-  ThriftHintSet client = set_for (&fig6[5], THRIFT_HINT_SIDE_CLIENT);   /* throughput, over */
+  ThriftHintSet client = set_for (&fig6[5], THRIFT_HINT_SIDE_CLIENT); /* throughput, over */
   ThriftHintSet server = set_for (&fig6[5], THRIFT_HINT_SIDE_SERVER);
   g_autofree gchar *client_line = NULL;
   RdmaPlan p;
@@ -396,7 +403,8 @@ test_eager_rndv (void)
 {
   const ThriftHintProto RRNDV = THRIFT_HINT_PROTO_READ_RNDV;
 
-  for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++) {
+  for (ThriftHintSide side = THRIFT_HINT_SIDE_CLIENT; side <= THRIFT_HINT_SIDE_SERVER; side++)
+  {
     /* throughput, over: the table would give Direct-WriteIMM small and RFP large */
     ThriftHintSet h = set_for (&fig6[5], side);
     g_autofree gchar *line = NULL, *small_line = NULL, *large_line = NULL, *peer_line = NULL;
@@ -449,23 +457,21 @@ static void
 test_numa_boundary (void)
 {
   static const RdmaMachine one_node = { .cores = 16, .cores_per_node = 16, .nodes = 1 };
-  static const struct {
+  static const struct
+  {
     const RdmaMachine *m;
     guint32 concurrency;
     RdmaPlanSubscription sub;
-    ThriftRdmaPolling latency_polling;   /* the latency row of `fig6` */
+    ThriftRdmaPolling latency_polling; /* the latency row of `fig6` */
   } cases[] = {
-    { &two_nodes, 1, RDMA_PLAN_UNDER, BUSY },
-    { &two_nodes, 8, RDMA_PLAN_UNDER, BUSY },
-    { &two_nodes, 9, RDMA_PLAN_FULL, HYBRID },
-    { &two_nodes, 16, RDMA_PLAN_FULL, HYBRID },
-    { &two_nodes, 17, RDMA_PLAN_OVER, HYBRID },
-    { &one_node, 9, RDMA_PLAN_UNDER, BUSY },
-    { &one_node, 16, RDMA_PLAN_UNDER, BUSY },
-    { &one_node, 17, RDMA_PLAN_OVER, HYBRID },
+    { &two_nodes, 1, RDMA_PLAN_UNDER, BUSY },   { &two_nodes, 8, RDMA_PLAN_UNDER, BUSY },
+    { &two_nodes, 9, RDMA_PLAN_FULL, HYBRID },  { &two_nodes, 16, RDMA_PLAN_FULL, HYBRID },
+    { &two_nodes, 17, RDMA_PLAN_OVER, HYBRID }, { &one_node, 9, RDMA_PLAN_UNDER, BUSY },
+    { &one_node, 16, RDMA_PLAN_UNDER, BUSY },   { &one_node, 17, RDMA_PLAN_OVER, HYBRID },
   };
 
-  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++) {
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+  {
     ThriftHintSet h = set_for (&fig6[0], THRIFT_HINT_SIDE_CLIENT);
     g_autofree gchar *line = NULL;
     RdmaPlan p;
@@ -486,11 +492,14 @@ test_describe_format (void)
 {
   static const RdmaMachine eight = { .cores = 8, .cores_per_node = 8, .nodes = 1 };
   static const ThriftHintSet h = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Calculator", .function = "add",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Calculator",
+    .function = "add",
     .side = THRIFT_HINT_SIDE_CLIENT,
-    .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY
-           | THRIFT_HINT_HAS_PAYLOAD_SIZE,
-    .perf_goal = THRIFT_HINT_PERF_GOAL_LATENCY, .concurrency = 4, .payload_size = 64,
+    .set = THRIFT_HINT_HAS_PERF_GOAL | THRIFT_HINT_HAS_CONCURRENCY | THRIFT_HINT_HAS_PAYLOAD_SIZE,
+    .perf_goal = THRIFT_HINT_PERF_GOAL_LATENCY,
+    .concurrency = 4,
+    .payload_size = 64,
   };
   g_autofree gchar *line = NULL;
   RdmaPlan p;
@@ -511,16 +520,20 @@ static void
 test_machine_read (void)
 {
   g_autofree gchar *dir = g_dir_make_tmp ("rdma-plan-XXXXXX", NULL);
-  static const struct {
+  static const struct
+  {
     const gchar *node, *cpulist;
   } files[] = {
-    { "node0", "0-3,8-11\n" }, { "node1", "4-7,12-15\n" }, { "node2", "\n" },
+    { "node0", "0-3,8-11\n" },
+    { "node1", "4-7,12-15\n" },
+    { "node2", "\n" },
   };
   g_autofree gchar *possible = NULL, *missing = NULL;
   RdmaMachine m;
 
   g_assert_nonnull (dir);
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++) {
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+  {
     g_autofree gchar *node = g_build_filename (dir, files[i].node, NULL);
     g_autofree gchar *list = g_build_filename (node, "cpulist", NULL);
 
@@ -543,7 +556,8 @@ test_machine_read (void)
   g_assert_cmpuint (m.nodes, ==, 1);
   g_assert_cmpuint (m.cores_per_node, ==, 6);
 
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++) {
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+  {
     g_autofree gchar *node = g_build_filename (dir, files[i].node, NULL);
     g_autofree gchar *list = g_build_filename (node, "cpulist", NULL);
 
@@ -616,11 +630,14 @@ static void
 test_explain_print_once (void)
 {
   static const ThriftHintSet h = {
-    .version = THRIFT_HINT_SET_VERSION, .service = "Kv", .function = "put",
+    .version = THRIFT_HINT_SET_VERSION,
+    .service = "Kv",
+    .function = "put",
     .side = THRIFT_HINT_SIDE_SERVER,
   };
 
-  if (g_test_subprocess ()) {
+  if (g_test_subprocess ())
+  {
     g_setenv ("THRIFT_RDMA_EXPLAIN", "1", TRUE);
     g_assert_true (thrift_rdma_explain_enabled ());
     g_assert_true (thrift_rdma_explain_print_once (&h, EVENT));
@@ -639,7 +656,8 @@ test_explain_print_once (void)
 static void
 test_explain_disabled (void)
 {
-  if (g_test_subprocess ()) {
+  if (g_test_subprocess ())
+  {
     g_setenv ("THRIFT_RDMA_EXPLAIN", "0", TRUE);
     g_assert_false (thrift_rdma_explain_enabled ());
     g_assert_false (thrift_rdma_explain_print_once (NULL, EVENT));
@@ -657,7 +675,8 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (fig6); i++)
-    for (gsize large = 0; large <= 1; large++) {
+    for (gsize large = 0; large <= 1; large++)
+    {
       Cell *cell = &cells[i * 2 + large];
       g_autofree gchar *path = NULL;
 

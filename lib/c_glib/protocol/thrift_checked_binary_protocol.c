@@ -36,8 +36,9 @@ G_DEFINE_TYPE_WITH_PRIVATE (ThriftCheckedBinaryProtocol, thrift_checked_binary_p
 G_DEFINE_TYPE (ThriftCheckedBinaryProtocolFactory, thrift_checked_binary_protocol_factory,
                THRIFT_TYPE_BINARY_PROTOCOL_FACTORY)
 
-#define PRIV(p) ((ThriftCheckedBinaryProtocolPrivate *) \
-  thrift_checked_binary_protocol_get_instance_private ((ThriftCheckedBinaryProtocol *) (p)))
+#define PRIV(p)                                                                                 \
+  ((ThriftCheckedBinaryProtocolPrivate *) thrift_checked_binary_protocol_get_instance_private ( \
+      (ThriftCheckedBinaryProtocol *) (p)))
 
 /* A read that failed must say why: callers (ThriftDispatchProcessor) dereference *error. */
 static void
@@ -46,44 +47,50 @@ ensure_error (GError **error, const gchar *what)
   if (error != NULL && *error == NULL)
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "reading %s failed and the transport gave no reason (a framed transport "
-                 "does so on a frame of length 0)", what);
+                 "does so on a frame of length 0)",
+                 what);
 }
 
 /* Reads a length and allocates @extra more bytes than it says, once the transport agrees
  * that that many bytes can follow.  Returns the bytes read, or -1 with @error. */
 static gint32
-read_sized (ThriftProtocol *protocol, const gchar *what, guint extra, gpointer *out,
-            gint32 *len, GError **error)
+read_sized (ThriftProtocol *protocol, const gchar *what, guint extra, gpointer *out, gint32 *len,
+            GError **error)
 {
   ThriftTransport *t = protocol->transport;
   gint32 ret;
 
   *out = NULL;
   *len = 0;
-  if ((ret = thrift_protocol_read_i32 (protocol, len, error)) < 0) {
+  if ((ret = thrift_protocol_read_i32 (protocol, len, error)) < 0)
+  {
     ensure_error (error, what);
     return -1;
   }
-  if (*len < 0) {
+  if (*len < 0)
+  {
     g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_NEGATIVE_SIZE,
                  "a %s field announces a negative size (%d)", what, *len);
     return -1;
   }
-  if (!THRIFT_TRANSPORT_GET_CLASS (t)->checkReadBytesAvailable (t, *len, error)) {
+  if (!THRIFT_TRANSPORT_GET_CLASS (t)->checkReadBytesAvailable (t, *len, error))
+  {
     ensure_error (error, what);
-    g_prefix_error (error, "a %s field announces %d bytes, more than the message holds: ",
-                    what, *len);
+    g_prefix_error (error, "a %s field announces %d bytes, more than the message holds: ", what,
+                    *len);
     return -1;
   }
   if (*len == 0 && extra == 0)
     return ret;
   *out = g_try_malloc ((gsize) *len + extra);
-  if (*out == NULL) {
+  if (*out == NULL)
+  {
     g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_SIZE_LIMIT,
                  "out of memory for a %d-byte %s field", *len, what);
     return -1;
   }
-  if (*len > 0 && thrift_transport_read_all (t, *out, (guint32) *len, error) < 0) {
+  if (*len > 0 && thrift_transport_read_all (t, *out, (guint32) *len, error) < 0)
+  {
     ensure_error (error, what);
     g_free (*out);
     *out = NULL;
@@ -93,8 +100,7 @@ read_sized (ThriftProtocol *protocol, const gchar *what, guint extra, gpointer *
 }
 
 static gint32
-thrift_checked_binary_protocol_read_string (ThriftProtocol *protocol, gchar **str,
-                                            GError **error)
+thrift_checked_binary_protocol_read_string (ThriftProtocol *protocol, gchar **str, GError **error)
 {
   gpointer buf;
   gint32 len;
@@ -107,8 +113,8 @@ thrift_checked_binary_protocol_read_string (ThriftProtocol *protocol, gchar **st
 }
 
 static gint32
-thrift_checked_binary_protocol_read_binary (ThriftProtocol *protocol, gpointer *buf,
-                                            guint32 *len, GError **error)
+thrift_checked_binary_protocol_read_binary (ThriftProtocol *protocol, gpointer *buf, guint32 *len,
+                                            GError **error)
 {
   gint32 n;
   gint32 ret = read_sized (protocol, "binary", 0, buf, &n, error);
@@ -122,7 +128,8 @@ thrift_checked_binary_protocol_read_binary (ThriftProtocol *protocol, gpointer *
 static gint
 least_size (gint8 type)
 {
-  switch (type) {
+  switch (type)
+  {
   case T_STOP:
   case T_VOID:
   case T_STRUCT:
@@ -158,10 +165,10 @@ nest (ThriftProtocol *protocol, const gchar *what, GError **error)
   ThriftConfiguration *conf = protocol->transport->configuration;
   gint limit = conf != NULL ? conf->recursionLimit_ : DEFAULT_RECURSION_DEPTH;
 
-  if (priv->depth >= limit) {
+  if (priv->depth >= limit)
+  {
     g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_DEPTH_LIMIT,
-                 "a %s nested %d deep, more than the limit of %d", what, priv->depth + 1,
-                 limit);
+                 "a %s nested %d deep, more than the limit of %d", what, priv->depth + 1, limit);
     return FALSE;
   }
   priv->depth++;
@@ -206,33 +213,40 @@ read_container (ThriftProtocol *protocol, const gchar *what, guint n_types, gint
   gint32 ret, xfer = 0, n;
   glong least = 0;
 
-  for (guint i = 0; i < n_types; i++) {
-    if ((ret = thrift_protocol_read_byte (protocol, &types[i], error)) < 0) {
+  for (guint i = 0; i < n_types; i++)
+  {
+    if ((ret = thrift_protocol_read_byte (protocol, &types[i], error)) < 0)
+    {
       ensure_error (error, what);
       return -1;
     }
     xfer += ret;
   }
-  if ((ret = thrift_protocol_read_i32 (protocol, &n, error)) < 0) {
+  if ((ret = thrift_protocol_read_i32 (protocol, &n, error)) < 0)
+  {
     ensure_error (error, what);
     return -1;
   }
   xfer += ret;
-  if (n < 0) {
+  if (n < 0)
+  {
     g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_NEGATIVE_SIZE,
                  "a %s announces a negative size (%d)", what, n);
     return -1;
   }
-  for (guint i = 0; i < n_types; i++) {
-    if (least_size (types[i]) < 0) {
+  for (guint i = 0; i < n_types; i++)
+  {
+    if (least_size (types[i]) < 0)
+    {
       g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_INVALID_DATA,
-                   "a %s of elements of type %d, which the binary protocol does not have",
-                   what, types[i]);
+                   "a %s of elements of type %d, which the binary protocol does not have", what,
+                   types[i]);
       return -1;
     }
     least += (glong) n * least_size (types[i]);
   }
-  if (!THRIFT_TRANSPORT_GET_CLASS (t)->checkReadBytesAvailable (t, least, error)) {
+  if (!THRIFT_TRANSPORT_GET_CLASS (t)->checkReadBytesAvailable (t, least, error))
+  {
     ensure_error (error, what);
     g_prefix_error (error, "a %s of %d elements, more than the message holds: ", what, n);
     return -1;
@@ -243,15 +257,16 @@ read_container (ThriftProtocol *protocol, const gchar *what, guint n_types, gint
 
 /* A list's or set's head (the same bytes), nested as @what. */
 static gint32
-read_sequence (ThriftProtocol *protocol, const gchar *what, ThriftType *element_type,
-               guint32 *size, GError **error)
+read_sequence (ThriftProtocol *protocol, const gchar *what, ThriftType *element_type, guint32 *size,
+               GError **error)
 {
   gint8 type;
   gint32 ret;
 
   if (!nest (protocol, what, error))
     return -1;
-  if ((ret = read_container (protocol, what, 1, &type, size, error)) < 0) {
+  if ((ret = read_container (protocol, what, 1, &type, size, error)) < 0)
+  {
     unnest (protocol);
     return ret;
   }
@@ -260,17 +275,15 @@ read_sequence (ThriftProtocol *protocol, const gchar *what, ThriftType *element_
 }
 
 static gint32
-thrift_checked_binary_protocol_read_list_begin (ThriftProtocol *protocol,
-                                                ThriftType *element_type, guint32 *size,
-                                                GError **error)
+thrift_checked_binary_protocol_read_list_begin (ThriftProtocol *protocol, ThriftType *element_type,
+                                                guint32 *size, GError **error)
 {
   return read_sequence (protocol, "list", element_type, size, error);
 }
 
 static gint32
-thrift_checked_binary_protocol_read_set_begin (ThriftProtocol *protocol,
-                                               ThriftType *element_type, guint32 *size,
-                                               GError **error)
+thrift_checked_binary_protocol_read_set_begin (ThriftProtocol *protocol, ThriftType *element_type,
+                                               guint32 *size, GError **error)
 {
   return read_sequence (protocol, "set", element_type, size, error);
 }
@@ -285,7 +298,8 @@ thrift_checked_binary_protocol_read_map_begin (ThriftProtocol *protocol, ThriftT
 
   if (!nest (protocol, "map", error))
     return -1;
-  if ((ret = read_container (protocol, "map", 2, types, size, error)) < 0) {
+  if ((ret = read_container (protocol, "map", 2, types, size, error)) < 0)
+  {
     unnest (protocol);
     return ret;
   }
@@ -296,18 +310,18 @@ thrift_checked_binary_protocol_read_map_begin (ThriftProtocol *protocol, ThriftT
 
 static gint32
 thrift_checked_binary_protocol_read_message_begin (ThriftProtocol *protocol, gchar **name,
-                                                   ThriftMessageType *message_type,
-                                                   gint32 *seqid, GError **error)
+                                                   ThriftMessageType *message_type, gint32 *seqid,
+                                                   GError **error)
 {
-  ThriftProtocolClass *parent =
-    THRIFT_PROTOCOL_CLASS (thrift_checked_binary_protocol_parent_class);
+  ThriftProtocolClass *parent = THRIFT_PROTOCOL_CLASS (thrift_checked_binary_protocol_parent_class);
   ThriftCheckedBinaryProtocolPrivate *priv = PRIV (protocol);
   gint32 ret;
 
   *name = NULL;
   priv->depth = 0;
   ret = parent->read_message_begin (protocol, name, message_type, seqid, error);
-  if (ret < 0) {
+  if (ret < 0)
+  {
     /* a header cut after its name: ThriftDispatchProcessor keeps none from a failed read */
     g_clear_pointer (name, g_free);
     ensure_error (error, "a message header");
@@ -316,7 +330,8 @@ thrift_checked_binary_protocol_read_message_begin (ThriftProtocol *protocol, gch
   /* Thrift 0.17 takes a first word >= 0 for an old unversioned header, reads no more of it and
    * succeeds: no name, type or seqid, and ThriftDispatchProcessor looks up the name it left
    * unset (test/fuzz/regress/checked_binary) */
-  if (*name == NULL) {
+  if (*name == NULL)
+  {
     g_set_error (error, THRIFT_PROTOCOL_ERROR, THRIFT_PROTOCOL_ERROR_BAD_VERSION,
                  "a message header without the binary protocol's version word (an old "
                  "unversioned header, or another protocol): refused");
@@ -352,15 +367,15 @@ static ThriftProtocol *
 thrift_checked_binary_protocol_factory_get_protocol (ThriftProtocolFactory *factory,
                                                      ThriftTransport *transport)
 {
-  return THRIFT_PROTOCOL (g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
-                                        "transport", transport, NULL));
+  return THRIFT_PROTOCOL (
+      g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, "transport", transport, NULL));
 }
 
 static void
 thrift_checked_binary_protocol_factory_class_init (ThriftCheckedBinaryProtocolFactoryClass *cls)
 {
   THRIFT_PROTOCOL_FACTORY_CLASS (cls)->get_protocol =
-    thrift_checked_binary_protocol_factory_get_protocol;
+      thrift_checked_binary_protocol_factory_get_protocol;
 }
 
 static void

@@ -51,11 +51,19 @@
 G_BEGIN_DECLS
 
 #define THRIFT_TYPE_CHECKED_BINARY_PROTOCOL (thrift_checked_binary_protocol_get_type ())
-#define THRIFT_CHECKED_BINARY_PROTOCOL(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocol))
-#define THRIFT_IS_CHECKED_BINARY_PROTOCOL(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
-#define THRIFT_CHECKED_BINARY_PROTOCOL_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocolClass))
-#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
-#define THRIFT_CHECKED_BINARY_PROTOCOL_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, ThriftCheckedBinaryProtocolClass))
+#define THRIFT_CHECKED_BINARY_PROTOCOL(obj)                                \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, \
+                               ThriftCheckedBinaryProtocol))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_CLASS(c)                       \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, \
+                            ThriftCheckedBinaryProtocolClass))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_GET_CLASS(obj)                     \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, \
+                              ThriftCheckedBinaryProtocolClass))
 
 typedef struct _ThriftCheckedBinaryProtocol ThriftCheckedBinaryProtocol;
 typedef struct _ThriftCheckedBinaryProtocolClass ThriftCheckedBinaryProtocolClass;
@@ -73,12 +81,21 @@ struct _ThriftCheckedBinaryProtocolClass
 GType thrift_checked_binary_protocol_get_type (void);
 
 /* The factory: a ThriftBinaryProtocolFactory whose protocols are checked. */
-#define THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY (thrift_checked_binary_protocol_factory_get_type ())
-#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactory))
-#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
-#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactoryClass))
-#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
-#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, ThriftCheckedBinaryProtocolFactoryClass))
+#define THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY \
+  (thrift_checked_binary_protocol_factory_get_type ())
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY(obj)                                \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, \
+                               ThriftCheckedBinaryProtocolFactory))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c)                       \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, \
+                            ThriftCheckedBinaryProtocolFactoryClass))
+#define THRIFT_IS_CHECKED_BINARY_PROTOCOL_FACTORY_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY))
+#define THRIFT_CHECKED_BINARY_PROTOCOL_FACTORY_GET_CLASS(obj)                     \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, \
+                              ThriftCheckedBinaryProtocolFactoryClass))
 
 typedef struct _ThriftCheckedBinaryProtocolFactory ThriftCheckedBinaryProtocolFactory;
 typedef struct _ThriftCheckedBinaryProtocolFactoryClass ThriftCheckedBinaryProtocolFactoryClass;

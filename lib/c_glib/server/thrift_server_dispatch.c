@@ -57,16 +57,16 @@ enum
 {
   PHASE_FREE,
   PHASE_SERVING,
-  PHASE_REPLACED      /* another dispatcher has its place: it ends after the call it is in */
+  PHASE_REPLACED /* another dispatcher has its place: it ends after the call it is in */
 };
 
 typedef struct
 {
   ThriftServerDispatch *d;
   GThread *thread;
-  gint64 busy_since;    /* serving a request since (monotonic), 0: not; __atomic (a
+  gint64 busy_since; /* serving a request since (monotonic), 0: not; __atomic (a
                            request's start, thrift_server_dispatch_progress) */
-  gint phase;           /* atomic: PHASE_* */
+  gint phase;        /* atomic: PHASE_* */
 } Dispatcher;
 
 /* the dispatcher the calling thread is (NULL: not one) */
@@ -75,27 +75,27 @@ static __thread Dispatcher *current;
 struct _ThriftServerDispatch
 {
   const ThriftServerDispatchOps *ops;
-  guint target;           /* dispatchers free to take work when nothing is long */
+  guint target; /* dispatchers free to take work when nothing is long */
   guint max_threads;
-  int epoll_fd;           /* (owned) the connections' sets and stop_fd */
-  int stop_fd;            /* (owned) */
+  int epoll_fd; /* (owned) the connections' sets and stop_fd */
+  int stop_fd;  /* (owned) */
 
   GMutex lock;
   GCond watchdog_cond;
-  gint stopping;          /* atomic, set under lock */
-  gint watchdog_asleep;   /* atomic, set under lock: it waits without a deadline */
-  guint64 turns_taken;    /* __atomic: connections taken from the turns' queue */
-  gint free;              /* atomic: dispatchers neither serving nor replaced */
-  gint waiting;           /* atomic: dispatchers in epoll_wait */
-  GPtrArray *threads;     /* (owned) Dispatcher *, under lock */
-  GPtrArray *retired;     /* (owned) Dispatcher * that ended, to join; under lock */
-  GList *all;             /* ThriftServerWatch * added and not closed; under lock */
-  GQueue turns;           /* ThriftServerWatch * that gave their dispatcher up with a
+  gint stopping;        /* atomic, set under lock */
+  gint watchdog_asleep; /* atomic, set under lock: it waits without a deadline */
+  guint64 turns_taken;  /* __atomic: connections taken from the turns' queue */
+  gint free;            /* atomic: dispatchers neither serving nor replaced */
+  gint waiting;         /* atomic: dispatchers in epoll_wait */
+  GPtrArray *threads;   /* (owned) Dispatcher *, under lock */
+  GPtrArray *retired;   /* (owned) Dispatcher * that ended, to join; under lock */
+  GList *all;           /* ThriftServerWatch * added and not closed; under lock */
+  GQueue turns;         /* ThriftServerWatch * that gave their dispatcher up with a
                              request there, oldest first; under lock */
-  gint n_turns;           /* atomic: turns.length, read without the lock */
+  gint n_turns;         /* atomic: turns.length, read without the lock */
   GThread *watchdog;
-  ThriftServerDispatchStats stats;   /* handovers under lock, the rest __atomic */
-  gboolean start_failed;  /* under lock: the last dispatcher could not be started (said once) */
+  ThriftServerDispatchStats stats; /* handovers under lock, the rest __atomic */
+  gboolean start_failed; /* under lock: the last dispatcher could not be started (said once) */
 };
 
 void
@@ -201,8 +201,7 @@ arm (ThriftServerDispatch *d, ThriftServerWatch *w, gboolean ready)
       continue;
     /* (should a number have come back for a new file all the same: the other operation) */
     if (ctl (d, w->set_fd, known >= 0 ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, w->fds[k].fd, &in) != 0
-        && ctl (d, w->set_fd, known >= 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, w->fds[k].fd, &in)
-           != 0)
+        && ctl (d, w->set_fd, known >= 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, w->fds[k].fd, &in) != 0)
     {
       w->n_in_set = 0;
       return FALSE;
@@ -255,8 +254,7 @@ put_back (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st, gbo
     err = errno;
   }
   if (err != 0)
-    g_message ("thrift_threaded_server: cannot watch a connection (%s): closed",
-               g_strerror (err));
+    g_message ("thrift_threaded_server: cannot watch a connection (%s): closed", g_strerror (err));
   g_mutex_lock (&d->lock);
   d->all = g_list_delete_link (d->all, w->link);
   w->link = NULL;
@@ -314,7 +312,7 @@ dispatcher_main (gpointer data)
 {
   Dispatcher *me = data;
   ThriftServerDispatch *d = me->d;
-  gboolean queue_turn = FALSE;   /* the queue's turn next, when both have work */
+  gboolean queue_turn = FALSE; /* the queue's turn next, when both have work */
 
   current = me;
   for (;;)
@@ -340,7 +338,7 @@ dispatcher_main (gpointer data)
         g_usleep (10000);
       }
       if (n > 0 && ev.data.ptr == NULL)
-        break;   /* stop_fd */
+        break; /* stop_fd */
       if (n > 0)
         w = ev.data.ptr;
       else if (!queued)
@@ -357,7 +355,7 @@ dispatcher_main (gpointer data)
       g_atomic_int_set (&d->n_turns, (gint) d->turns.length);
       g_mutex_unlock (&d->lock);
       if (w == NULL)
-        continue;   /* another dispatcher took it */
+        continue; /* another dispatcher took it */
       count (&d->turns_taken);
       queued = TRUE;
     }
@@ -504,7 +502,8 @@ watchdog_main (gpointer data)
         g_atomic_int_set (&oldest->phase, PHASE_SERVING);
         if (!d->start_failed)
           g_message ("thrift_threaded_server: no dispatcher to take over from a long call "
-                     "(tried again while it lasts): %s", error->message);
+                     "(tried again while it lasts): %s",
+                     error->message);
         d->start_failed = TRUE;
         g_clear_error (&error);
       }
@@ -529,7 +528,7 @@ watchdog_main (gpointer data)
     {
       g_atomic_int_set (&d->watchdog_asleep, TRUE);
       if (g_atomic_int_get (&d->free) <= 0)
-        g_atomic_int_set (&d->watchdog_asleep, FALSE);   /* taken meanwhile: look again */
+        g_atomic_int_set (&d->watchdog_asleep, FALSE); /* taken meanwhile: look again */
       else
         g_cond_wait (&d->watchdog_cond, &d->lock);
       g_atomic_int_set (&d->watchdog_asleep, FALSE);
@@ -632,7 +631,7 @@ thrift_server_dispatch_stop (ThriftServerDispatch *d)
     g_free (t);
   }
   g_mutex_lock (&d->lock);
-  idle = d->all;   /* (those in turns too) */
+  idle = d->all; /* (those in turns too) */
   d->all = NULL;
   g_queue_clear (&d->turns);
   g_atomic_int_set (&d->n_turns, 0);

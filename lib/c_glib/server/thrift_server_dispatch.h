@@ -49,20 +49,20 @@ typedef struct _ThriftServerDispatch ThriftServerDispatch;
  * n_fds and deadline_us (thrift_idle_watch_prepare); the rest is the dispatch's. */
 typedef struct
 {
-  gpointer owner;               /* the server's connection */
-  ThriftTransport *transport;   /* what thrift_idle_watch_look looks at */
+  gpointer owner;             /* the server's connection */
+  ThriftTransport *transport; /* what thrift_idle_watch_look looks at */
   GPollFD fds[THRIFT_IDLE_WATCH_MAX_FDS];
   guint n_fds;
-  gint64 deadline_us;           /* monotonic; 0: none */
+  gint64 deadline_us; /* monotonic; 0: none */
 
-  int set_fd;                   /* (owned) epoll set of fds and timer_fd (-1: none yet) */
-  int timer_fd;                 /* (owned) for deadline_us (-1: none yet) */
-  gint64 timer_at;              /* what timer_fd is set to (0: nothing pending) */
-  int in_set[THRIFT_IDLE_WATCH_MAX_FDS];   /* descriptors in set_fd */
-  gushort in_events[THRIFT_IDLE_WATCH_MAX_FDS];   /* and the events each is watched for */
+  int set_fd;                            /* (owned) epoll set of fds and timer_fd (-1: none yet) */
+  int timer_fd;                          /* (owned) for deadline_us (-1: none yet) */
+  gint64 timer_at;                       /* what timer_fd is set to (0: nothing pending) */
+  int in_set[THRIFT_IDLE_WATCH_MAX_FDS]; /* descriptors in set_fd */
+  gushort in_events[THRIFT_IDLE_WATCH_MAX_FDS]; /* and the events each is watched for */
   guint n_in_set;
-  gboolean in_dispatch;         /* set_fd is in the dispatch's set */
-  GList *link;                  /* in the dispatch's list of connections (its lock) */
+  gboolean in_dispatch; /* set_fd is in the dispatch's set */
+  GList *link;          /* in the dispatch's list of connections (its lock) */
 } ThriftServerWatch;
 
 typedef struct
@@ -92,8 +92,7 @@ ThriftServerDispatch *thrift_server_dispatch_start (guint dispatchers, guint max
 /* A new connection, with the state thrift_idle_watch_prepare gave (w filled): WAIT and READY
  * go to the set (READY fires at once), GONE is closed. */
 G_GNUC_INTERNAL
-void thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w,
-                                 ThriftIdleState st);
+void thrift_server_dispatch_add (ThriftServerDispatch *d, ThriftServerWatch *w, ThriftIdleState st);
 /* TRUE while another dispatcher waits for work: the caller may keep its connection a
  * little longer without delaying anyone's request. */
 G_GNUC_INTERNAL
@@ -111,9 +110,9 @@ void thrift_server_dispatch_progress (void);
 /* What the dispatch did so far: */
 typedef struct
 {
-  guint64 handovers;     /* calls handed over */
-  guint64 wakeups;       /* connections taken from the set (not from the turns' queue) */
-  guint64 set_updates;   /* epoll_ctl calls that armed connections (one per arming when
+  guint64 handovers;   /* calls handed over */
+  guint64 wakeups;     /* connections taken from the set (not from the turns' queue) */
+  guint64 set_updates; /* epoll_ctl calls that armed connections (one per arming when
                             their descriptors stay the same) */
 } ThriftServerDispatchStats;
 G_GNUC_INTERNAL

@@ -35,8 +35,8 @@
 #include <thrift/c_glib/server/thrift_server_uri.h>
 
 ThriftThreadedServer *
-thrift_server_new_for_uri (const gchar *uri, GObject *processor,
-                           ThriftThreadedServerMode mode, GError **error)
+thrift_server_new_for_uri (const gchar *uri, GObject *processor, ThriftThreadedServerMode mode,
+                           GError **error)
 {
   ThriftTransportFactory *in_f = NULL, *out_f = NULL;
   ThriftServerTransport *st;
@@ -51,11 +51,10 @@ thrift_server_new_for_uri (const gchar *uri, GObject *processor,
   if (st == NULL)
     return NULL;
   pf = g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL_FACTORY, NULL);
-  server = g_object_new (THRIFT_TYPE_THREADED_SERVER,
-                         "processor", processor, "server_transport", st,
-                         "input_transport_factory", in_f, "output_transport_factory", out_f,
-                         "input_protocol_factory", pf, "output_protocol_factory", pf,
-                         "mode", mode, NULL);
+  server = g_object_new (THRIFT_TYPE_THREADED_SERVER, "processor", processor, "server_transport",
+                         st, "input_transport_factory", in_f, "output_transport_factory", out_f,
+                         "input_protocol_factory", pf, "output_protocol_factory", pf, "mode", mode,
+                         NULL);
   g_object_unref (pf);
   g_object_unref (in_f);
   g_object_unref (out_f);
@@ -65,8 +64,8 @@ thrift_server_new_for_uri (const gchar *uri, GObject *processor,
 
 typedef struct
 {
-  GMainContext *context;  /* the caller's wait (not owned) */
-  gint *returned;         /* servers whose serve returned, atomic (not owned) */
+  GMainContext *context; /* the caller's wait (not owned) */
+  gint *returned;        /* servers whose serve returned, atomic (not owned) */
   ThriftThreadedServer *server;
   const gchar *uri;
   const ThriftServeOptions *options;

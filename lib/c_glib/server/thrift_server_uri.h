@@ -40,15 +40,14 @@ G_BEGIN_DECLS
  * ("max-connections", "workers", ...) can be set before serving.  NULL with an error of
  * THRIFT_TRANSPORT_URI_ERROR if URI is not a valid server URI. */
 ThriftThreadedServer *thrift_server_new_for_uri (const gchar *uri, GObject *processor,
-                                                 ThriftThreadedServerMode mode,
-                                                 GError **error);
+                                                 ThriftThreadedServerMode mode, GError **error);
 
 /* What thrift_server_serve_uris returns, an exit status for a program. */
 typedef enum
 {
-  THRIFT_SERVE_STOPPED = 0,   /* stopped by SIGINT, SIGTERM or thrift_server_stop, cleanly */
-  THRIFT_SERVE_FAILED = 1,    /* a server failed (could not listen, or accept kept failing) */
-  THRIFT_SERVE_BAD_URI = 2    /* a URI is not valid: nothing was served */
+  THRIFT_SERVE_STOPPED = 0, /* stopped by SIGINT, SIGTERM or thrift_server_stop, cleanly */
+  THRIFT_SERVE_FAILED = 1,  /* a server failed (could not listen, or accept kept failing) */
+  THRIFT_SERVE_BAD_URI = 2  /* a URI is not valid: nothing was served */
 } ThriftServeStatus;
 
 /* Called in SERVER's serving thread once it listens on URI (a program can print "ready";
@@ -59,11 +58,11 @@ typedef void (*ThriftServeListeningFunc) (ThriftThreadedServer *server, const gc
 /* Options of thrift_server_serve_uris; zero (or NULL for all of them) is the default. */
 typedef struct
 {
-  guint max_connections;              /* each server's "max-connections"; 0: its default */
-  guint workers;                      /* each server's "workers"; 0: one per core */
+  guint max_connections; /* each server's "max-connections"; 0: its default */
+  guint workers;         /* each server's "workers"; 0: one per core */
   ThriftServeListeningFunc listening;
-  gpointer user_data;                 /* for listening */
-  gpointer padding[4];                /* room for options to come; leave zero */
+  gpointer user_data;  /* for listening */
+  gpointer padding[4]; /* room for options to come; leave zero */
 } ThriftServeOptions;
 
 /* Serves PROCESSORS[i] on URIS[i] (URIS NULL-terminated, PROCESSORS as many) in MODE, one
@@ -80,8 +79,7 @@ typedef struct
  * THRIFT_SERVE_BAD_URI (THRIFT_TRANSPORT_URI_ERROR) with ERROR set. */
 ThriftServeStatus thrift_server_serve_uris (gchar **uris, GObject **processors,
                                             ThriftThreadedServerMode mode,
-                                            const ThriftServeOptions *options,
-                                            GError **error);
+                                            const ThriftServeOptions *options, GError **error);
 
 G_END_DECLS
 

@@ -98,47 +98,47 @@ typedef struct _Connection Connection;
 typedef struct
 {
   guint max_connections;
-  ThriftThreadedServerMode mode;        /* property */
-  ThriftThreadedServerMode serving_mode;  /* the mode of the serve in progress */
-  guint workers;              /* property; 0: automatic */
+  ThriftThreadedServerMode mode;         /* property */
+  ThriftThreadedServerMode serving_mode; /* the mode of the serve in progress */
+  guint workers;                         /* property; 0: automatic */
 
   GMutex lock;
-  GCond slot_freed;           /* a worker ended, or stop began */
-  gint stopping;              /* atomic: set by the teardown, read by workers */
-  gint stop_requested;        /* atomic: stop asked before or while serving */
-  int stop_fd;                /* eventfd the serving loop watches (-1: none, use the lock) */
-  gboolean serving;           /* under lock */
-  gboolean listening;         /* under lock: between listen and the end of the teardown */
-  GMainLoop *loop;            /* under lock; set while serving */
-  GArray *signals;            /* gint signal numbers that stop the server */
+  GCond slot_freed;    /* a worker ended, or stop began */
+  gint stopping;       /* atomic: set by the teardown, read by workers */
+  gint stop_requested; /* atomic: stop asked before or while serving */
+  int stop_fd;         /* eventfd the serving loop watches (-1: none, use the lock) */
+  gboolean serving;    /* under lock */
+  gboolean listening;  /* under lock: between listen and the end of the teardown */
+  GMainLoop *loop;     /* under lock; set while serving */
+  GArray *signals;     /* gint signal numbers that stop the server */
 
-  GList *connections;         /* Connection *, under lock */
-  guint active;               /* under lock */
-  guint64 accepted;           /* under lock */
+  GList *connections; /* Connection *, under lock */
+  guint active;       /* under lock */
+  guint64 accepted;   /* under lock */
 
   GThread *acceptor;
-  GError *accept_error;       /* under lock: why the acceptor gave up */
-  gboolean listener_closed;   /* the interrupt closed the server transport */
+  GError *accept_error;     /* under lock: why the acceptor gave up */
+  gboolean listener_closed; /* the interrupt closed the server transport */
 
-  ThriftServerDispatch *dispatch;   /* POOL: while serving (set, and cleared under lock) */
-  ThriftServerDispatchStats ended;   /* under lock: the dispatch counts of serves that
+  ThriftServerDispatch *dispatch;  /* POOL: while serving (set, and cleared under lock) */
+  ThriftServerDispatchStats ended; /* under lock: the dispatch counts of serves that
                                         ended */
 } ThriftThreadedServerPrivate;
 
 struct _Connection
 {
   ThriftThreadedServer *server;
-  ThriftTransport *client;    /* (owned) as accepted */
-  ThriftTransport *in_t;      /* (owned) from the factories */
-  ThriftTransport *out_t;     /* (owned) */
-  ThriftProtocol *in_p;       /* (owned) */
-  ThriftProtocol *out_p;      /* (owned) */
-  GThread *thread;            /* PER_CONNECTION (or an unwatchable transport): its worker */
-  gint busy;                  /* atomic: a worker (or its own thread) serves it (read under
+  ThriftTransport *client; /* (owned) as accepted */
+  ThriftTransport *in_t;   /* (owned) from the factories */
+  ThriftTransport *out_t;  /* (owned) */
+  ThriftProtocol *in_p;    /* (owned) */
+  ThriftProtocol *out_p;   /* (owned) */
+  GThread *thread;         /* PER_CONNECTION (or an unwatchable transport): its worker */
+  gint busy;               /* atomic: a worker (or its own thread) serves it (read under
                                  lock, with conn->client) */
-  gboolean closing;           /* under lock: the worker closes the transport; hands off */
-  gboolean finished;          /* under lock: the worker is about to return */
-  ThriftServerWatch watch;    /* POOL: how it waits for its next request */
+  gboolean closing;        /* under lock: the worker closes the transport; hands off */
+  gboolean finished;       /* under lock: the worker is about to return */
+  ThriftServerWatch watch; /* POOL: how it waits for its next request */
 };
 
 /* the domain is spelled out as it is, not an expression */
@@ -180,7 +180,7 @@ request_stop (ThriftThreadedServer *self)
   {
     guint64 one = 1;
     ssize_t r = write (priv->stop_fd, &one, sizeof one);
-    (void) r;   /* EAGAIN: the counter is already non-zero, the loop wakes anyway */
+    (void) r; /* EAGAIN: the counter is already non-zero, the loop wakes anyway */
     return;
   }
   g_mutex_lock (&priv->lock);
@@ -223,8 +223,8 @@ wrap_transport (ThriftTransportFactory *factory, ThriftTransport *client)
    * format): Thrift 0.17's reads across a frame's end copy the wrong bytes
    * (thrift_checked_framed_transport.h) */
   if (G_OBJECT_TYPE (factory) == THRIFT_TYPE_FRAMED_TRANSPORT_FACTORY)
-    return THRIFT_TRANSPORT (g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT,
-                                           "transport", client, NULL));
+    return THRIFT_TRANSPORT (
+        g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, "transport", client, NULL));
   /* thrift_transport_factory_get_transport () is the base class's pass-through, not a
    * dispatcher: call the factory's own method */
   t = THRIFT_TRANSPORT_FACTORY_GET_CLASS (factory)->get_transport (factory, client);
@@ -240,8 +240,8 @@ static ThriftProtocol *
 make_protocol (ThriftProtocolFactory *factory, ThriftTransport *transport)
 {
   if (factory == NULL || G_OBJECT_TYPE (factory) == THRIFT_TYPE_BINARY_PROTOCOL_FACTORY)
-    return THRIFT_PROTOCOL (g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL,
-                                          "transport", transport, NULL));
+    return THRIFT_PROTOCOL (
+        g_object_new (THRIFT_TYPE_CHECKED_BINARY_PROTOCOL, "transport", transport, NULL));
   return THRIFT_PROTOCOL_FACTORY_GET_CLASS (factory)->get_protocol (factory, transport);
 }
 
@@ -271,7 +271,7 @@ connection_setup (Connection *conn)
 static void
 bound_allocator (void)
 {
-#if defined (HAVE_MALLOPT) && defined (M_MMAP_THRESHOLD)
+#if defined(HAVE_MALLOPT) && defined(M_MMAP_THRESHOLD)
   static gsize once;
 
   if (g_once_init_enter (&once))
@@ -314,7 +314,7 @@ connection_close (Connection *conn)
   g_clear_object (&conn->client);
   conn->finished = TRUE;
   priv->active--;
-  if (conn->thread == NULL)   /* nothing to join: forget it now */
+  if (conn->thread == NULL) /* nothing to join: forget it now */
   {
     priv->connections = g_list_remove (priv->connections, conn);
     g_free (conn);
@@ -447,8 +447,8 @@ raise_fd_limit (void)
     rlim_t was = rl.rlim_cur;
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit (RLIMIT_NOFILE, &rl) == 0)
-      g_debug ("thrift_threaded_server: descriptor limit raised from %lu to %lu",
-               (gulong) was, (gulong) rl.rlim_cur);
+      g_debug ("thrift_threaded_server: descriptor limit raised from %lu to %lu", (gulong) was,
+               (gulong) rl.rlim_cur);
   }
 }
 
@@ -616,13 +616,12 @@ acceptor_main (gpointer data)
       if (++failures >= ACCEPT_MAX_FAILURES)
       {
         g_mutex_lock (&priv->lock);
-        g_propagate_prefixed_error (&priv->accept_error,
-                                    error != NULL ? error
-                                    : g_error_new_literal (THRIFT_TRANSPORT_ERROR,
-                                                           THRIFT_TRANSPORT_ERROR_UNKNOWN,
-                                                           "accept failed"),
-                                    "thrift_threaded_server: giving up after %u failed accepts: ",
-                                    failures);
+        g_propagate_prefixed_error (
+            &priv->accept_error,
+            error != NULL ? error
+                          : g_error_new_literal (THRIFT_TRANSPORT_ERROR,
+                                                 THRIFT_TRANSPORT_ERROR_UNKNOWN, "accept failed"),
+            "thrift_threaded_server: giving up after %u failed accepts: ", failures);
         g_mutex_unlock (&priv->lock);
         request_stop (self);
         break;
@@ -741,7 +740,7 @@ thrift_threaded_server_serve (ThriftServer *server, GError **error)
 
   g_atomic_int_set (&priv->stopping, 0);
   priv->listener_closed = FALSE;
-  priv->serving_mode = priv->mode;  /* a change while serving applies to the next serve */
+  priv->serving_mode = priv->mode; /* a change while serving applies to the next serve */
   if (priv->serving_mode == THRIFT_THREADED_SERVER_POOL && !pool_start (self, error))
     priv->acceptor = NULL;
   else
@@ -804,8 +803,7 @@ thrift_threaded_server_stop (ThriftServer *server)
 }
 
 gboolean
-thrift_threaded_server_stop_on_signal (ThriftThreadedServer *server, gint signum,
-                                       GError **error)
+thrift_threaded_server_stop_on_signal (ThriftThreadedServer *server, gint signum, GError **error)
 {
   ThriftThreadedServerPrivate *priv;
   guint i;
@@ -813,12 +811,13 @@ thrift_threaded_server_stop_on_signal (ThriftThreadedServer *server, gint signum
   g_return_val_if_fail (THRIFT_IS_THREADED_SERVER (server), FALSE);
   priv = PRIV (server);
 
-  if (signum != SIGINT && signum != SIGTERM && signum != SIGHUP
-      && signum != SIGUSR1 && signum != SIGUSR2)
+  if (signum != SIGINT && signum != SIGTERM && signum != SIGHUP && signum != SIGUSR1
+      && signum != SIGUSR2)
   {
     g_set_error (error, THRIFT_THREADED_SERVER_ERROR, THRIFT_THREADED_SERVER_ERROR_SIGNAL,
                  "thrift_threaded_server: cannot stop on signal %d; "
-                 "use SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2", signum);
+                 "use SIGINT, SIGTERM, SIGHUP, SIGUSR1 or SIGUSR2",
+                 signum);
     return FALSE;
   }
 
@@ -834,7 +833,7 @@ thrift_threaded_server_stop_on_signal (ThriftThreadedServer *server, gint signum
       GSource *s = g_unix_signal_source_new (signum);
       g_source_set_callback (s, on_stop_signal, server, NULL);
       g_source_attach (s, g_main_loop_get_context (priv->loop));
-      g_source_unref (s);   /* destroyed with the context at the end of serve */
+      g_source_unref (s); /* destroyed with the context at the end of serve */
     }
   }
   g_mutex_unlock (&priv->lock);
@@ -849,49 +848,48 @@ thrift_threaded_server_get_property (GObject *object, guint prop_id, GValue *val
 
   switch (prop_id)
   {
-    case PROP_MAX_CONNECTIONS:
-      g_value_set_uint (value, priv->max_connections);
-      break;
-    case PROP_ACTIVE_CONNECTIONS:
-      g_mutex_lock (&priv->lock);
-      g_value_set_uint (value, priv->active);
-      g_mutex_unlock (&priv->lock);
-      break;
-    case PROP_CONNECTIONS_ACCEPTED:
-      g_mutex_lock (&priv->lock);
-      g_value_set_uint64 (value, priv->accepted);
-      g_mutex_unlock (&priv->lock);
-      break;
-    case PROP_HANDOVERS:
-    case PROP_WAKEUPS:
-    case PROP_WATCH_UPDATES:
-    {
-      ThriftServerDispatchStats now;
+  case PROP_MAX_CONNECTIONS:
+    g_value_set_uint (value, priv->max_connections);
+    break;
+  case PROP_ACTIVE_CONNECTIONS:
+    g_mutex_lock (&priv->lock);
+    g_value_set_uint (value, priv->active);
+    g_mutex_unlock (&priv->lock);
+    break;
+  case PROP_CONNECTIONS_ACCEPTED:
+    g_mutex_lock (&priv->lock);
+    g_value_set_uint64 (value, priv->accepted);
+    g_mutex_unlock (&priv->lock);
+    break;
+  case PROP_HANDOVERS:
+  case PROP_WAKEUPS:
+  case PROP_WATCH_UPDATES: {
+    ThriftServerDispatchStats now;
 
-      g_mutex_lock (&priv->lock);
-      now = priv->ended;
-      if (priv->dispatch != NULL)
-        stats_add (&now, priv->dispatch);
-      g_mutex_unlock (&priv->lock);
-      g_value_set_uint64 (value, prop_id == PROP_HANDOVERS ? now.handovers
-                                 : prop_id == PROP_WAKEUPS ? now.wakeups
-                                                               : now.set_updates);
-      break;
-    }
-    case PROP_LISTENING:
-      g_mutex_lock (&priv->lock);
-      g_value_set_boolean (value, priv->listening);
-      g_mutex_unlock (&priv->lock);
-      break;
-    case PROP_MODE:
-      g_value_set_enum (value, priv->mode);
-      break;
-    case PROP_WORKERS:
-      g_value_set_uint (value, priv->workers);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+    g_mutex_lock (&priv->lock);
+    now = priv->ended;
+    if (priv->dispatch != NULL)
+      stats_add (&now, priv->dispatch);
+    g_mutex_unlock (&priv->lock);
+    g_value_set_uint64 (value, prop_id == PROP_HANDOVERS ? now.handovers
+                               : prop_id == PROP_WAKEUPS ? now.wakeups
+                                                         : now.set_updates);
+    break;
+  }
+  case PROP_LISTENING:
+    g_mutex_lock (&priv->lock);
+    g_value_set_boolean (value, priv->listening);
+    g_mutex_unlock (&priv->lock);
+    break;
+  case PROP_MODE:
+    g_value_set_enum (value, priv->mode);
+    break;
+  case PROP_WORKERS:
+    g_value_set_uint (value, priv->workers);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    break;
   }
 }
 
@@ -903,21 +901,21 @@ thrift_threaded_server_set_property (GObject *object, guint prop_id, const GValu
 
   switch (prop_id)
   {
-    case PROP_MAX_CONNECTIONS:
-      g_mutex_lock (&priv->lock);
-      priv->max_connections = g_value_get_uint (value);
-      g_cond_broadcast (&priv->slot_freed);
-      g_mutex_unlock (&priv->lock);
-      break;
-    case PROP_MODE:
-      priv->mode = g_value_get_enum (value);
-      break;
-    case PROP_WORKERS:
-      priv->workers = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+  case PROP_MAX_CONNECTIONS:
+    g_mutex_lock (&priv->lock);
+    priv->max_connections = g_value_get_uint (value);
+    g_cond_broadcast (&priv->slot_freed);
+    g_mutex_unlock (&priv->lock);
+    break;
+  case PROP_MODE:
+    priv->mode = g_value_get_enum (value);
+    break;
+  case PROP_WORKERS:
+    priv->workers = g_value_get_uint (value);
+    break;
+  default:
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    break;
   }
 }
 
@@ -947,50 +945,47 @@ thrift_threaded_server_class_init (ThriftThreadedServerClass *klass)
   server_class->serve = thrift_threaded_server_serve;
   server_class->stop = thrift_threaded_server_stop;
 
-  props[PROP_MAX_CONNECTIONS] =
-    g_param_spec_uint ("max-connections", "Max connections",
-                       "Connections served at once; more wait in the listen backlog",
-                       1, 65535, THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
-  props[PROP_ACTIVE_CONNECTIONS] =
-    g_param_spec_uint ("active-connections", "Active connections",
-                       "Connections being served now",
-                       0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_CONNECTIONS_ACCEPTED] =
-    g_param_spec_uint64 ("connections-accepted", "Connections accepted",
-                         "Connections accepted since the server was made",
-                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_HANDOVERS] =
-    g_param_spec_uint64 ("handovers", "Handovers",
-                         "POOL: calls that held their dispatcher so long, while every other "
-                         "was busy, that a new dispatcher took its place",
-                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_WAKEUPS] =
-    g_param_spec_uint64 ("wakeups", "Wake-ups",
-                         "POOL: connections a dispatcher took from the shared epoll set",
-                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_WATCH_UPDATES] =
-    g_param_spec_uint64 ("watch-updates", "Watch updates",
-                         "POOL: epoll_ctl calls that armed idle connections (one per arming "
-                         "while a connection's descriptors stay the same)",
-                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_LISTENING] =
-    g_param_spec_boolean ("listening", "Listening",
-                          "TRUE from a successful listen until serve returns; notified (in "
-                          "the serving thread) when it changes",
-                          FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  props[PROP_MODE] =
-    g_param_spec_enum ("mode", "Mode",
-                       "POOL: idle connections wait in one poll set and a pool of workers "
-                       "serves requests; PER_CONNECTION: one thread per connection",
-                       THRIFT_TYPE_THREADED_SERVER_MODE, THRIFT_THREADED_SERVER_POOL,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
-  props[PROP_WORKERS] =
-    g_param_spec_uint ("workers", "Workers",
-                       "POOL: dispatcher threads (0: one per core); a call that runs long is "
-                       "handed over to one more; read when serve starts",
-                       0, 4096, 0,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  props[PROP_MAX_CONNECTIONS] = g_param_spec_uint (
+      "max-connections", "Max connections",
+      "Connections served at once; more wait in the listen backlog", 1, 65535,
+      THRIFT_THREADED_SERVER_DEFAULT_MAX_CONNECTIONS,
+      G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  props[PROP_ACTIVE_CONNECTIONS] = g_param_spec_uint ("active-connections", "Active connections",
+                                                      "Connections being served now", 0, G_MAXUINT,
+                                                      0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_CONNECTIONS_ACCEPTED] = g_param_spec_uint64 (
+      "connections-accepted", "Connections accepted",
+      "Connections accepted since the server was made", 0, G_MAXUINT64, 0,
+      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_HANDOVERS] = g_param_spec_uint64 (
+      "handovers", "Handovers",
+      "POOL: calls that held their dispatcher so long, while every other "
+      "was busy, that a new dispatcher took its place",
+      0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_WAKEUPS] = g_param_spec_uint64 (
+      "wakeups", "Wake-ups", "POOL: connections a dispatcher took from the shared epoll set", 0,
+      G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_WATCH_UPDATES] = g_param_spec_uint64 (
+      "watch-updates", "Watch updates",
+      "POOL: epoll_ctl calls that armed idle connections (one per arming "
+      "while a connection's descriptors stay the same)",
+      0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_LISTENING] = g_param_spec_boolean (
+      "listening", "Listening",
+      "TRUE from a successful listen until serve returns; notified (in "
+      "the serving thread) when it changes",
+      FALSE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_MODE] = g_param_spec_enum (
+      "mode", "Mode",
+      "POOL: idle connections wait in one poll set and a pool of workers "
+      "serves requests; PER_CONNECTION: one thread per connection",
+      THRIFT_TYPE_THREADED_SERVER_MODE, THRIFT_THREADED_SERVER_POOL,
+      G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  props[PROP_WORKERS] = g_param_spec_uint (
+      "workers", "Workers",
+      "POOL: dispatcher threads (0: one per core); a call that runs long is "
+      "handed over to one more; read when serve starts",
+      0, 4096, 0, G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (gobject_class, N_PROPS, props);
 }
 

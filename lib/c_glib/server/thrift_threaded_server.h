@@ -45,11 +45,16 @@
 G_BEGIN_DECLS
 
 #define THRIFT_TYPE_THREADED_SERVER (thrift_threaded_server_get_type ())
-#define THRIFT_THREADED_SERVER(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServer))
-#define THRIFT_IS_THREADED_SERVER(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_THREADED_SERVER))
-#define THRIFT_THREADED_SERVER_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
-#define THRIFT_IS_THREADED_SERVER_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_THREADED_SERVER))
-#define THRIFT_THREADED_SERVER_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
+#define THRIFT_THREADED_SERVER(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServer))
+#define THRIFT_IS_THREADED_SERVER(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_THREADED_SERVER))
+#define THRIFT_THREADED_SERVER_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
+#define THRIFT_IS_THREADED_SERVER_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_THREADED_SERVER))
+#define THRIFT_THREADED_SERVER_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_THREADED_SERVER, ThriftThreadedServerClass))
 
 typedef struct _ThriftThreadedServer ThriftThreadedServer;
 typedef struct _ThriftThreadedServerClass ThriftThreadedServerClass;
@@ -94,9 +99,9 @@ GType thrift_threaded_server_get_type (void);
 
 typedef enum
 {
-  THRIFT_THREADED_SERVER_ERROR_BUSY,      /* serve called while the server is serving */
-  THRIFT_THREADED_SERVER_ERROR_SIGNAL,    /* a signal that cannot stop the server */
-  THRIFT_THREADED_SERVER_ERROR_RESOURCES  /* no descriptor or thread for the pool */
+  THRIFT_THREADED_SERVER_ERROR_BUSY,     /* serve called while the server is serving */
+  THRIFT_THREADED_SERVER_ERROR_SIGNAL,   /* a signal that cannot stop the server */
+  THRIFT_THREADED_SERVER_ERROR_RESOURCES /* no descriptor or thread for the pool */
 } ThriftThreadedServerError;
 
 /**

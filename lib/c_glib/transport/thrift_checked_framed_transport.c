@@ -36,14 +36,17 @@ thrift_checked_framed_transport_read (ThriftTransport *transport, gpointer buf, 
                                       GError **error)
 {
   ThriftFramedTransport *t = THRIFT_FRAMED_TRANSPORT (transport);
-  ThriftTransportClass *parent =
-    THRIFT_TRANSPORT_CLASS (thrift_checked_framed_transport_parent_class);
+  ThriftTransportClass *parent = THRIFT_TRANSPORT_CLASS (
+      thrift_checked_framed_transport_parent_class);
   guint32 have = t->r_buf->len;
   gint32 got;
 
-  if (have == 0 || len <= have) {
+  if (have == 0 || len <= have)
+  {
     got = parent->read (transport, buf, len, error);
-  } else {
+  }
+  else
+  {
     if (!THRIFT_TRANSPORT_GET_CLASS (transport)->checkReadBytesAvailable (transport, len, error))
       return -1;
     /* the rest of this frame, then the parent's read from an empty buffer: the next frame */
@@ -77,17 +80,17 @@ static ThriftTransport *
 thrift_checked_framed_transport_factory_get_transport (ThriftTransportFactory *factory,
                                                        ThriftTransport *transport)
 {
-  return THRIFT_TRANSPORT (g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT,
-                                         "transport", transport, NULL));
+  return THRIFT_TRANSPORT (
+      g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, "transport", transport, NULL));
 }
 
 static void
 thrift_checked_framed_transport_factory_class_init (ThriftCheckedFramedTransportFactoryClass *cls)
 {
   THRIFT_TRANSPORT_FACTORY_CLASS (cls)->get_transport =
-    thrift_checked_framed_transport_factory_get_transport;
+      thrift_checked_framed_transport_factory_get_transport;
   THRIFT_FRAMED_TRANSPORT_FACTORY_CLASS (cls)->get_transport =
-    thrift_checked_framed_transport_factory_get_transport;
+      thrift_checked_framed_transport_factory_get_transport;
 }
 
 static void

@@ -42,8 +42,11 @@
 G_BEGIN_DECLS
 
 #define THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT (thrift_checked_framed_transport_get_type ())
-#define THRIFT_CHECKED_FRAMED_TRANSPORT(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, ThriftCheckedFramedTransport))
-#define THRIFT_IS_CHECKED_FRAMED_TRANSPORT(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT))
+#define THRIFT_CHECKED_FRAMED_TRANSPORT(obj)                                \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, \
+                               ThriftCheckedFramedTransport))
+#define THRIFT_IS_CHECKED_FRAMED_TRANSPORT(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT))
 
 typedef struct _ThriftCheckedFramedTransport ThriftCheckedFramedTransport;
 typedef struct _ThriftCheckedFramedTransportClass ThriftCheckedFramedTransportClass;
@@ -61,9 +64,13 @@ struct _ThriftCheckedFramedTransportClass
 GType thrift_checked_framed_transport_get_type (void);
 
 /* The factory: a ThriftFramedTransportFactory whose transports are checked. */
-#define THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY (thrift_checked_framed_transport_factory_get_type ())
-#define THRIFT_CHECKED_FRAMED_TRANSPORT_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY, ThriftCheckedFramedTransportFactory))
-#define THRIFT_IS_CHECKED_FRAMED_TRANSPORT_FACTORY(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY))
+#define THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY \
+  (thrift_checked_framed_transport_factory_get_type ())
+#define THRIFT_CHECKED_FRAMED_TRANSPORT_FACTORY(obj)                                \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY, \
+                               ThriftCheckedFramedTransportFactory))
+#define THRIFT_IS_CHECKED_FRAMED_TRANSPORT_FACTORY(obj) \
+  (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY))
 
 typedef struct _ThriftCheckedFramedTransportFactory ThriftCheckedFramedTransportFactory;
 typedef struct _ThriftCheckedFramedTransportFactoryClass ThriftCheckedFramedTransportFactoryClass;

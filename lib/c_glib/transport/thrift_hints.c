@@ -46,15 +46,15 @@ ThriftHintReceiver *
 thrift_hints_find_receiver (ThriftProtocol *protocol)
 {
   for (int depth = 0; protocol != NULL && depth < 16; depth++)
+  {
+    if (!THRIFT_IS_PROTOCOL_DECORATOR (protocol))
     {
-      if (!THRIFT_IS_PROTOCOL_DECORATOR (protocol))
-        {
-          ThriftTransport *t = thrift_transport_find_wrapped (protocol->transport,
-                                                              THRIFT_TYPE_HINT_RECEIVER);
-          return t != NULL ? THRIFT_HINT_RECEIVER (t) : NULL;
-        }
-      protocol = THRIFT_PROTOCOL_DECORATOR (protocol)->concrete_protocol;
+      ThriftTransport *t = thrift_transport_find_wrapped (protocol->transport,
+                                                          THRIFT_TYPE_HINT_RECEIVER);
+      return t != NULL ? THRIFT_HINT_RECEIVER (t) : NULL;
     }
+    protocol = THRIFT_PROTOCOL_DECORATOR (protocol)->concrete_protocol;
+  }
   return NULL;
 }
 
@@ -76,12 +76,16 @@ const gchar *
 thrift_hint_perf_goal_to_string (ThriftHintPerfGoal value)
 {
   switch (value)
-    {
-    case THRIFT_HINT_PERF_GOAL_LATENCY: return "latency";
-    case THRIFT_HINT_PERF_GOAL_THROUGHPUT: return "throughput";
-    case THRIFT_HINT_PERF_GOAL_RES_UTIL: return "res_util";
-    case THRIFT_HINT_PERF_GOAL_UNSET: break;
-    }
+  {
+  case THRIFT_HINT_PERF_GOAL_LATENCY:
+    return "latency";
+  case THRIFT_HINT_PERF_GOAL_THROUGHPUT:
+    return "throughput";
+  case THRIFT_HINT_PERF_GOAL_RES_UTIL:
+    return "res_util";
+  case THRIFT_HINT_PERF_GOAL_UNSET:
+    break;
+  }
   return NULL;
 }
 
@@ -89,12 +93,16 @@ const gchar *
 thrift_hint_polling_to_string (ThriftHintPolling value)
 {
   switch (value)
-    {
-    case THRIFT_HINT_POLLING_BUSY: return "busy";
-    case THRIFT_HINT_POLLING_EVENT: return "event";
-    case THRIFT_HINT_POLLING_HYBRID: return "hybrid";
-    case THRIFT_HINT_POLLING_UNSET: break;
-    }
+  {
+  case THRIFT_HINT_POLLING_BUSY:
+    return "busy";
+  case THRIFT_HINT_POLLING_EVENT:
+    return "event";
+  case THRIFT_HINT_POLLING_HYBRID:
+    return "hybrid";
+  case THRIFT_HINT_POLLING_UNSET:
+    break;
+  }
   return NULL;
 }
 
@@ -102,18 +110,28 @@ const gchar *
 thrift_hint_proto_to_string (ThriftHintProto value)
 {
   switch (value)
-    {
-    case THRIFT_HINT_PROTO_EAGER: return "eager";
-    case THRIFT_HINT_PROTO_WRITE_RNDV: return "write_rndv";
-    case THRIFT_HINT_PROTO_READ_RNDV: return "read_rndv";
-    case THRIFT_HINT_PROTO_DIRECT_WRITE_SEND: return "direct_write_send";
-    case THRIFT_HINT_PROTO_CHAINED_WRITE_SEND: return "chained_write_send";
-    case THRIFT_HINT_PROTO_DIRECT_WRITE_IMM: return "direct_write_imm";
-    case THRIFT_HINT_PROTO_RFP: return "rfp";
-    case THRIFT_HINT_PROTO_BATCHED_WRITE: return "batched_write";
-    case THRIFT_HINT_PROTO_EAGER_RNDV: return "eager_rndv";
-    case THRIFT_HINT_PROTO_UNSET: break;
-    }
+  {
+  case THRIFT_HINT_PROTO_EAGER:
+    return "eager";
+  case THRIFT_HINT_PROTO_WRITE_RNDV:
+    return "write_rndv";
+  case THRIFT_HINT_PROTO_READ_RNDV:
+    return "read_rndv";
+  case THRIFT_HINT_PROTO_DIRECT_WRITE_SEND:
+    return "direct_write_send";
+  case THRIFT_HINT_PROTO_CHAINED_WRITE_SEND:
+    return "chained_write_send";
+  case THRIFT_HINT_PROTO_DIRECT_WRITE_IMM:
+    return "direct_write_imm";
+  case THRIFT_HINT_PROTO_RFP:
+    return "rfp";
+  case THRIFT_HINT_PROTO_BATCHED_WRITE:
+    return "batched_write";
+  case THRIFT_HINT_PROTO_EAGER_RNDV:
+    return "eager_rndv";
+  case THRIFT_HINT_PROTO_UNSET:
+    break;
+  }
   return NULL;
 }
 
@@ -121,11 +139,14 @@ const gchar *
 thrift_hint_transport_to_string (ThriftHintTransport value)
 {
   switch (value)
-    {
-    case THRIFT_HINT_TRANSPORT_RDMA: return "rdma";
-    case THRIFT_HINT_TRANSPORT_TCP: return "tcp";
-    case THRIFT_HINT_TRANSPORT_UNSET: break;
-    }
+  {
+  case THRIFT_HINT_TRANSPORT_RDMA:
+    return "rdma";
+  case THRIFT_HINT_TRANSPORT_TCP:
+    return "tcp";
+  case THRIFT_HINT_TRANSPORT_UNSET:
+    break;
+  }
   return NULL;
 }
 

@@ -58,20 +58,20 @@ G_BEGIN_DECLS
 /** Which side a hint set is for. */
 typedef enum
 {
-  THRIFT_HINT_SIDE_CLIENT = 0,  /* the client writing a call (c_hint and hint) */
-  THRIFT_HINT_SIDE_SERVER = 1   /* the server writing a reply (s_hint and hint) */
+  THRIFT_HINT_SIDE_CLIENT = 0, /* the client writing a call (c_hint and hint) */
+  THRIFT_HINT_SIDE_SERVER = 1  /* the server writing a reply (s_hint and hint) */
 } ThriftHintSide;
 
 /** The bits of ThriftHintSet.set: which fields carry a value. */
 typedef enum
 {
-  THRIFT_HINT_HAS_PERF_GOAL    = 1 << 0,
-  THRIFT_HINT_HAS_CONCURRENCY  = 1 << 1,
+  THRIFT_HINT_HAS_PERF_GOAL = 1 << 0,
+  THRIFT_HINT_HAS_CONCURRENCY = 1 << 1,
   THRIFT_HINT_HAS_PAYLOAD_SIZE = 1 << 2,
-  THRIFT_HINT_HAS_POLLING      = 1 << 3,
-  THRIFT_HINT_HAS_PROTO        = 1 << 4,
-  THRIFT_HINT_HAS_TRANSPORT    = 1 << 5,
-  THRIFT_HINT_HAS_NUMA         = 1 << 6
+  THRIFT_HINT_HAS_POLLING = 1 << 3,
+  THRIFT_HINT_HAS_PROTO = 1 << 4,
+  THRIFT_HINT_HAS_TRANSPORT = 1 << 5,
+  THRIFT_HINT_HAS_NUMA = 1 << 6
 } ThriftHintFlags;
 
 /**
@@ -81,9 +81,9 @@ typedef enum
 typedef enum
 {
   THRIFT_HINT_PERF_GOAL_UNSET = 0,
-  THRIFT_HINT_PERF_GOAL_LATENCY,     /* latency */
-  THRIFT_HINT_PERF_GOAL_THROUGHPUT,  /* throughput */
-  THRIFT_HINT_PERF_GOAL_RES_UTIL     /* res_util: least CPU and pinned memory */
+  THRIFT_HINT_PERF_GOAL_LATENCY,    /* latency */
+  THRIFT_HINT_PERF_GOAL_THROUGHPUT, /* throughput */
+  THRIFT_HINT_PERF_GOAL_RES_UTIL    /* res_util: least CPU and pinned memory */
 } ThriftHintPerfGoal;
 
 /**
@@ -93,9 +93,9 @@ typedef enum
 typedef enum
 {
   THRIFT_HINT_POLLING_UNSET = 0,
-  THRIFT_HINT_POLLING_BUSY,    /* busy: spin on the completion queue */
-  THRIFT_HINT_POLLING_EVENT,   /* event: block on the completion channel */
-  THRIFT_HINT_POLLING_HYBRID   /* hybrid: spin for a bounded time, then block */
+  THRIFT_HINT_POLLING_BUSY,  /* busy: spin on the completion queue */
+  THRIFT_HINT_POLLING_EVENT, /* event: block on the completion channel */
+  THRIFT_HINT_POLLING_HYBRID /* hybrid: spin for a bounded time, then block */
 } ThriftHintPolling;
 
 /**
@@ -107,14 +107,14 @@ typedef enum
 typedef enum
 {
   THRIFT_HINT_PROTO_UNSET = 0,
-  THRIFT_HINT_PROTO_EAGER,               /* eager: SEND into a pre-posted slot */
-  THRIFT_HINT_PROTO_WRITE_RNDV,          /* write_rndv: RTS, buffer address, WRITE, done */
-  THRIFT_HINT_PROTO_READ_RNDV,           /* read_rndv: address and key, peer READs */
-  THRIFT_HINT_PROTO_DIRECT_WRITE_SEND,   /* direct_write_send: WRITE, then SEND */
-  THRIFT_HINT_PROTO_CHAINED_WRITE_SEND,  /* chained_write_send: WRITE+SEND, one doorbell */
-  THRIFT_HINT_PROTO_DIRECT_WRITE_IMM,    /* direct_write_imm: one WRITE_WITH_IMM */
-  THRIFT_HINT_PROTO_RFP,                 /* rfp: the client READs the response */
-  THRIFT_HINT_PROTO_BATCHED_WRITE,       /* batched_write: WRITE into slots, batched confirmation */
+  THRIFT_HINT_PROTO_EAGER,              /* eager: SEND into a pre-posted slot */
+  THRIFT_HINT_PROTO_WRITE_RNDV,         /* write_rndv: RTS, buffer address, WRITE, done */
+  THRIFT_HINT_PROTO_READ_RNDV,          /* read_rndv: address and key, peer READs */
+  THRIFT_HINT_PROTO_DIRECT_WRITE_SEND,  /* direct_write_send: WRITE, then SEND */
+  THRIFT_HINT_PROTO_CHAINED_WRITE_SEND, /* chained_write_send: WRITE+SEND, one doorbell */
+  THRIFT_HINT_PROTO_DIRECT_WRITE_IMM,   /* direct_write_imm: one WRITE_WITH_IMM */
+  THRIFT_HINT_PROTO_RFP,                /* rfp: the client READs the response */
+  THRIFT_HINT_PROTO_BATCHED_WRITE,      /* batched_write: WRITE into slots, batched confirmation */
   /* eager_rndv (also hybrid_eager_rndv): Eager-SendRecv for a message up to the small/large
    * threshold (4 KiB), Read-RNDV above it; the protocol pair of AR-gRPC, the HatRPC paper's
    * Hybrid-EagerRNDV baseline.  A pair, not a protocol of its own. */
@@ -125,8 +125,8 @@ typedef enum
 typedef enum
 {
   THRIFT_HINT_TRANSPORT_UNSET = 0,
-  THRIFT_HINT_TRANSPORT_RDMA,  /* rdma */
-  THRIFT_HINT_TRANSPORT_TCP    /* tcp */
+  THRIFT_HINT_TRANSPORT_RDMA, /* rdma */
+  THRIFT_HINT_TRANSPORT_TCP   /* tcp */
 } ThriftHintTransport;
 
 /**
@@ -137,23 +137,23 @@ typedef enum
  */
 typedef struct _ThriftHintSet
 {
-  guint32 version;              /* THRIFT_HINT_SET_VERSION */
-  const gchar *service;         /* the IDL service that defines the function */
-  const gchar *function;        /* the IDL function name (as on the wire) */
+  guint32 version;       /* THRIFT_HINT_SET_VERSION */
+  const gchar *service;  /* the IDL service that defines the function */
+  const gchar *function; /* the IDL function name (as on the wire) */
   ThriftHintSide side;
-  guint32 set;                  /* ThriftHintFlags: the fields below that carry a value */
+  guint32 set; /* ThriftHintFlags: the fields below that carry a value */
 
   ThriftHintPerfGoal perf_goal;
   ThriftHintPolling polling;
   ThriftHintProto proto;
   ThriftHintTransport transport;
-  guint32 concurrency;          /* expected concurrent calls (threads, clients); >= 1 */
-  guint64 payload_size;         /* expected message size in bytes */
-  guint32 numa;                 /* NUMA node to bind buffers and polling threads to */
+  guint32 concurrency;  /* expected concurrent calls (threads, clients); >= 1 */
+  guint64 payload_size; /* expected message size in bytes */
+  guint32 numa;         /* NUMA node to bind buffers and polling threads to */
 } ThriftHintSet;
 
 /* ThriftHintReceiver: implemented by transports that use hints (ThriftRdma). */
-typedef struct _ThriftHintReceiver ThriftHintReceiver;  /* dummy object */
+typedef struct _ThriftHintReceiver ThriftHintReceiver; /* dummy object */
 typedef struct _ThriftHintReceiverInterface ThriftHintReceiverInterface;
 
 /**
@@ -173,9 +173,11 @@ struct _ThriftHintReceiverInterface
 
 GType thrift_hint_receiver_get_type (void);
 #define THRIFT_TYPE_HINT_RECEIVER (thrift_hint_receiver_get_type ())
-#define THRIFT_HINT_RECEIVER(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_HINT_RECEIVER, ThriftHintReceiver))
+#define THRIFT_HINT_RECEIVER(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_HINT_RECEIVER, ThriftHintReceiver))
 #define THRIFT_IS_HINT_RECEIVER(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_HINT_RECEIVER))
-#define THRIFT_HINT_RECEIVER_GET_INTERFACE(inst) (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_HINT_RECEIVER, ThriftHintReceiverInterface))
+#define THRIFT_HINT_RECEIVER_GET_INTERFACE(inst) \
+  (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_HINT_RECEIVER, ThriftHintReceiverInterface))
 
 /* Calls the receiver's set_hints. */
 void thrift_hint_receiver_set_hints (ThriftHintReceiver *receiver, const ThriftHintSet *hints);

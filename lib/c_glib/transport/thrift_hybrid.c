@@ -42,7 +42,7 @@ enum
   PROP_0,
   PROP_HOSTNAME,
   PROP_PORT,
-  PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
+  PROP_CONFIGURATION, /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE,
   PROP_FALLBACK,
@@ -54,57 +54,55 @@ enum
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
   PROP_MAX_PINNED_BYTES,
-  PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
+  PROP_BULK_THRESHOLD /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 typedef struct
 {
   /* client settings */
-  gchar *hostname;               /* (owned) */
+  gchar *hostname; /* (owned) */
   guint port;
   gboolean fallback;
   gboolean use_transport_hints;
-  gpointer hints;                /* (unowned) (nullable): the caller's (property) */
+  gpointer hints; /* (unowned) (nullable): the caller's (property) */
   ThriftRdmaPolling polling;
   guint connect_timeout_ms, call_timeout_ms, keepalive_ms;
   gint numa_node;
-  guint64 max_pinned_bytes;        /* handed to the RDMA leg */
-  RdmaBulkProps bulk;            /* the RDMA leg's bulk-* and rcache-* */
+  guint64 max_pinned_bytes; /* handed to the RDMA leg */
+  RdmaBulkProps bulk;       /* the RDMA leg's bulk-* and rcache-* */
 
-  gboolean accepted;             /* the server's side of a pair */
-  ThriftSocket *socket;          /* (owned) (nullable): the TCP leg's socket */
-  ThriftTransport *tcp;          /* (owned) (nullable): framed (a stock client's may be
+  gboolean accepted;      /* the server's side of a pair */
+  ThriftSocket *socket;   /* (owned) (nullable): the TCP leg's socket */
+  ThriftTransport *tcp;   /* (owned) (nullable): framed (a stock client's may be
                                     buffered), over @socket (which it borrows); NULL when
                                     closed */
-  ThriftRdma *rdma;              /* (owned) (nullable): the RDMA leg; NULL when closed or TCP
+  ThriftRdma *rdma;       /* (owned) (nullable): the RDMA leg; NULL when closed or TCP
                                     alone */
-  gchar *fallback_reason;        /* (owned) (nullable) */
+  gchar *fallback_reason; /* (owned) (nullable) */
 
-  ThriftHybridLeg next_leg;      /* client: the leg the hints of the next call name */
-  ThriftHybridLeg write_leg;     /* the leg of the message being written */
-  gboolean write_flushed;        /* ...which is out: the next write starts another */
-  ThriftHybridLeg read_leg;      /* server: the leg of the request being read */
-  ThriftHybridLeg reply_leg;     /* client: the leg of the last call; server: of the request */
+  ThriftHybridLeg next_leg;  /* client: the leg the hints of the next call name */
+  ThriftHybridLeg write_leg; /* the leg of the message being written */
+  gboolean write_flushed;    /* ...which is out: the next write starts another */
+  ThriftHybridLeg read_leg;  /* server: the leg of the request being read */
+  ThriftHybridLeg reply_leg; /* client: the leg of the last call; server: of the request */
   ThriftHybridLeg last_leg;
-  gboolean tcp_first;            /* server: which leg to look at first when both have data */
-  guint idle_n_rdma;             /* idle watch: how many of the descriptors are the RDMA leg's */
-  gboolean tcp_over, rdma_over;  /* server: a leg that ended (the other is served a while) */
-  gint64 half_gone_us;           /* when the first leg ended */
-  GError *over_error;            /* (owned) (nullable): why it ended, if it failed */
+  gboolean tcp_first;           /* server: which leg to look at first when both have data */
+  guint idle_n_rdma;            /* idle watch: how many of the descriptors are the RDMA leg's */
+  gboolean tcp_over, rdma_over; /* server: a leg that ended (the other is served a while) */
+  gint64 half_gone_us;          /* when the first leg ended */
+  GError *over_error;           /* (owned) (nullable): why it ended, if it failed */
 } ThriftHybridPrivate;
 
 static void thrift_hybrid_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_hybrid_idle_watch_init (ThriftIdleWatchInterface *iface);
 static void thrift_hybrid_interruptible_init (ThriftInterruptibleInterface *iface);
 
-G_DEFINE_TYPE_WITH_CODE (ThriftHybrid, thrift_hybrid, THRIFT_TYPE_TRANSPORT,
-                         G_ADD_PRIVATE (ThriftHybrid)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
-                                                thrift_hybrid_hint_receiver_init)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH,
-                                                thrift_hybrid_idle_watch_init)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
-                                                thrift_hybrid_interruptible_init))
+G_DEFINE_TYPE_WITH_CODE (
+    ThriftHybrid, thrift_hybrid, THRIFT_TYPE_TRANSPORT,
+    G_ADD_PRIVATE (ThriftHybrid)
+        G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER, thrift_hybrid_hint_receiver_init)
+            G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH, thrift_hybrid_idle_watch_init)
+                G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE, thrift_hybrid_interruptible_init))
 
 /* Unchecked: every caller is one of the class's own vfuncs, or a public function that
  * checked the type first; a checked cast per call is a measurable share of a small RPC. */
@@ -129,11 +127,13 @@ not_open (GError **error)
 static void
 drop_legs (ThriftHybridPrivate *priv)
 {
-  if (priv->rdma != NULL) {
+  if (priv->rdma != NULL)
+  {
     thrift_transport_close (THRIFT_TRANSPORT (priv->rdma), NULL);
     g_clear_object (&priv->rdma);
   }
-  if (priv->tcp != NULL) {
+  if (priv->tcp != NULL)
+  {
     if (priv->socket->sd != THRIFT_INVALID_SOCKET)
       thrift_transport_close (THRIFT_TRANSPORT (priv->socket), NULL);
     g_clear_object (&priv->tcp);
@@ -157,28 +157,29 @@ leg_failed (ThriftHybridPrivate *priv, ThriftHybridLeg which, GError **error)
 static ThriftTransport *
 new_tcp_leg (ThriftSocket *socket, gboolean framed, ThriftConfiguration *configuration)
 {
-  return g_object_new (framed ? THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT
-                              : THRIFT_TYPE_BUFFERED_TRANSPORT,
-                       "transport", socket,
-                       configuration != NULL ? "configuration" : NULL, configuration, NULL);
+  return g_object_new (
+      framed ? THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT : THRIFT_TYPE_BUFFERED_TRANSPORT, "transport",
+      socket, configuration != NULL ? "configuration" : NULL, configuration, NULL);
 }
 
 /* ---- the client's handshake on the TCP leg ---- */
 
 /* Sends or receives exactly @len bytes on @fd by @deadline_us. */
 static gboolean
-exchange (int fd, gboolean send_it, guint8 *buf, gsize len, gint64 deadline_us,
-          const gchar *what, GError **error)
+exchange (int fd, gboolean send_it, guint8 *buf, gsize len, gint64 deadline_us, const gchar *what,
+          GError **error)
 {
   gsize done = 0;
 
-  while (done < len) {
+  while (done < len)
+  {
     struct pollfd pfd = { .fd = fd, .events = send_it ? POLLOUT : POLLIN };
     gint64 left = deadline_us - g_get_monotonic_time ();
     ssize_t n;
     int r;
 
-    if (left <= 0) {
+    if (left <= 0)
+    {
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT,
                    "hybrid handshake: no %s from the server within the connect-timeout", what);
       return FALSE;
@@ -186,7 +187,8 @@ exchange (int fd, gboolean send_it, guint8 *buf, gsize len, gint64 deadline_us,
     r = poll (&pfd, 1, (int) MIN ((left + 999) / 1000, G_MAXINT));
     if (r < 0 && errno == EINTR)
       continue;
-    if (r < 0) {
+    if (r < 0)
+    {
       int err = errno;
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                    "hybrid handshake: poll: %s", g_strerror (err));
@@ -198,13 +200,15 @@ exchange (int fd, gboolean send_it, guint8 *buf, gsize len, gint64 deadline_us,
                 : recv (fd, buf + done, len - done, 0);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
-    if (n <= 0) {
+    if (n <= 0)
+    {
       int err = n < 0 ? errno : 0;
       g_set_error (error, THRIFT_TRANSPORT_ERROR,
                    send_it ? THRIFT_TRANSPORT_ERROR_SEND : THRIFT_TRANSPORT_ERROR_RECEIVE,
                    "hybrid handshake: %s: %s", what,
-                   err != 0 ? g_strerror (err) : "the server closed the connection (is it a "
-                   "hybrid:// server?)");
+                   err != 0 ? g_strerror (err)
+                            : "the server closed the connection (is it a "
+                              "hybrid:// server?)");
       return FALSE;
     }
     done += (gsize) n;
@@ -224,19 +228,21 @@ connect_tcp (const gchar *host, guint port, gint64 deadline_us, GError **error)
 
   g_snprintf (service, sizeof service, "%u", port);
   rc = getaddrinfo (host, service, &hints, &list);
-  if (rc != 0) {
+  if (rc != 0)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_HOST,
                  "hybrid, tcp leg: cannot resolve %s: %s", host, gai_strerror (rc));
     return -1;
   }
-  for (struct addrinfo *a = list; a != NULL; a = a->ai_next) {
-    int fd = socket (a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                     a->ai_protocol);
+  for (struct addrinfo *a = list; a != NULL; a = a->ai_next)
+  {
+    int fd = socket (a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     struct pollfd pfd = { .fd = fd, .events = POLLOUT };
     socklen_t len = sizeof err;
     gint64 left;
 
-    if (fd < 0) {
+    if (fd < 0)
+    {
       err = errno;
       continue;
     }
@@ -249,7 +255,8 @@ connect_tcp (const gchar *host, guint port, gint64 deadline_us, GError **error)
       err = ETIMEDOUT;
     else if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
       err = errno;
-    if (err == 0 && fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK) == 0) {
+    if (err == 0 && fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK) == 0)
+    {
       freeaddrinfo (list);
       return fd;
     }
@@ -263,21 +270,20 @@ connect_tcp (const gchar *host, guint port, gint64 deadline_us, GError **error)
 
 /* The RDMA leg, presenting @token; NULL with @error if it cannot be made. */
 static ThriftRdma *
-open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration,
-               const guint8 *token, GError **error)
+open_rdma_leg (ThriftHybridPrivate *priv, ThriftConfiguration *configuration, const guint8 *token,
+               GError **error)
 {
   g_autoptr (GBytes) pair = g_bytes_new (token, HYBRID_TOKEN_LEN);
-  ThriftRdma *rdma = g_object_new (THRIFT_TYPE_RDMA, "hostname", priv->hostname,
-                                   "port", priv->port, "configuration", configuration,
-                                   "hints", priv->hints, "polling", priv->polling,
-                                   "connect-timeout", priv->connect_timeout_ms,
-                                   "call-timeout", priv->call_timeout_ms,
-                                   "keepalive", priv->keepalive_ms, "numa-node", priv->numa_node,
-                                   "max-pinned-bytes", priv->max_pinned_bytes,
-                                   "pair-token", pair, NULL);
+  ThriftRdma *rdma = g_object_new (
+      THRIFT_TYPE_RDMA, "hostname", priv->hostname, "port", priv->port, "configuration",
+      configuration, "hints", priv->hints, "polling", priv->polling, "connect-timeout",
+      priv->connect_timeout_ms, "call-timeout", priv->call_timeout_ms, "keepalive",
+      priv->keepalive_ms, "numa-node", priv->numa_node, "max-pinned-bytes", priv->max_pinned_bytes,
+      "pair-token", pair, NULL);
 
   rdma_bulk_props_apply (&priv->bulk, rdma);
-  if (!thrift_transport_open (THRIFT_TRANSPORT (rdma), error)) {
+  if (!thrift_transport_open (THRIFT_TRANSPORT (rdma), error))
+  {
     g_object_unref (rdma);
     return NULL;
   }
@@ -298,8 +304,8 @@ client_open (ThriftTransport *transport, GError **error)
   fd = connect_tcp (priv->hostname, priv->port, deadline, error);
   if (fd < 0)
     return FALSE;
-  priv->socket = g_object_new (THRIFT_TYPE_SOCKET, "hostname", priv->hostname,
-                               "port", priv->port, NULL);
+  priv->socket = g_object_new (THRIFT_TYPE_SOCKET, "hostname", priv->hostname, "port", priv->port,
+                               NULL);
   priv->socket->sd = fd;
   rdma_here = thrift_rdma_device_available (NULL);
   hybrid_wire_hello (out, rdma_here ? HYBRID_WANT_RDMA : 0);
@@ -307,7 +313,8 @@ client_open (ThriftTransport *transport, GError **error)
       || !exchange (fd, FALSE, out, HYBRID_WELCOME_LEN, deadline, "welcome", error)
       || !hybrid_wire_parse_welcome (out, HYBRID_WELCOME_LEN, &welcome, error))
     goto failed;
-  if (welcome.status != HYBRID_STATUS_OK) {
+  if (welcome.status != HYBRID_STATUS_OK)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT,
                  "hybrid: the server refused the connection: %s",
                  hybrid_wire_status_text (welcome.status));
@@ -320,10 +327,11 @@ client_open (ThriftTransport *transport, GError **error)
     priv->fallback_reason = g_strdup ("this host has no RDMA device");
   else if (!(welcome.flags & HYBRID_HAS_RDMA))
     priv->fallback_reason = g_strdup ("the server has no RDMA leg (it runs over TCP alone)");
-  else if ((priv->rdma = open_rdma_leg (priv, transport->configuration, welcome.token,
-                                        &rdma_error)) == NULL)
+  else if ((priv->rdma = open_rdma_leg (priv, transport->configuration, welcome.token, &rdma_error))
+           == NULL)
     priv->fallback_reason = g_strdup (rdma_error->message);
-  if (priv->rdma == NULL && !priv->fallback) {
+  if (priv->rdma == NULL && !priv->fallback)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT,
                  "hybrid://%s:%u: no RDMA leg: %s (add fallback=tcp to run over TCP alone)",
                  priv->hostname, priv->port, priv->fallback_reason);
@@ -332,8 +340,8 @@ client_open (ThriftTransport *transport, GError **error)
   }
   g_clear_error (&rdma_error);
   if (priv->rdma == NULL)
-    g_warning ("hybrid://%s:%u: no RDMA leg, every call goes by TCP (fallback): %s",
-               priv->hostname, priv->port, priv->fallback_reason);
+    g_warning ("hybrid://%s:%u: no RDMA leg, every call goes by TCP (fallback): %s", priv->hostname,
+               priv->port, priv->fallback_reason);
   hybrid_wire_commit (out, priv->rdma != NULL ? HYBRID_COMMIT_RDMA : HYBRID_COMMIT_TCP_ONLY);
   if (!exchange (fd, TRUE, out, HYBRID_COMMIT_LEN, deadline, "commit", error))
     goto failed;
@@ -362,7 +370,8 @@ thrift_hybrid_open (ThriftTransport *transport, GError **error)
 {
   ThriftHybridPrivate *priv = PRIV (transport);
 
-  if (priv->accepted) {
+  if (priv->accepted)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_CONNECT,
                  "an accepted ThriftHybrid cannot be opened again");
     return FALSE;
@@ -385,8 +394,8 @@ choose_write_leg (ThriftHybridPrivate *priv)
 {
   if (priv->accepted)
     return priv->reply_leg != THRIFT_HYBRID_LEG_NONE ? priv->reply_leg : THRIFT_HYBRID_LEG_TCP;
-  return priv->next_leg == THRIFT_HYBRID_LEG_RDMA && priv->rdma != NULL
-         ? THRIFT_HYBRID_LEG_RDMA : THRIFT_HYBRID_LEG_TCP;
+  return priv->next_leg == THRIFT_HYBRID_LEG_RDMA && priv->rdma != NULL ? THRIFT_HYBRID_LEG_RDMA
+                                                                        : THRIFT_HYBRID_LEG_TCP;
 }
 
 static gboolean
@@ -399,11 +408,13 @@ thrift_hybrid_write (ThriftTransport *transport, const gpointer buf, const guint
     return not_open (error);
   /* the leg is chosen at a message's first write (the hints came before it) and kept until
    * the message is flushed and ended, in whichever order the caller does the two */
-  if (priv->write_leg == THRIFT_HYBRID_LEG_NONE || priv->write_flushed) {
+  if (priv->write_leg == THRIFT_HYBRID_LEG_NONE || priv->write_flushed)
+  {
     priv->write_leg = choose_write_leg (priv);
     priv->write_flushed = FALSE;
   }
-  if (!thrift_transport_write (leg (priv, priv->write_leg), buf, len, error)) {
+  if (!thrift_transport_write (leg (priv, priv->write_leg), buf, len, error))
+  {
     leg_failed (priv, priv->write_leg, error);
     return FALSE;
   }
@@ -418,7 +429,8 @@ thrift_hybrid_write_end (ThriftTransport *transport, GError **error)
 
   if (priv->tcp == NULL)
     return not_open (error);
-  if (which != THRIFT_HYBRID_LEG_NONE && !thrift_transport_write_end (leg (priv, which), error)) {
+  if (which != THRIFT_HYBRID_LEG_NONE && !thrift_transport_write_end (leg (priv, which), error))
+  {
     leg_failed (priv, which, error);
     return FALSE;
   }
@@ -435,12 +447,14 @@ thrift_hybrid_flush (ThriftTransport *transport, GError **error)
     return not_open (error);
   if (which == THRIFT_HYBRID_LEG_NONE || priv->write_flushed)
     return TRUE;
-  if (!thrift_transport_flush (leg (priv, which), error)) {
+  if (!thrift_transport_flush (leg (priv, which), error))
+  {
     leg_failed (priv, which, error);
     return FALSE;
   }
   priv->write_flushed = TRUE;
-  if (!priv->accepted) {
+  if (!priv->accepted)
+  {
     /* the reply to this call comes back on its leg */
     priv->reply_leg = which;
     priv->last_leg = which;
@@ -453,7 +467,7 @@ thrift_hybrid_flush (ThriftTransport *transport, GError **error)
 typedef struct
 {
   GPollFD fds[2 * THRIFT_IDLE_WATCH_MAX_FDS];
-  guint n_rdma, n_tcp;           /* fds[0, n_rdma) the RDMA leg's, then the TCP leg's */
+  guint n_rdma, n_tcp; /* fds[0, n_rdma) the RDMA leg's, then the TCP leg's */
   gint64 deadline_us;
 } Watch;
 
@@ -481,7 +495,7 @@ leg_over (ThriftHybridPrivate *priv, gboolean tcp, GError *e)
 static gint
 look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
 {
-  ThriftIdleState state[2] = { THRIFT_IDLE_WAIT, THRIFT_IDLE_WAIT };   /* tcp, rdma */
+  ThriftIdleState state[2] = { THRIFT_IDLE_WAIT, THRIFT_IDLE_WAIT }; /* tcp, rdma */
   GPollFD fds[2][THRIFT_IDLE_WATCH_MAX_FDS];
   guint n[2] = { w->n_tcp, w->n_rdma };
   gint64 due[2] = { 0, 0 }, now;
@@ -490,25 +504,29 @@ look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
   g_assert (n[0] <= THRIFT_IDLE_WATCH_MAX_FDS && n[1] <= THRIFT_IDLE_WATCH_MAX_FDS);
   memcpy (fds[1], w->fds, n[1] * sizeof (GPollFD));
   memcpy (fds[0], w->fds + n[1], n[0] * sizeof (GPollFD));
-  for (guint k = 0; k < 2; k++) {
+  for (guint k = 0; k < 2; k++)
+  {
     gboolean is_tcp = k == 0;
     ThriftTransport *t = is_tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma);
 
-    if (is_tcp ? priv->tcp_over : (!has_rdma || priv->rdma_over)) {
+    if (is_tcp ? priv->tcp_over : (!has_rdma || priv->rdma_over))
+    {
       n[k] = 0;
       continue;
     }
-    state[k] = (after_poll ? thrift_idle_watch_check : thrift_idle_watch_prepare) (
-                 t, fds[k], &n[k], &due[k]);
+    state[k] = (after_poll ? thrift_idle_watch_check : thrift_idle_watch_prepare) (t, fds[k], &n[k],
+                                                                                   &due[k]);
     if (state[k] == THRIFT_IDLE_UNSUPPORTED)
       return -1;
   }
-  for (guint i = 0; i < 2; i++) {
+  for (guint i = 0; i < 2; i++)
+  {
     gboolean is_tcp = (i == 0) == priv->tcp_first;
     guint k = is_tcp ? 0 : 1;
     GError *e = NULL;
 
-    if (state[k] == THRIFT_IDLE_GONE) {
+    if (state[k] == THRIFT_IDLE_GONE)
+    {
       leg_over (priv, is_tcp, NULL);
       n[k] = 0;
       continue;
@@ -516,7 +534,8 @@ look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
     if (state[k] != THRIFT_IDLE_READY)
       continue;
     /* readable may be the end of the stream: peek tells (and does not block now) */
-    if (thrift_transport_peek (is_tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma), &e)) {
+    if (thrift_transport_peek (is_tcp ? priv->tcp : THRIFT_TRANSPORT (priv->rdma), &e))
+    {
       priv->tcp_first = !is_tcp;
       return is_tcp ? THRIFT_HYBRID_LEG_TCP : THRIFT_HYBRID_LEG_RDMA;
     }
@@ -526,11 +545,13 @@ look (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GError **error)
     n[k] = 0;
   }
   now = g_get_monotonic_time ();
-  if (priv->tcp_over || priv->rdma_over) {
+  if (priv->tcp_over || priv->rdma_over)
+  {
     if (priv->half_gone_us == 0)
       priv->half_gone_us = now;
     if ((priv->tcp_over && (!has_rdma || priv->rdma_over))
-        || now >= priv->half_gone_us + HALF_GONE_GRACE_US) {
+        || now >= priv->half_gone_us + HALF_GONE_GRACE_US)
+    {
       if (priv->over_error != NULL)
         g_propagate_error (error, g_steal_pointer (&priv->over_error));
       return -1;
@@ -554,7 +575,8 @@ wait_leg (ThriftHybridPrivate *priv, gint64 end_us, GError **error)
 {
   Watch w = { .n_rdma = 0 };
 
-  for (gboolean after_poll = FALSE;; after_poll = TRUE) {
+  for (gboolean after_poll = FALSE;; after_poll = TRUE)
+  {
     gint got = look (priv, &w, after_poll, error);
     gint64 now, until = w.deadline_us;
     int timeout;
@@ -567,14 +589,16 @@ wait_leg (ThriftHybridPrivate *priv, gint64 end_us, GError **error)
     if (end_us != 0 && (until == 0 || end_us < until))
       until = end_us;
     timeout = until == 0 ? -1 : (int) CLAMP ((until - now + 999) / 1000, 0, G_MAXINT);
-    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0) {
+    if (g_poll (w.fds, w.n_rdma + w.n_tcp, timeout) < 0)
+    {
       int err = errno;
       /* as recv (2) in ThriftSocket (rdma/rdma_signal.h) */
       if (err == EINTR && !rdma_signal_interrupts_waits ())
         continue;
-      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
-                   "hybrid: %s", err == EINTR ? "wait interrupted by a signal (a handler "
-                   "without SA_RESTART)" : g_strerror (err));
+      g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE, "hybrid: %s",
+                   err == EINTR ? "wait interrupted by a signal (a handler "
+                                  "without SA_RESTART)"
+                                : g_strerror (err));
       return -1;
     }
   }
@@ -587,7 +611,8 @@ wait_request (ThriftHybridPrivate *priv, GError **error)
 {
   gint got = wait_leg (priv, 0, error);
 
-  if (got < 0) {
+  if (got < 0)
+  {
     drop_legs (priv);
     return THRIFT_HYBRID_LEG_NONE;
   }
@@ -599,15 +624,18 @@ wait_request (ThriftHybridPrivate *priv, GError **error)
 static ThriftHybridLeg
 read_leg (ThriftHybridPrivate *priv, GError **error)
 {
-  if (priv->tcp == NULL) {
+  if (priv->tcp == NULL)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "ThriftHybrid is not open");
     return THRIFT_HYBRID_LEG_NONE;
   }
   if (!priv->accepted)
     return priv->reply_leg != THRIFT_HYBRID_LEG_NONE ? priv->reply_leg
-           : priv->rdma != NULL ? THRIFT_HYBRID_LEG_RDMA : THRIFT_HYBRID_LEG_TCP;
-  if (priv->read_leg == THRIFT_HYBRID_LEG_NONE) {
+           : priv->rdma != NULL                      ? THRIFT_HYBRID_LEG_RDMA
+                                                     : THRIFT_HYBRID_LEG_TCP;
+  if (priv->read_leg == THRIFT_HYBRID_LEG_NONE)
+  {
     priv->read_leg = wait_request (priv, error);
     if (priv->read_leg == THRIFT_HYBRID_LEG_NONE && error != NULL && *error == NULL)
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
@@ -623,7 +651,8 @@ thrift_hybrid_peek (ThriftTransport *transport, GError **error)
 
   if (priv->tcp == NULL)
     return FALSE;
-  if (!priv->accepted) {
+  if (!priv->accepted)
+  {
     ThriftHybridLeg which = read_leg (priv, error);
     return which != THRIFT_HYBRID_LEG_NONE && thrift_transport_peek (leg (priv, which), error);
   }
@@ -634,9 +663,9 @@ thrift_hybrid_peek (ThriftTransport *transport, GError **error)
 
 /* A read of the leg the message is on, by @read_fn (its read or read_all). */
 static gint32
-read_from_leg (ThriftTransport *transport, gint32 (*read_fn) (ThriftTransport *, gpointer,
-                                                              guint32, GError **),
-               gpointer buf, guint32 len, GError **error)
+read_from_leg (ThriftTransport *transport,
+               gint32 (*read_fn) (ThriftTransport *, gpointer, guint32, GError **), gpointer buf,
+               guint32 len, GError **error)
 {
   ThriftHybridPrivate *priv = PRIV (transport);
   ThriftHybridLeg which = read_leg (priv, error);
@@ -673,11 +702,13 @@ thrift_hybrid_read_end (ThriftTransport *transport, GError **error)
   which = priv->accepted ? priv->read_leg : priv->reply_leg;
   if (which == THRIFT_HYBRID_LEG_NONE)
     return TRUE;
-  if (!thrift_transport_read_end (leg (priv, which), error)) {
+  if (!thrift_transport_read_end (leg (priv, which), error))
+  {
     leg_failed (priv, which, error);
     return FALSE;
   }
-  if (priv->accepted) {
+  if (priv->accepted)
+  {
     /* the reply goes back by the request's leg */
     priv->reply_leg = which;
     priv->last_leg = which;
@@ -727,23 +758,26 @@ thrift_hybrid_hint_receiver_init (ThriftHintReceiverInterface *iface)
 /* ---- ThriftIdleWatch: a server's idle connection in its poll set, by both legs ---- */
 
 static ThriftIdleState
-idle_answer (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GPollFD *fds,
-             guint max_fds, guint *n_fds, gint64 *deadline_us)
+idle_answer (ThriftHybridPrivate *priv, Watch *w, gboolean after_poll, GPollFD *fds, guint max_fds,
+             guint *n_fds, gint64 *deadline_us)
 {
   GError *e = NULL;
   gint got = look (priv, w, after_poll, &e);
 
   *n_fds = 0;
   *deadline_us = 0;
-  if (got < 0) {
-    if (e != NULL) {
+  if (got < 0)
+  {
+    if (e != NULL)
+    {
       g_message ("ThriftHybrid: an idle connection ended: %s", e->message);
       g_error_free (e);
     }
     drop_legs (priv);
     return THRIFT_IDLE_GONE;
   }
-  if (got != THRIFT_HYBRID_LEG_NONE) {
+  if (got != THRIFT_HYBRID_LEG_NONE)
+  {
     priv->read_leg = (ThriftHybridLeg) got;
     return THRIFT_IDLE_READY;
   }
@@ -799,10 +833,12 @@ thrift_hybrid_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
 
   if (priv->tcp == NULL || priv->read_leg != THRIFT_HYBRID_LEG_NONE)
     return TRUE;
-  if (priv->rdma != NULL && priv->reply_leg == THRIFT_HYBRID_LEG_RDMA) {
+  if (priv->rdma != NULL && priv->reply_leg == THRIFT_HYBRID_LEG_RDMA)
+  {
     ThriftIdleWatch *rdma = THRIFT_IDLE_WATCH (priv->rdma);
 
-    for (;;) {
+    for (;;)
+    {
       gint64 left = end - g_get_monotonic_time ();
       struct pollfd tcp = { .fd = priv->socket->sd, .events = POLLIN };
 
@@ -829,13 +865,13 @@ thrift_hybrid_idle_watch_init (ThriftIdleWatchInterface *iface)
 /* ---- GObject ---- */
 
 static void
-thrift_hybrid_get_property (GObject *object, guint property_id, GValue *value,
-                            GParamSpec *pspec)
+thrift_hybrid_get_property (GObject *object, guint property_id, GValue *value, GParamSpec *pspec)
 {
   ThriftHybridPrivate *priv = PRIV (object);
   ThriftTransport *tt = THRIFT_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_value_set_string (value, priv->hostname);
     break;
@@ -884,7 +920,8 @@ thrift_hybrid_set_property (GObject *object, guint property_id, const GValue *va
   ThriftHybridPrivate *priv = PRIV (object);
   ThriftTransport *tt = THRIFT_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_free (priv->hostname);
     priv->hostname = g_value_dup_string (value);
@@ -952,45 +989,53 @@ thrift_hybrid_class_init (ThriftHybridClass *cls)
   gobject_class->finalize = thrift_hybrid_finalize;
 
   g_object_class_install_property (gobject_class, PROP_HOSTNAME,
-    g_param_spec_string ("hostname", "hostname", "Server address or name", "localhost",
-                         rw | G_PARAM_CONSTRUCT));
+                                   g_param_spec_string ("hostname", "hostname",
+                                                        "Server address or name", "localhost",
+                                                        rw | G_PARAM_CONSTRUCT));
   g_object_class_install_property (gobject_class, PROP_PORT,
-    g_param_spec_uint ("port", "port", "Server port (TCP and RDMA)", 1, 65535, 9090,
-                       rw | G_PARAM_CONSTRUCT));
+                                   g_param_spec_uint ("port", "port", "Server port (TCP and RDMA)",
+                                                      1, 65535, 9090, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
-  g_object_class_install_property (gobject_class, PROP_FALLBACK,
-    g_param_spec_boolean ("fallback", "fallback",
-                          "Run over TCP alone, with a warning, when RDMA cannot be had", FALSE,
-                          rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_USE_TRANSPORT_HINTS,
-    g_param_spec_boolean ("use-transport-hints", "use-transport-hints",
-                          "Send each call by the leg its transport hint names (FALSE: every "
-                          "call by RDMA while there is an RDMA leg)", TRUE,
-                          rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_HINTS,
-    g_param_spec_pointer ("hints", "hints",
-                          "Default hint set (const ThriftHintSet *) or NULL", rw));
-  g_object_class_install_property (gobject_class, PROP_POLLING,
-    g_param_spec_enum ("polling", "polling", "How the RDMA leg waits for completions",
-                       THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
-    g_param_spec_uint ("connect-timeout", "connect-timeout",
-                       "Milliseconds to connect both legs", 1, G_MAXUINT,
-                       THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
-    g_param_spec_uint ("call-timeout", "call-timeout",
-                       "Milliseconds a read on the RDMA leg waits for a message (0: forever)",
-                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_KEEPALIVE,
-    g_param_spec_uint ("keepalive", "keepalive",
-                       "Milliseconds after which a silent RDMA peer is declared dead (0: never)",
-                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
-    g_param_spec_int ("numa-node", "numa-node",
-                      "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
-                      G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_FALLBACK,
+      g_param_spec_boolean ("fallback", "fallback",
+                            "Run over TCP alone, with a warning, when RDMA cannot be had", FALSE,
+                            rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_USE_TRANSPORT_HINTS,
+      g_param_spec_boolean ("use-transport-hints", "use-transport-hints",
+                            "Send each call by the leg its transport hint names (FALSE: every "
+                            "call by RDMA while there is an RDMA leg)",
+                            TRUE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_HINTS,
+      g_param_spec_pointer ("hints", "hints", "Default hint set (const ThriftHintSet *) or NULL",
+                            rw));
+  g_object_class_install_property (
+      gobject_class, PROP_POLLING,
+      g_param_spec_enum ("polling", "polling", "How the RDMA leg waits for completions",
+                         THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
+                         rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_CONNECT_TIMEOUT,
+      g_param_spec_uint ("connect-timeout", "connect-timeout", "Milliseconds to connect both legs",
+                         1, G_MAXUINT, THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS,
+                         rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_CALL_TIMEOUT,
+      g_param_spec_uint ("call-timeout", "call-timeout",
+                         "Milliseconds a read on the RDMA leg waits for a message (0: forever)", 0,
+                         G_MAXUINT, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_KEEPALIVE,
+      g_param_spec_uint ("keepalive", "keepalive",
+                         "Milliseconds after which a silent RDMA peer is declared dead (0: never)",
+                         0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_NUMA_NODE,
+      g_param_spec_int ("numa-node", "numa-node",
+                        "NUMA node of the RDMA leg's buffers and polling thread (-1: none)",
+                        G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   /* handed to the RDMA leg at open (set before it) */
   rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
@@ -1043,7 +1088,8 @@ thrift_hybrid_get_last_leg (ThriftHybrid *hybrid)
 const gchar *
 thrift_hybrid_leg_name (ThriftHybridLeg which)
 {
-  switch (which) {
+  switch (which)
+  {
   case THRIFT_HYBRID_LEG_TCP:
     return "tcp";
   case THRIFT_HYBRID_LEG_RDMA:

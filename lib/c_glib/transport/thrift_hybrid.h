@@ -67,9 +67,11 @@ typedef enum
 #define THRIFT_TYPE_HYBRID (thrift_hybrid_get_type ())
 #define THRIFT_HYBRID(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_HYBRID, ThriftHybrid))
 #define THRIFT_IS_HYBRID(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_HYBRID))
-#define THRIFT_HYBRID_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_HYBRID, ThriftHybridClass))
+#define THRIFT_HYBRID_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_HYBRID, ThriftHybridClass))
 #define THRIFT_IS_HYBRID_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_HYBRID))
-#define THRIFT_HYBRID_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_HYBRID, ThriftHybridClass))
+#define THRIFT_HYBRID_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_HYBRID, ThriftHybridClass))
 
 typedef struct _ThriftHybrid ThriftHybrid;
 typedef struct _ThriftHybridClass ThriftHybridClass;

@@ -36,25 +36,31 @@ thrift_idle_watch_default_init (ThriftIdleWatchInterface *iface)
 
 typedef enum
 {
-  WRAPPERS_EMPTY,       /* nothing buffered between @connection and @inner */
-  WRAPPERS_BUFFER,      /* a request may be there without anything to read from below */
-  WRAPPERS_UNKNOWN      /* a wrapper whose buffers we cannot see (zlib) */
+  WRAPPERS_EMPTY,  /* nothing buffered between @connection and @inner */
+  WRAPPERS_BUFFER, /* a request may be there without anything to read from below */
+  WRAPPERS_UNKNOWN /* a wrapper whose buffers we cannot see (zlib) */
 } Wrappers;
 
 /* What the wrappers between @connection and @inner hold already. */
 static Wrappers
 wrappers_buffer (ThriftTransport *connection, ThriftTransport *inner)
 {
-  for (int depth = 0; connection != NULL && connection != inner && depth < 16; depth++) {
-    if (THRIFT_IS_BUFFERED_TRANSPORT (connection)) {
+  for (int depth = 0; connection != NULL && connection != inner && depth < 16; depth++)
+  {
+    if (THRIFT_IS_BUFFERED_TRANSPORT (connection))
+    {
       if (THRIFT_BUFFERED_TRANSPORT (connection)->r_buf->len > 0)
         return WRAPPERS_BUFFER;
       connection = THRIFT_BUFFERED_TRANSPORT (connection)->transport;
-    } else if (THRIFT_IS_FRAMED_TRANSPORT (connection)) {
+    }
+    else if (THRIFT_IS_FRAMED_TRANSPORT (connection))
+    {
       if (THRIFT_FRAMED_TRANSPORT (connection)->r_buf->len > 0)
         return WRAPPERS_BUFFER;
       connection = THRIFT_FRAMED_TRANSPORT (connection)->transport;
-    } else {
+    }
+    else
+    {
       return WRAPPERS_UNKNOWN;
     }
   }
@@ -80,8 +86,8 @@ watched_transport (ThriftTransport *connection, Wrappers *wrappers)
 typedef enum
 {
   WATCH_PREPARE,
-  WATCH_CHECK,   /* @fds as prepare filled them, revents set */
-  WATCH_LOOK     /* @fds as prepare filled them, revents unknown */
+  WATCH_CHECK, /* @fds as prepare filled them, revents set */
+  WATCH_LOOK   /* @fds as prepare filled them, revents unknown */
 } WatchStep;
 
 /* revents of @fds by a poll (2) that does not wait (none if it fails: the caller's set then
@@ -98,8 +104,7 @@ poll_now (GPollFD *fds, guint n_fds)
 }
 
 static ThriftIdleState
-watch (ThriftTransport *connection, WatchStep step, GPollFD *fds, guint *n_fds,
-       gint64 *deadline_us)
+watch (ThriftTransport *connection, WatchStep step, GPollFD *fds, guint *n_fds, gint64 *deadline_us)
 {
   Wrappers wrappers = WRAPPERS_EMPTY;
   ThriftTransport *inner = watched_transport (connection, &wrappers);
@@ -108,7 +113,8 @@ watch (ThriftTransport *connection, WatchStep step, GPollFD *fds, guint *n_fds,
 
   if (inner != NULL && THRIFT_IS_IDLE_WATCH (inner))
     iface = THRIFT_IDLE_WATCH_GET_INTERFACE (inner);
-  if (step == WATCH_LOOK && (iface == NULL || iface->look == NULL)) {
+  if (step == WATCH_LOOK && (iface == NULL || iface->look == NULL))
+  {
     poll_now (fds, *n_fds);
     step = WATCH_CHECK;
   }
@@ -120,19 +126,21 @@ watch (ThriftTransport *connection, WatchStep step, GPollFD *fds, guint *n_fds,
   *deadline_us = 0;
   if (inner == NULL)
     return THRIFT_IDLE_UNSUPPORTED;
-  if (iface != NULL) {
+  if (iface != NULL)
+  {
     if (wrappers == WRAPPERS_BUFFER)
       return THRIFT_IDLE_READY;
-    return (step == WATCH_LOOK ? iface->look : step == WATCH_CHECK ? iface->check
-                                                                   : iface->prepare) (
-             THRIFT_IDLE_WATCH (inner), fds, THRIFT_IDLE_WATCH_MAX_FDS, n_fds, deadline_us);
+    return (step == WATCH_LOOK    ? iface->look
+            : step == WATCH_CHECK ? iface->check
+                                  : iface->prepare) (THRIFT_IDLE_WATCH (inner), fds,
+                                                     THRIFT_IDLE_WATCH_MAX_FDS, n_fds, deadline_us);
   }
   if (THRIFT_SOCKET (inner)->sd == THRIFT_INVALID_SOCKET)
     return THRIFT_IDLE_GONE;
   /* readable: data or the end of the stream, which peek tells apart */
   if (wrappers == WRAPPERS_BUFFER || fired)
     return THRIFT_IDLE_READY;
-  fds[0] = (GPollFD) { .fd = THRIFT_SOCKET (inner)->sd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
+  fds[0] = (GPollFD){ .fd = THRIFT_SOCKET (inner)->sd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
   *n_fds = 1;
   return THRIFT_IDLE_WAIT;
 }
@@ -173,7 +181,8 @@ thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us)
     return TRUE;
   if (THRIFT_IS_IDLE_WATCH (inner) && THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger != NULL)
     return THRIFT_IDLE_WATCH_GET_INTERFACE (inner)->linger (THRIFT_IDLE_WATCH (inner), max_us);
-  switch (watch (connection, WATCH_PREPARE, fds, &n, &deadline)) {
+  switch (watch (connection, WATCH_PREPARE, fds, &n, &deadline))
+  {
   case THRIFT_IDLE_WAIT:
     return g_poll (fds, n, (gint) ((max_us + 999) / 1000)) > 0;
   case THRIFT_IDLE_UNSUPPORTED:

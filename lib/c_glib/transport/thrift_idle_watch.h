@@ -40,14 +40,14 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  THRIFT_IDLE_READY,        /* a request (or the end of the connection) is there: peek
+  THRIFT_IDLE_READY,      /* a request (or the end of the connection) is there: peek
                                will not block */
-  THRIFT_IDLE_WAIT,         /* nothing yet: watch the descriptors until the deadline */
-  THRIFT_IDLE_GONE,         /* the connection is over (peer gone, failed, idle too long) */
-  THRIFT_IDLE_UNSUPPORTED   /* the transport cannot be watched: give it a thread */
+  THRIFT_IDLE_WAIT,       /* nothing yet: watch the descriptors until the deadline */
+  THRIFT_IDLE_GONE,       /* the connection is over (peer gone, failed, idle too long) */
+  THRIFT_IDLE_UNSUPPORTED /* the transport cannot be watched: give it a thread */
 } ThriftIdleState;
 
-typedef struct _ThriftIdleWatch ThriftIdleWatch;  /* dummy object */
+typedef struct _ThriftIdleWatch ThriftIdleWatch; /* dummy object */
 typedef struct _ThriftIdleWatchInterface ThriftIdleWatchInterface;
 
 /**
@@ -75,27 +75,29 @@ struct _ThriftIdleWatchInterface
 {
   GTypeInterface parent;
 
-  ThriftIdleState (*prepare) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
-                              guint *n_fds, gint64 *deadline_us);
-  ThriftIdleState (*check) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
-                            guint *n_fds, gint64 *deadline_us);
+  ThriftIdleState (*prepare) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds, guint *n_fds,
+                              gint64 *deadline_us);
+  ThriftIdleState (*check) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds, guint *n_fds,
+                            gint64 *deadline_us);
   gboolean (*linger) (ThriftIdleWatch *self, gint64 max_us);
-  ThriftIdleState (*look) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds,
-                           guint *n_fds, gint64 *deadline_us);
+  ThriftIdleState (*look) (ThriftIdleWatch *self, GPollFD *fds, guint max_fds, guint *n_fds,
+                           gint64 *deadline_us);
 };
 
 GType thrift_idle_watch_get_type (void);
 #define THRIFT_TYPE_IDLE_WATCH (thrift_idle_watch_get_type ())
-#define THRIFT_IDLE_WATCH(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatch))
+#define THRIFT_IDLE_WATCH(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatch))
 #define THRIFT_IS_IDLE_WATCH(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_IDLE_WATCH))
-#define THRIFT_IDLE_WATCH_GET_INTERFACE(inst) (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatchInterface))
+#define THRIFT_IDLE_WATCH_GET_INTERFACE(inst) \
+  (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_IDLE_WATCH, ThriftIdleWatchInterface))
 
 /* For a connection as a server holds it (maybe under buffered or framed wrappers): the
  * ThriftIdleWatch under it, or ThriftSocket's descriptor; bytes the wrappers already buffer
  * make it READY.  UNSUPPORTED for anything else.  @fds has THRIFT_IDLE_WATCH_MAX_FDS
  * entries. */
-ThriftIdleState thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds,
-                                           guint *n_fds, gint64 *deadline_us);
+ThriftIdleState thrift_idle_watch_prepare (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                                           gint64 *deadline_us);
 /* A worker that just served a request waits at most @max_us for the next on the same
  * connection (a client calling back to back sends it about a round trip later), without the
  * poll set's round trip through another thread; TRUE if it is there (or the connection
@@ -104,13 +106,13 @@ gboolean thrift_idle_watch_linger (ThriftTransport *connection, gint64 max_us);
 
 /* The same after the poll (or the deadline): @fds and *@n_fds as prepare left them, with
  * revents set. */
-ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds,
-                                         guint *n_fds, gint64 *deadline_us);
+ThriftIdleState thrift_idle_watch_check (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                                         gint64 *deadline_us);
 /* The same when woken without knowing which descriptor fired (an epoll set holding them
  * fired, or the deadline passed): the transport's own look where it has one, else a poll of
  * @fds (timeout 0) and check. */
-ThriftIdleState thrift_idle_watch_look (ThriftTransport *connection, GPollFD *fds,
-                                        guint *n_fds, gint64 *deadline_us);
+ThriftIdleState thrift_idle_watch_look (ThriftTransport *connection, GPollFD *fds, guint *n_fds,
+                                        gint64 *deadline_us);
 
 G_END_DECLS
 

@@ -50,7 +50,8 @@ thrift_interruptible_interrupt (GObject *transport)
   g_return_val_if_fail (G_IS_OBJECT (transport), FALSE);
 
   /* a connection is a ThriftInterruptible or socket under what a transport factory added */
-  if (THRIFT_IS_TRANSPORT (transport)) {
+  if (THRIFT_IS_TRANSPORT (transport))
+  {
     ThriftTransport *t = thrift_transport_find_wrapped (THRIFT_TRANSPORT (transport),
                                                         THRIFT_TYPE_INTERRUPTIBLE);
     if (t == NULL)
@@ -59,7 +60,8 @@ thrift_interruptible_interrupt (GObject *transport)
   }
   if (inner == NULL)
     return FALSE;
-  if (THRIFT_IS_INTERRUPTIBLE (inner)) {
+  if (THRIFT_IS_INTERRUPTIBLE (inner))
+  {
     ThriftInterruptibleInterface *iface = THRIFT_INTERRUPTIBLE_GET_INTERFACE (inner);
     if (iface->interrupt == NULL)
       return FALSE;
@@ -67,11 +69,13 @@ thrift_interruptible_interrupt (GObject *transport)
     return TRUE;
   }
   /* stock sockets cannot implement the interface */
-  if (THRIFT_IS_SOCKET (inner)) {
+  if (THRIFT_IS_SOCKET (inner))
+  {
     shut_down (THRIFT_SOCKET (inner)->sd);
     return TRUE;
   }
-  if (THRIFT_IS_SERVER_SOCKET (inner)) {
+  if (THRIFT_IS_SERVER_SOCKET (inner))
+  {
     shut_down (THRIFT_SERVER_SOCKET (inner)->sd);
     return TRUE;
   }

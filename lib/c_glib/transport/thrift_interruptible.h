@@ -35,7 +35,7 @@
 
 G_BEGIN_DECLS
 
-typedef struct _ThriftInterruptible ThriftInterruptible;  /* dummy object */
+typedef struct _ThriftInterruptible ThriftInterruptible; /* dummy object */
 typedef struct _ThriftInterruptibleInterface ThriftInterruptibleInterface;
 
 /**
@@ -55,9 +55,11 @@ struct _ThriftInterruptibleInterface
 
 GType thrift_interruptible_get_type (void);
 #define THRIFT_TYPE_INTERRUPTIBLE (thrift_interruptible_get_type ())
-#define THRIFT_INTERRUPTIBLE(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_INTERRUPTIBLE, ThriftInterruptible))
+#define THRIFT_INTERRUPTIBLE(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_INTERRUPTIBLE, ThriftInterruptible))
 #define THRIFT_IS_INTERRUPTIBLE(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_INTERRUPTIBLE))
-#define THRIFT_INTERRUPTIBLE_GET_INTERFACE(inst) (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_INTERRUPTIBLE, ThriftInterruptibleInterface))
+#define THRIFT_INTERRUPTIBLE_GET_INTERFACE(inst) \
+  (G_TYPE_INSTANCE_GET_INTERFACE ((inst), THRIFT_TYPE_INTERRUPTIBLE, ThriftInterruptibleInterface))
 
 /**
  * thrift_interruptible_interrupt:

@@ -47,7 +47,7 @@ enum
   PROP_0,
   PROP_HOSTNAME,
   PROP_PORT,
-  PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
+  PROP_CONFIGURATION, /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE,
   PROP_HINTS,
@@ -60,33 +60,33 @@ enum
   PROP_PAIR_TOKEN,
   PROP_NUMA_NODE,
   PROP_MAX_PINNED_BYTES,
-  PROP_BULK_THRESHOLD            /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
+  PROP_BULK_THRESHOLD /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 typedef struct
 {
-  gchar *hostname;                    /* (owned) */
+  gchar *hostname; /* (owned) */
   guint port;
-  gchar *source_address;              /* (owned) (nullable) */
-  GBytes *pair_token;                 /* (owned) (nullable): "pair-token" */
+  gchar *source_address; /* (owned) (nullable) */
+  GBytes *pair_token;    /* (owned) (nullable): "pair-token" */
   guint connect_timeout_ms;
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
-  guint64 max_pinned_bytes;           /* asked of the process's budget at open (0: default) */
-  RdmaCallPolicy policy;              /* the hints, polling, numa-node and bulk-* properties,
+  guint64 max_pinned_bytes; /* asked of the process's budget at open (0: default) */
+  RdmaCallPolicy policy;    /* the hints, polling, numa-node and bulk-* properties,
                                          and what they decide for each message */
-  gint64 idle_deadline_us;            /* idle in a server's poll set until then (0: not idle) */
+  gint64 idle_deadline_us;  /* idle in a server's poll set until then (0: not idle) */
 
-  RdmaConn *conn;                     /* (owned) (nullable): NULL while closed */
-  gsize wlen;                         /* bytes of the message being written (0: none yet) */
-  RdmaBulkWriter writer;              /* the message being written: its lent fields */
-  RdmaBulkReader reader;              /* the head received message, being read */
-  gboolean reading;                   /* the head message is being read */
-  ThriftRdmaPolling last_wait;         /* the mode of the last wait */
-  const gchar *proto_name;            /* (unowned): a protocol's static name */
-  ThriftRdmaStats saved;              /* counters of the last closed connection */
-  gint last_status;                   /* (atomic) ThriftRdmaStatus of the last failure */
+  RdmaConn *conn;              /* (owned) (nullable): NULL while closed */
+  gsize wlen;                  /* bytes of the message being written (0: none yet) */
+  RdmaBulkWriter writer;       /* the message being written: its lent fields */
+  RdmaBulkReader reader;       /* the head received message, being read */
+  gboolean reading;            /* the head message is being read */
+  ThriftRdmaPolling last_wait; /* the mode of the last wait */
+  const gchar *proto_name;     /* (unowned): a protocol's static name */
+  ThriftRdmaStats saved;       /* counters of the last closed connection */
+  gint last_status;            /* (atomic) ThriftRdmaStatus of the last failure */
 
   /* thrift_rdma_interrupt: the flag (atomic) and an eventfd the blocking poll watches; both
    * live as long as the object, so an interrupt never races with a connection's close */
@@ -98,14 +98,12 @@ static void thrift_rdma_hint_receiver_init (ThriftHintReceiverInterface *iface);
 static void thrift_rdma_idle_watch_init (ThriftIdleWatchInterface *iface);
 static void thrift_rdma_interruptible_init (ThriftInterruptibleInterface *iface);
 
-G_DEFINE_TYPE_WITH_CODE (ThriftRdma, thrift_rdma, THRIFT_TYPE_TRANSPORT,
-                         G_ADD_PRIVATE (ThriftRdma)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER,
-                                                thrift_rdma_hint_receiver_init)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH,
-                                                thrift_rdma_idle_watch_init)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
-                                                thrift_rdma_interruptible_init))
+G_DEFINE_TYPE_WITH_CODE (
+    ThriftRdma, thrift_rdma, THRIFT_TYPE_TRANSPORT,
+    G_ADD_PRIVATE (ThriftRdma)
+        G_IMPLEMENT_INTERFACE (THRIFT_TYPE_HINT_RECEIVER, thrift_rdma_hint_receiver_init)
+            G_IMPLEMENT_INTERFACE (THRIFT_TYPE_IDLE_WATCH, thrift_rdma_idle_watch_init)
+                G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE, thrift_rdma_interruptible_init))
 
 /* Unchecked: every caller is one of the class's own vfuncs, or a public function that
  * checked the type first; a checked cast per call is a measurable share of a small RPC
@@ -122,7 +120,8 @@ thrift_rdma_polling_get_type (void)
     { THRIFT_RDMA_POLLING_HYBRID, "THRIFT_RDMA_POLLING_HYBRID", "hybrid" },
     { 0, NULL, NULL }
   };
-  if (g_once_init_enter (&type)) {
+  if (g_once_init_enter (&type))
+  {
     GType t = g_enum_register_static ("ThriftRdmaPolling", values);
     g_once_init_leave (&type, t);
   }
@@ -159,8 +158,7 @@ thrift_rdma_settings_for (ThriftConfiguration *configuration, ThriftRdmaPolling 
 {
   /* the engine carries the framing too (rdma_bulk_msg.h); the reader checks the message
    * Thrift wrote against the configuration's size */
-  rdma_conn_settings_init (out, max_message_of (configuration) + RDMA_BULK_FRAMING_MAX,
-                           polling);
+  rdma_conn_settings_init (out, max_message_of (configuration) + RDMA_BULK_FRAMING_MAX, polling);
 }
 
 static void
@@ -220,11 +218,12 @@ release_current (ThriftRdmaPrivate *priv, GError **error)
 {
   gboolean ok = TRUE;
 
-  if (priv->conn != NULL && priv->reading) {
+  if (priv->conn != NULL && priv->reading)
+  {
     ok = rdma_bulk_reader_finish (&priv->reader, priv->conn, error);
     ok = rdma_conn_release_message (priv->conn, ok ? error : NULL) && ok;
     if (ok)
-      rdma_bulk_writer_call_over (&priv->writer, priv->conn);   /* the reply is read */
+      rdma_bulk_writer_call_over (&priv->writer, priv->conn); /* the reply is read */
   }
   priv->reading = FALSE;
   return ok;
@@ -243,7 +242,8 @@ fail_call (ThriftRdmaPrivate *priv, const GError *cause)
     return;
   e = g_error_new (cause->domain, cause->code,
                    "%s; the connection was closed, so that a late reply cannot answer a later "
-                   "call: close and open the transport again", cause->message);
+                   "call: close and open the transport again",
+                   cause->message);
   rdma_conn_fail (priv->conn, e);
   g_error_free (e);
 }
@@ -253,8 +253,9 @@ static gboolean
 thrift_rdma_is_open (ThriftTransport *transport)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
-  return priv->conn != NULL && (rdma_conn_get_state (priv->conn) == RDMA_CONN_CONNECTED
-                                || rdma_conn_head_message (priv->conn) != NULL);
+  return priv->conn != NULL
+         && (rdma_conn_get_state (priv->conn) == RDMA_CONN_CONNECTED
+             || rdma_conn_head_message (priv->conn) != NULL);
 }
 
 /* The "pair-token" into @settings: FALSE with @error if it cannot be sent. */
@@ -268,12 +269,14 @@ take_pair_token (ThriftRdmaPrivate *priv, RdmaConnSettings *settings, GError **e
   if (priv->pair_token == NULL)
     return TRUE;
   t = g_bytes_get_data (priv->pair_token, &len);
-  if (len != THRIFT_RDMA_PAIR_TOKEN_LEN || memcmp (t, none, len) == 0) {
+  if (len != THRIFT_RDMA_PAIR_TOKEN_LEN || memcmp (t, none, len) == 0)
+  {
     /* all zero is how the wire says "no token": it could never pair */
-    g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
-                 "ThriftRdma: the pair-token must be %d bytes, not all zero (it has %"
-                 G_GSIZE_FORMAT " bytes%s)", THRIFT_RDMA_PAIR_TOKEN_LEN, len,
-                 len == THRIFT_RDMA_PAIR_TOKEN_LEN ? ", all zero" : "");
+    g_set_error (
+        error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
+        "ThriftRdma: the pair-token must be %d bytes, not all zero (it has %" G_GSIZE_FORMAT
+        " bytes%s)",
+        THRIFT_RDMA_PAIR_TOKEN_LEN, len, len == THRIFT_RDMA_PAIR_TOKEN_LEN ? ", all zero" : "");
     return FALSE;
   }
   memcpy (settings->pair_token, t, len);
@@ -285,8 +288,7 @@ thrift_rdma_settings_of (ThriftRdma *self, RdmaConnSettings *out)
 {
   ThriftRdmaPrivate *priv = PRIV (self);
 
-  thrift_rdma_settings_for (THRIFT_TRANSPORT (self)->configuration, priv->policy.effective,
-                            out);
+  thrift_rdma_settings_for (THRIFT_TRANSPORT (self)->configuration, priv->policy.effective, out);
   out->keepalive_ms = priv->keepalive_ms;
   rdma_bulk_props_to_settings (&priv->policy.bulk, out);
 }
@@ -300,7 +302,8 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   const RdmaMachine *machine = rdma_machine_get ();
   GError *e = NULL;
 
-  if (priv->conn != NULL) {
+  if (priv->conn != NULL)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "ThriftRdma to %s:%u is already open", priv->hostname, priv->port);
     return FALSE;
@@ -317,8 +320,7 @@ thrift_rdma_open (ThriftTransport *transport, GError **error)
   rdma_budget_request (priv->max_pinned_bytes, "ThriftRdma");
   /* the buffers are mapped at connect: the service's set (the "hints" property) or the
    * property places them; a function's set comes too late for them (plan_numa) */
-  settings.numa_node = rdma_call_policy_buffer_node (priv->policy.hints,
-                                                     priv->policy.numa_node);
+  settings.numa_node = rdma_call_policy_buffer_node (priv->policy.hints, priv->policy.numa_node);
   rdma_numa_warn_ignored (priv->policy.hints, machine);
   priv->conn = rdma_conn_connect (priv->hostname, priv->port, priv->source_address, &settings,
                                   deadline_after (priv->connect_timeout_ms), &e);
@@ -339,8 +341,9 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
 {
   ThriftRdmaPrivate *priv = PRIV (transport);
 
-  rdma_bulk_writer_forget (&priv->writer, priv->conn);   /* (while its device's book is) */
-  if (priv->conn != NULL) {
+  rdma_bulk_writer_forget (&priv->writer, priv->conn); /* (while its device's book is) */
+  if (priv->conn != NULL)
+  {
     rdma_bulk_update_stats (priv->conn);
     priv->saved = *rdma_conn_stats (priv->conn);
     /* gauges: nothing is registered once the connection is gone */
@@ -354,9 +357,11 @@ thrift_rdma_close (ThriftTransport *transport, GError **error)
   /* the interrupt holds until close: clear the flag, then empty the eventfd (the interrupt
    * writes it before setting the flag, so a readable eventfd never outlives a clear flag) */
   g_atomic_int_set (&priv->interrupted, 0);
-  if (priv->wake_fd >= 0) {
+  if (priv->wake_fd >= 0)
+  {
     guint64 count;
-    if (read (priv->wake_fd, &count, sizeof count) < 0) {
+    if (read (priv->wake_fd, &count, sizeof count) < 0)
+    {
       /* EAGAIN: not interrupted */
     }
   }
@@ -371,7 +376,8 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
   RdmaMessage *msg;
   GError *e = NULL;
 
-  if (priv->conn == NULL) {
+  if (priv->conn == NULL)
+  {
     not_open (&e);
     return peek_ended (priv, e);
   }
@@ -379,7 +385,8 @@ thrift_rdma_peek (ThriftTransport *transport, GError **error)
     return peek_ended (priv, e);
   if (unread_rest (priv))
     return TRUE;
-  if (priv->reading) {
+  if (priv->reading)
+  {
     /* used up, but read_end never came (ThriftBufferedTransport does not pass it on) */
     if (!release_current (priv, &e))
       return fail (priv, e, error);
@@ -404,7 +411,8 @@ start_reading (ThriftRdmaPrivate *priv, ThriftTransport *transport, RdmaMessage 
   GError *e = NULL;
 
   if (!rdma_bulk_reader_start (&priv->reader, rdma_message_data (msg), rdma_message_len (msg),
-                               max_message_of (transport->configuration), &e)) {
+                               max_message_of (transport->configuration), &e))
+  {
     rdma_conn_fail (priv->conn, e);
     return fail (priv, e, error);
   }
@@ -421,7 +429,8 @@ take (ThriftRdmaPrivate *priv, gpointer buf, guint32 len, GError **error)
   GError *e = NULL;
   gsize n;
 
-  if (G_LIKELY (rdma_bulk_reader_inline (&priv->reader) > 0)) {
+  if (G_LIKELY (rdma_bulk_reader_inline (&priv->reader) > 0))
+  {
     n = rdma_bulk_reader_copy (&priv->reader, buf, len);
     rdma_conn_stats (priv->conn)->bytes_copied += n;
     return (gint32) n;
@@ -431,7 +440,8 @@ take (ThriftRdmaPrivate *priv, gpointer buf, guint32 len, GError **error)
   rdma_call_policy_follow_numa (&priv->policy);
   n = rdma_bulk_reader_pull (&priv->reader, priv->conn, buf, len,
                              deadline_after (priv->call_timeout_ms), &e);
-  if (n == 0) {
+  if (n == 0)
+  {
     fail_call (priv, e);
     fail (priv, e, error);
     return -1;
@@ -451,25 +461,29 @@ thrift_rdma_read (ThriftTransport *transport, gpointer buf, guint32 len, GError 
    * without a wait, a deadline or a clock read */
   if (G_LIKELY (unread_rest (priv) && !g_atomic_int_get (&priv->interrupted)))
     return take (priv, buf, len, error);
-  if (priv->conn == NULL) {
+  if (priv->conn == NULL)
+  {
     not_open (&e);
     fail (priv, e, error);
     return -1;
   }
   if (len == 0)
     return 0;
-  if (interrupted (priv, &e)) {
+  if (interrupted (priv, &e))
+  {
     fail (priv, e, error);
     return -1;
   }
-  if (priv->reading && !release_current (priv, &e)) {
+  if (priv->reading && !release_current (priv, &e))
+  {
     fail (priv, e, error);
     return -1;
   }
   priv->last_wait = rdma_call_policy_wait (&priv->policy, priv->conn);
   /* a failed wait fails the connection (fail_call): it may block in the read alone */
   msg = rdma_conn_wait_reply (priv->conn, wait_deadline (priv, TRUE), &e);
-  if (msg == NULL) {
+  if (msg == NULL)
+  {
     fail_call (priv, e);
     fail (priv, e, error);
     return -1;
@@ -485,7 +499,8 @@ thrift_rdma_read_all (ThriftTransport *transport, gpointer buf, guint32 len, GEr
 {
   guint32 have = 0;
 
-  while (have < len) {
+  while (have < len)
+  {
     gint32 r = thrift_rdma_read (transport, (guint8 *) buf + have, len - have, error);
     if (r < 0)
       return -1;
@@ -503,20 +518,21 @@ thrift_rdma_check_read_bytes_available (ThriftTransport *transport, glong n, GEr
   ThriftRdmaPrivate *priv = PRIV (transport);
   RdmaMessage *msg;
 
-  if (priv->conn != NULL && priv->reading
-      && (msg = rdma_conn_head_message (priv->conn)) != NULL) {
+  if (priv->conn != NULL && priv->reading && (msg = rdma_conn_head_message (priv->conn)) != NULL)
+  {
     gsize left = priv->reader.left;
-    if (n < 0 || (gsize) n > left) {
+    if (n < 0 || (gsize) n > left)
+    {
       GError *e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
                                "ThriftRdma: %ld bytes announced, %" G_GSIZE_FORMAT " left in "
-                               "the %" G_GSIZE_FORMAT "-byte message", n, left,
-                               priv->reader.tab.total);
+                               "the %" G_GSIZE_FORMAT "-byte message",
+                               n, left, priv->reader.tab.total);
       return fail (priv, e, error);
     }
     return TRUE;
   }
   return THRIFT_TRANSPORT_CLASS (thrift_rdma_parent_class)
-    ->checkReadBytesAvailable (transport, n, error);
+      ->checkReadBytesAvailable (transport, n, error);
 }
 
 /* implements thrift_transport_read_end */
@@ -539,19 +555,23 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
   ThriftRdmaPrivate *priv = PRIV (transport);
   GError *e = NULL;
 
-  if (priv->conn == NULL) {
+  if (priv->conn == NULL)
+  {
     not_open (&e);
     return fail (priv, e, error);
   }
-  if (priv->wlen + (gsize) len > max_message_of (transport->configuration)) {
+  if (priv->wlen + (gsize) len > max_message_of (transport->configuration))
+  {
     e = g_error_new (RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE,
                      "ThriftRdma: the message being written exceeds the max message size %u",
                      max_message_of (transport->configuration));
     return fail (priv, e, error);
   }
-  if (priv->wlen == 0) {
+  if (priv->wlen == 0)
+  {
     rdma_call_policy_follow_numa (&priv->policy);
-    if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL) {
+    if (rdma_conn_tx_begin (priv->conn, deadline_after (priv->call_timeout_ms), &e) == NULL)
+    {
       fail_call (priv, e);
       return fail (priv, e, error);
     }
@@ -601,7 +621,8 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
   gint64 deadline;
   gboolean ok, sent;
 
-  if (priv->conn == NULL) {
+  if (priv->conn == NULL)
+  {
     not_open (&e);
     return fail (priv, e, error);
   }
@@ -613,11 +634,12 @@ thrift_rdma_flush (ThriftTransport *transport, GError **error)
    * reaches the caller's memory any more, and the caller may change or free it */
   ok = fits_peer (priv, &e) && rdma_bulk_writer_seal (&priv->writer, priv->conn, deadline, &e);
   sent = ok && rdma_conn_tx_send (priv->conn, deadline, &e);
-  ok = rdma_bulk_writer_finish (&priv->writer, priv->conn, sent, deadline,
-                                sent ? &e : NULL) && sent;
+  ok = rdma_bulk_writer_finish (&priv->writer, priv->conn, sent, deadline, sent ? &e : NULL)
+       && sent;
   if (ok)
     priv->proto_name = rdma_conn_last_tx_proto (priv->conn)->name;
-  if (!ok) {
+  if (!ok)
+  {
     /* part of the message may be out: the stream is no longer in step (a message refused
      * for its size was not sent at all) */
     if (!g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TOO_LARGE))
@@ -653,22 +675,29 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
 
   *n_fds = 0;
   *deadline_us = 0;
-  if (st == RDMA_IDLE_READY) {
+  if (st == RDMA_IDLE_READY)
+  {
     priv->idle_deadline_us = 0;
     return THRIFT_IDLE_READY;
   }
-  if (st == RDMA_IDLE_GONE) {
-    if (e != NULL) {
+  if (st == RDMA_IDLE_GONE)
+  {
+    if (e != NULL)
+    {
       g_message ("ThriftRdma: an idle connection ended: %s", e->message);
       peek_ended (priv, e);
     }
     return THRIFT_IDLE_GONE;
   }
   now = g_get_monotonic_time ();
-  if (priv->idle_timeout_ms > 0) {
-    if (priv->idle_deadline_us == 0) {
+  if (priv->idle_timeout_ms > 0)
+  {
+    if (priv->idle_deadline_us == 0)
+    {
       priv->idle_deadline_us = now + (gint64) priv->idle_timeout_ms * 1000;
-    } else if (now >= priv->idle_deadline_us) {
+    }
+    else if (now >= priv->idle_deadline_us)
+    {
       g_message ("ThriftRdma: no request for %u ms (idle-timeout): connection closed",
                  priv->idle_timeout_ms);
       return THRIFT_IDLE_GONE;
@@ -676,8 +705,8 @@ idle_answer (ThriftRdmaPrivate *priv, RdmaIdle st, GError *e, GPollFD *fds, guin
   }
   g_return_val_if_fail (max_fds >= 2, THRIFT_IDLE_UNSUPPORTED);
   rdma_conn_get_fds (priv->conn, &cq_fd, &cm_fd);
-  fds[0] = (GPollFD) { .fd = cq_fd, .events = G_IO_IN };
-  fds[1] = (GPollFD) { .fd = cm_fd, .events = G_IO_IN };
+  fds[0] = (GPollFD){ .fd = cq_fd, .events = G_IO_IN };
+  fds[1] = (GPollFD){ .fd = cm_fd, .events = G_IO_IN };
   *n_fds = 2;
   due = rdma_conn_timer_due (priv->conn);
   *deadline_us = priv->idle_deadline_us;
@@ -707,8 +736,8 @@ thrift_rdma_idle_prepare (ThriftIdleWatch *watch, GPollFD *fds, guint max_fds, g
 
 /* check (@polled: fds' revents say which channel fired) and look (not polled) */
 static ThriftIdleState
-idle_after (ThriftIdleWatch *watch, gboolean polled, GPollFD *fds, guint max_fds,
-            guint *n_fds, gint64 *deadline_us)
+idle_after (ThriftIdleWatch *watch, gboolean polled, GPollFD *fds, guint max_fds, guint *n_fds,
+            gint64 *deadline_us)
 {
   ThriftRdmaPrivate *priv = PRIV (watch);
   GError *e = NULL;
@@ -748,8 +777,9 @@ thrift_rdma_idle_linger (ThriftIdleWatch *watch, gint64 max_us)
   if (priv->conn == NULL)
     return TRUE;
   if (unread_rest (priv))
-    return TRUE;   /* the rest of the message is the next request */
-  if (priv->reading && !release_current (priv, &e)) {
+    return TRUE; /* the rest of the message is the next request */
+  if (priv->reading && !release_current (priv, &e))
+  {
     g_message ("ThriftRdma: a connection ended: %s", e->message);
     peek_ended (priv, e);
     return TRUE;
@@ -777,7 +807,8 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   ThriftRdmaPrivate *priv = PRIV (object);
   ThriftTransport *tt = THRIFT_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_value_set_string (value, priv->hostname);
     break;
@@ -817,8 +848,7 @@ thrift_rdma_get_property (GObject *object, guint property_id, GValue *value, GPa
   default:
     if (!rdma_size_props_get (property_id, PROP_CONFIGURATION, tt->configuration,
                               tt->remainingMessageSize_, tt->knowMessageSize_, value)
-        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk,
-                                 value))
+        && !rdma_bulk_props_get (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk, value))
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     break;
   }
@@ -831,7 +861,8 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
   ThriftRdmaPrivate *priv = PRIV (object);
   ThriftTransport *tt = THRIFT_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_free (priv->hostname);
     priv->hostname = g_value_dup_string (value);
@@ -876,15 +907,18 @@ thrift_rdma_set_property (GObject *object, guint property_id, const GValue *valu
     priv->max_pinned_bytes = g_value_get_uint64 (value);
     break;
   default:
-    if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk, value)) {
-      if (priv->conn != NULL) {
+    if (rdma_bulk_props_set (property_id, PROP_BULK_THRESHOLD, &priv->policy.bulk, value))
+    {
+      if (priv->conn != NULL)
+      {
         RdmaConnSettings bulk;
         rdma_bulk_props_to_settings (&priv->policy.bulk, &bulk);
         rdma_conn_set_bulk (priv->conn, &bulk);
       }
-    } else if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
-                                     &tt->remainingMessageSize_, &tt->knowMessageSize_,
-                                     value)) {
+    }
+    else if (!rdma_size_props_set (property_id, PROP_CONFIGURATION, &tt->configuration,
+                                   &tt->remainingMessageSize_, &tt->knowMessageSize_, value))
+    {
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, property_id, pspec);
     }
     break;
@@ -921,48 +955,61 @@ thrift_rdma_class_init (ThriftRdmaClass *cls)
   gobject_class->finalize = thrift_rdma_finalize;
 
   g_object_class_install_property (gobject_class, PROP_HOSTNAME,
-    g_param_spec_string ("hostname", "hostname", "Server address or name", "localhost",
-                         rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_PORT,
-    g_param_spec_uint ("port", "port", "Server port", 1, 65535, 9090, rw | G_PARAM_CONSTRUCT));
+                                   g_param_spec_string ("hostname", "hostname",
+                                                        "Server address or name", "localhost",
+                                                        rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "port", "Server port", 1, 65535, 9090, rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
-  g_object_class_install_property (gobject_class, PROP_HINTS,
-    g_param_spec_pointer ("hints", "hints",
-                          "Default hint set (const ThriftHintSet *) or NULL", rw));
-  g_object_class_install_property (gobject_class, PROP_POLLING,
-    g_param_spec_enum ("polling", "polling", "How completions are waited for",
-                       THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_CONNECT_TIMEOUT,
-    g_param_spec_uint ("connect-timeout", "connect-timeout",
-                       "Milliseconds to resolve and connect", 1, G_MAXUINT,
-                       THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
-    g_param_spec_uint ("call-timeout", "call-timeout",
-                       "Milliseconds a read waits for a message (0: forever)", 0, G_MAXUINT,
-                       THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_SOURCE_ADDRESS,
-    g_param_spec_string ("source-address", "source-address",
-                         "Local address to connect from (NULL: chosen by the route)", NULL,
+  g_object_class_install_property (
+      gobject_class, PROP_HINTS,
+      g_param_spec_pointer ("hints", "hints", "Default hint set (const ThriftHintSet *) or NULL",
+                            rw));
+  g_object_class_install_property (
+      gobject_class, PROP_POLLING,
+      g_param_spec_enum ("polling", "polling", "How completions are waited for",
+                         THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
                          rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
-    g_param_spec_uint ("idle-timeout", "idle-timeout",
-                       "Milliseconds a server-side connection waits for its next request "
-                       "(0: forever)", 0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_KEEPALIVE,
-    g_param_spec_uint ("keepalive", "keepalive",
-                       "Milliseconds after which a peer that stopped answering is declared "
-                       "dead (0: never)", 0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_PAIR_TOKEN,
-    g_param_spec_boxed ("pair-token", "pair-token",
-                        "Pairing token sent in the connection request (GBytes of "
-                        "THRIFT_RDMA_PAIR_TOKEN_LEN bytes, or NULL: none)", G_TYPE_BYTES, rw));
-  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
-    g_param_spec_int ("numa-node", "numa-node",
-                      "NUMA node of the connection's buffers and polling thread (-1: none); "
-                      "a numa hint beats it; checked at open", G_MININT, G_MAXINT,
-                      THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_CONNECT_TIMEOUT,
+      g_param_spec_uint ("connect-timeout", "connect-timeout",
+                         "Milliseconds to resolve and connect", 1, G_MAXUINT,
+                         THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_CALL_TIMEOUT,
+      g_param_spec_uint ("call-timeout", "call-timeout",
+                         "Milliseconds a read waits for a message (0: forever)", 0, G_MAXUINT,
+                         THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_SOURCE_ADDRESS,
+      g_param_spec_string ("source-address", "source-address",
+                           "Local address to connect from (NULL: chosen by the route)", NULL,
+                           rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_IDLE_TIMEOUT,
+      g_param_spec_uint ("idle-timeout", "idle-timeout",
+                         "Milliseconds a server-side connection waits for its next request "
+                         "(0: forever)",
+                         0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_KEEPALIVE,
+      g_param_spec_uint ("keepalive", "keepalive",
+                         "Milliseconds after which a peer that stopped answering is declared "
+                         "dead (0: never)",
+                         0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_PAIR_TOKEN,
+      g_param_spec_boxed ("pair-token", "pair-token",
+                          "Pairing token sent in the connection request (GBytes of "
+                          "THRIFT_RDMA_PAIR_TOKEN_LEN bytes, or NULL: none)",
+                          G_TYPE_BYTES, rw));
+  g_object_class_install_property (
+      gobject_class, PROP_NUMA_NODE,
+      g_param_spec_int ("numa-node", "numa-node",
+                        "NUMA node of the connection's buffers and polling thread (-1: none); "
+                        "a numa hint beats it; checked at open",
+                        G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, FALSE);
 
@@ -1002,11 +1049,11 @@ thrift_rdma_new (const gchar *hostname, guint port)
 
 ThriftRdma *
 thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gpointer hints,
-                          ThriftRdmaPolling polling, guint call_timeout_ms,
-                          guint idle_timeout_ms, guint keepalive_ms)
+                          ThriftRdmaPolling polling, guint call_timeout_ms, guint idle_timeout_ms,
+                          guint keepalive_ms)
 {
-  ThriftRdma *self = g_object_new (THRIFT_TYPE_RDMA, "configuration", configuration, "hints",
-                                   hints, "polling", polling, "call-timeout", call_timeout_ms,
+  ThriftRdma *self = g_object_new (THRIFT_TYPE_RDMA, "configuration", configuration, "hints", hints,
+                                   "polling", polling, "call-timeout", call_timeout_ms,
                                    "idle-timeout", idle_timeout_ms, "keepalive", keepalive_ms,
                                    NULL);
   ThriftRdmaPrivate *priv = PRIV (self);
@@ -1039,7 +1086,7 @@ thrift_rdma_reset_stats (ThriftRdma *self)
   g_return_if_fail (THRIFT_IS_RDMA (self));
   priv = PRIV (self);
   if (priv->conn != NULL)
-    rdma_bulk_update_stats (priv->conn);   /* what the cache counted so far is reset too */
+    rdma_bulk_update_stats (priv->conn); /* what the cache counted so far is reset too */
   s = priv->conn != NULL ? rdma_conn_stats (priv->conn) : &priv->saved;
   saved = *s;
   memset (s, 0, sizeof *s);
@@ -1076,7 +1123,8 @@ thrift_rdma_interrupt (ThriftRdma *self)
 
   g_return_if_fail (THRIFT_IS_RDMA (self));
   priv = thrift_rdma_get_instance_private (self);
-  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
+  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0)
+  {
     /* EAGAIN: the counter is already non-zero, the poll wakes anyway */
   }
   g_atomic_int_set (&priv->interrupted, 1);

@@ -192,56 +192,56 @@ ThriftRdmaStatus thrift_rdma_error_status (const GError *error);
  */
 typedef struct _ThriftRdmaStats
 {
-  guint64 wr_posted;          /* work requests posted, send and receive */
-  guint64 post_send_calls;    /* ibv_post_send calls (doorbells) */
-  guint64 post_recv_calls;    /* ibv_post_recv calls */
-  guint64 completions;        /* work completions polled from the CQ */
-  guint64 bytes_copied;       /* payload bytes copied by the CPU (into/out of slots) */
-  guint64 round_trips;        /* request->response turnarounds: a message received after
+  guint64 wr_posted;         /* work requests posted, send and receive */
+  guint64 post_send_calls;   /* ibv_post_send calls (doorbells) */
+  guint64 post_recv_calls;   /* ibv_post_recv calls */
+  guint64 completions;       /* work completions polled from the CQ */
+  guint64 bytes_copied;      /* payload bytes copied by the CPU (into/out of slots) */
+  guint64 round_trips;       /* request->response turnarounds: a message received after
                                  one was sent (client) or sent after one was received */
-  guint64 messages_sent;      /* whole Thrift messages sent (flushes with data) */
-  guint64 messages_received;  /* whole Thrift messages received */
-  guint64 pinned_bytes;       /* bytes registered with the device right now (not reset) */
-  guint64 credit_messages;    /* explicit credit-return messages sent */
-  guint64 cq_events;          /* completion channel events (times blocked in the kernel) */
-  guint64 keepalive_probes;   /* probes posted to a quiet peer (keepalive) */
-  guint64 slots_held;         /* receive slots held back because too much was unread */
-  guint64 sends;              /* SEND work requests (data, notices, control, credits) */
-  guint64 writes;             /* RDMA WRITE work requests (keepalive probes included) */
-  guint64 write_imms;         /* RDMA WRITE_WITH_IMM work requests */
-  guint64 reads;              /* RDMA READ work requests */
-  guint64 recvs;              /* receive work requests posted */
-  guint64 control_messages;   /* control channel messages sent (ring requests and adverts,
+  guint64 messages_sent;     /* whole Thrift messages sent (flushes with data) */
+  guint64 messages_received; /* whole Thrift messages received */
+  guint64 pinned_bytes;      /* bytes registered with the device right now (not reset) */
+  guint64 credit_messages;   /* explicit credit-return messages sent */
+  guint64 cq_events;         /* completion channel events (times blocked in the kernel) */
+  guint64 keepalive_probes;  /* probes posted to a quiet peer (keepalive) */
+  guint64 slots_held;        /* receive slots held back because too much was unread */
+  guint64 sends;             /* SEND work requests (data, notices, control, credits) */
+  guint64 writes;            /* RDMA WRITE work requests (keepalive probes included) */
+  guint64 write_imms;        /* RDMA WRITE_WITH_IMM work requests */
+  guint64 reads;             /* RDMA READ work requests */
+  guint64 recvs;             /* receive work requests posted */
+  guint64 control_messages;  /* control channel messages sent (ring requests and adverts,
                                  rendezvous) */
   /* bulk transfer of large fields (docs/bulk.md) */
-  guint64 bulk_sent;          /* field bytes the peer pulled from this side's own buffers */
-  guint64 bulk_received;      /* field bytes pulled by RDMA READ straight into the reader's
+  guint64 bulk_sent;            /* field bytes the peer pulled from this side's own buffers */
+  guint64 bulk_received;        /* field bytes pulled by RDMA READ straight into the reader's
                                  buffers */
-  guint64 window_binds;       /* memory windows bound (one per field lent) */
-  guint64 window_invalidations;  /* windows invalidated once read (LOCAL_INV; like binds,
+  guint64 window_binds;         /* memory windows bound (one per field lent) */
+  guint64 window_invalidations; /* windows invalidated once read (LOCAL_INV; like binds,
                                     work requests counted in wr_posted) */
-  guint64 rcache_hits;        /* registrations served by the registration cache */
-  guint64 rcache_misses;      /* registrations made (ibv_reg_mr) */
-  guint64 rcache_evictions;   /* cached registrations dropped to stay in the cache's bounds */
-  guint64 rcache_invalidations;  /* cached registrations dropped because their memory was
+  guint64 rcache_hits;          /* registrations served by the registration cache */
+  guint64 rcache_misses;        /* registrations made (ibv_reg_mr) */
+  guint64 rcache_evictions;     /* cached registrations dropped to stay in the cache's bounds */
+  guint64 rcache_invalidations; /* cached registrations dropped because their memory was
                                     unmapped or changed */
-  guint64 rcache_entries;     /* registrations the cache holds right now, in use or cached
+  guint64 rcache_entries;       /* registrations the cache holds right now, in use or cached
                                  (at most "rcache-entries"; not reset, 0 once closed) */
-  guint64 rcache_bytes;       /* bytes they pin right now (at most "rcache-bytes"; not
+  guint64 rcache_bytes;         /* bytes they pin right now (at most "rcache-bytes"; not
                                  reset, 0 once closed) */
-  guint64 bulk_not_lent;      /* fields large enough to lend that were copied instead: the
+  guint64 bulk_not_lent;        /* fields large enough to lend that were copied instead: the
                                  device has no type-2 memory windows */
-  guint64 bulk_copied;        /* fields large enough to lend that were copied because copying
+  guint64 bulk_copied;          /* fields large enough to lend that were copied because copying
                                  measured cheaper for their size (bulk-threshold left at its
                                  default) */
-  guint64 spins_declined;     /* hybrid waits that blocked at once, without spinning: the
+  guint64 spins_declined;       /* hybrid waits that blocked at once, without spinning: the
                                  process's waiting threads outnumbered its cores */
-  guint64 budget_refusals;    /* buffers that would have sped this connection up (a direct
+  guint64 budget_refusals;      /* buffers that would have sped this connection up (a direct
                                  ring, batched-write slots, an RFP region), not made: the
                                  process reached max-pinned-bytes; those messages went by
                                  Eager-SendRecv */
-  guint64 poll_waits;         /* waits that blocked in poll (2) */
-  guint64 read_waits;         /* waits that blocked in the completion channel's read alone,
+  guint64 poll_waits;           /* waits that blocked in poll (2) */
+  guint64 read_waits;           /* waits that blocked in the completion channel's read alone,
                                  a watcher thread standing in for the rest (a client's wait
                                  for its reply: docs/guarantees.md) */
 } ThriftRdmaStats;
@@ -252,7 +252,8 @@ typedef struct _ThriftRdmaStats
 #define THRIFT_IS_RDMA(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_RDMA))
 #define THRIFT_RDMA_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_RDMA, ThriftRdmaClass))
 #define THRIFT_IS_RDMA_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_RDMA))
-#define THRIFT_RDMA_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_RDMA, ThriftRdmaClass))
+#define THRIFT_RDMA_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_RDMA, ThriftRdmaClass))
 
 typedef struct _ThriftRdma ThriftRdma;
 typedef struct _ThriftRdmaClass ThriftRdmaClass;

@@ -58,8 +58,8 @@ G_STATIC_ASSERT (G_N_ELEMENTS (public_status) == RDMA_STATUS_COUNT);
 typedef struct
 {
   ThriftRdmaStatus status;
-  gint code;                 /* its THRIFT_TRANSPORT_ERROR code */
-  gchar *message;            /* (owned) */
+  gint code;      /* its THRIFT_TRANSPORT_ERROR code */
+  gchar *message; /* (owned) */
 } LastError;
 
 static void
@@ -96,7 +96,8 @@ thrift_rdma_status_get_type (void)
     { THRIFT_RDMA_STATUS_SYSTEM, "THRIFT_RDMA_STATUS_SYSTEM", "system" },
     { 0, NULL, NULL }
   };
-  if (g_once_init_enter (&type)) {
+  if (g_once_init_enter (&type))
+  {
     GType t = g_enum_register_static ("ThriftRdmaStatus", values);
     g_once_init_leave (&type, t);
   }
@@ -123,7 +124,8 @@ rdma_error_to_thrift (GError **error)
   e->domain = THRIFT_TRANSPORT_ERROR;
   e->code = rdma_status_thrift_code ((RdmaStatus) e->code);
   last = g_private_get (&last_error);
-  if (last == NULL) {
+  if (last == NULL)
+  {
     last = g_new0 (LastError, 1);
     g_private_set (&last_error, last);
   }
@@ -141,7 +143,7 @@ thrift_rdma_error_status (const GError *error)
 
   if (error == NULL)
     return THRIFT_RDMA_STATUS_OK;
-  if (error->domain == RDMA_ENGINE_ERROR)   /* not expected out of the shells */
+  if (error->domain == RDMA_ENGINE_ERROR) /* not expected out of the shells */
     return public_of (error->code);
   last = g_private_get (&last_error);
   if (last == NULL || error->domain != THRIFT_TRANSPORT_ERROR || error->code != last->code

@@ -43,7 +43,8 @@ thrift_rdma_explain_sets (const ThriftHintSet *const *sets, ThriftRdmaPolling de
 
   g_return_val_if_fail (sets != NULL, g_string_free (s, FALSE));
 
-  for (; *sets != NULL; sets++) {
+  for (; *sets != NULL; sets++)
+  {
     g_autofree gchar *line = thrift_rdma_explain_set (*sets, default_polling);
 
     g_string_append (s, line);
@@ -58,7 +59,8 @@ thrift_rdma_explain_enabled (void)
   static gsize enabled = 0;
 
   /* 1 + the answer, so that "no" is not the 0 that g_once_init_leave refuses */
-  if (g_once_init_enter (&enabled)) {
+  if (g_once_init_enter (&enabled))
+  {
     const gchar *v = g_getenv ("THRIFT_RDMA_EXPLAIN");
 
     g_once_init_leave (&enabled, 1 + (v != NULL && *v != '\0' && strcmp (v, "0") != 0));
@@ -70,8 +72,8 @@ gboolean
 thrift_rdma_explain_print_once (const ThriftHintSet *hints, ThriftRdmaPolling default_polling)
 {
   static GMutex lock;
-  static GHashTable *seen = NULL;    /* (owned): the sets printed, by pointer, never freed */
-  static const gchar no_set;         /* the key of NULL, no hint set */
+  static GHashTable *seen = NULL; /* (owned): the sets printed, by pointer, never freed */
+  static const gchar no_set;      /* the key of NULL, no hint set */
   g_autofree gchar *line = NULL;
   gboolean first;
 

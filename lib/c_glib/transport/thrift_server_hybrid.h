@@ -48,11 +48,14 @@
 G_BEGIN_DECLS
 
 #define THRIFT_TYPE_SERVER_HYBRID (thrift_server_hybrid_get_type ())
-#define THRIFT_SERVER_HYBRID(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybrid))
+#define THRIFT_SERVER_HYBRID(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybrid))
 #define THRIFT_IS_SERVER_HYBRID(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_SERVER_HYBRID))
-#define THRIFT_SERVER_HYBRID_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybridClass))
+#define THRIFT_SERVER_HYBRID_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybridClass))
 #define THRIFT_IS_SERVER_HYBRID_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_SERVER_HYBRID))
-#define THRIFT_SERVER_HYBRID_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybridClass))
+#define THRIFT_SERVER_HYBRID_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_SERVER_HYBRID, ThriftServerHybridClass))
 
 typedef struct _ThriftServerHybrid ThriftServerHybrid;
 typedef struct _ThriftServerHybridClass ThriftServerHybridClass;

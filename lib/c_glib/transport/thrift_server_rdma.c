@@ -51,7 +51,7 @@ enum
   PROP_BACKLOG,
   PROP_HINTS,
   PROP_POLLING,
-  PROP_CONFIGURATION,            /* these three consecutive: rdma_size_props_* */
+  PROP_CONFIGURATION, /* these three consecutive: rdma_size_props_* */
   PROP_REMAINING_MESSAGE_SIZE,
   PROP_KNOW_MESSAGE_SIZE,
   PROP_CALL_TIMEOUT,
@@ -59,7 +59,7 @@ enum
   PROP_KEEPALIVE,
   PROP_NUMA_NODE,
   PROP_MAX_PINNED_BYTES,
-  PROP_BULK_THRESHOLD    /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
+  PROP_BULK_THRESHOLD /* RDMA_BULK_PROPS_N from here: rdma_bulk_props_* */
 };
 
 /* How long a connection request may take to complete its handshake. */
@@ -68,42 +68,42 @@ enum
 /* A connection request accepted (rdma_accept sent) whose ESTABLISHED has not come yet. */
 typedef struct
 {
-  RdmaConn *conn;        /* (owned) ACCEPTING; its id still on the listener's channel */
+  RdmaConn *conn; /* (owned) ACCEPTING; its id still on the listener's channel */
   gint64 deadline_us;
 } Pending;
 
 typedef struct
 {
-  gchar *hostname;       /* (owned) (nullable): NULL binds any address */
-  guint port;            /* as set; the bound port after listen */
+  gchar *hostname; /* (owned) (nullable): NULL binds any address */
+  guint port;      /* as set; the bound port after listen */
   gint backlog;
-  gpointer hints;        /* (unowned) (nullable): the caller's (property) */
+  gpointer hints; /* (unowned) (nullable): the caller's (property) */
   ThriftRdmaPolling polling;
   guint call_timeout_ms;
   guint idle_timeout_ms;
   guint keepalive_ms;
-  gint numa_node;        /* of accepted connections (-1: none); checked at listen */
-  guint64 max_pinned_bytes;  /* asked of the process's budget at listen (0: default) */
-  RdmaBulkProps bulk;    /* of accepted connections (thrift_rdma.h) */
+  gint numa_node;           /* of accepted connections (-1: none); checked at listen */
+  guint64 max_pinned_bytes; /* asked of the process's budget at listen (0: default) */
+  RdmaBulkProps bulk;       /* of accepted connections (thrift_rdma.h) */
 
-  struct rdma_event_channel *channel;   /* (owned) (nullable): NULL when not listening */
-  struct rdma_cm_id *listener;          /* (owned) (nullable): NULL when not listening */
-  int wake_fd;           /* eventfd: thrift_server_rdma_interrupt */
-  int epoll_fd;          /* the CM channel and wake_fd in one (thrift_server_rdma_get_fd) */
+  struct rdma_event_channel *channel; /* (owned) (nullable): NULL when not listening */
+  struct rdma_cm_id *listener;        /* (owned) (nullable): NULL when not listening */
+  int wake_fd;                        /* eventfd: thrift_server_rdma_interrupt */
+  int epoll_fd; /* the CM channel and wake_fd in one (thrift_server_rdma_get_fd) */
   ThriftServerRdmaAdmitFunc admit;
-  gpointer admit_data;   /* (unowned) (nullable): the caller's, with admit */
-  GList *pending;        /* (owned) (nullable): Pending * (owned), handshakes in progress,
+  gpointer admit_data; /* (unowned) (nullable): the caller's, with admit */
+  GList *pending;      /* (owned) (nullable): Pending * (owned), handshakes in progress,
                             side by side */
-  GQueue established;    /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
-  gint last_status;      /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
+  GQueue established;  /* RdmaConn * (owned), CONNECTED, not yet returned by accept */
+  gint last_status;    /* (atomic) ThriftRdmaStatus of the last error listen/accept set */
 } ThriftServerRdmaPrivate;
 
 static void thrift_server_rdma_interruptible_init (ThriftInterruptibleInterface *iface);
 
 G_DEFINE_TYPE_WITH_CODE (ThriftServerRdma, thrift_server_rdma, THRIFT_TYPE_SERVER_TRANSPORT,
                          G_ADD_PRIVATE (ThriftServerRdma)
-                         G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
-                                                thrift_server_rdma_interruptible_init))
+                             G_IMPLEMENT_INTERFACE (THRIFT_TYPE_INTERRUPTIBLE,
+                                                    thrift_server_rdma_interruptible_init))
 
 #define PRIV(obj) \
   ((ThriftServerRdmaPrivate *) thrift_server_rdma_get_instance_private (THRIFT_SERVER_RDMA (obj)))
@@ -113,7 +113,8 @@ drop_handshakes (ThriftServerRdmaPrivate *priv)
 {
   RdmaConn *conn;
 
-  for (GList *l = priv->pending; l != NULL; l = l->next) {
+  for (GList *l = priv->pending; l != NULL; l = l->next)
+  {
     rdma_conn_free (((Pending *) l->data)->conn);
     g_free (l->data);
   }
@@ -130,11 +131,13 @@ close_listener (ThriftServerRdmaPrivate *priv)
   drop_handshakes (priv);
   rdma_res_id_destroy (&priv->listener);
   rdma_res_channel_destroy (&priv->channel);
-  if (priv->wake_fd >= 0) {
+  if (priv->wake_fd >= 0)
+  {
     close (priv->wake_fd);
     priv->wake_fd = -1;
   }
-  if (priv->epoll_fd >= 0) {
+  if (priv->epoll_fd >= 0)
+  {
     close (priv->epoll_fd);
     priv->epoll_fd = -1;
   }
@@ -148,14 +151,17 @@ make_epoll (ThriftServerRdmaPrivate *priv, GError **error)
   int fds[2] = { priv->channel->fd, priv->wake_fd };
 
   priv->epoll_fd = epoll_create1 (EPOLL_CLOEXEC);
-  if (priv->epoll_fd < 0) {
+  if (priv->epoll_fd < 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll_create1", err, -1, NULL);
     return FALSE;
   }
-  for (guint i = 0; i < G_N_ELEMENTS (fds); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (fds); i++)
+  {
     struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
-    if (epoll_ctl (priv->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0) {
+    if (epoll_ctl (priv->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) != 0)
+    {
       int err = errno;
       rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll_ctl", err, -1, NULL);
       return FALSE;
@@ -210,7 +216,8 @@ listen_on (ThriftServerTransport *transport, GError **error)
   struct sockaddr *addr = (struct sockaddr *) &any;
   gchar service[16];
 
-  if (priv->listener != NULL) {
+  if (priv->listener != NULL)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "ThriftServerRdma is already listening on port %u", priv->port);
     return FALSE;
@@ -226,7 +233,8 @@ listen_on (ThriftServerTransport *transport, GError **error)
   if (rdma_device_probe (error) == 0)
     return FALSE;
   priv->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (priv->wake_fd < 0) {
+  if (priv->wake_fd < 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "eventfd", err, -1, NULL);
     return FALSE;
@@ -240,18 +248,23 @@ listen_on (ThriftServerTransport *transport, GError **error)
   if (!make_epoll (priv, error))
     goto fail;
   g_snprintf (service, sizeof service, "%u", priv->port);
-  if (priv->hostname != NULL) {
-    if (rdma_getaddrinfo (priv->hostname, service, &hints, &res) != 0 || res == NULL) {
+  if (priv->hostname != NULL)
+  {
+    if (rdma_getaddrinfo (priv->hostname, service, &hints, &res) != 0 || res == NULL)
+    {
       int err = errno;
       rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_getaddrinfo", err, -1,
                              "cannot resolve the bind address '%s'", priv->hostname);
       goto fail;
     }
     addr = res->ai_src_addr;
-  } else {
+  }
+  else
+  {
     any.sin_port = htons ((guint16) priv->port);
   }
-  if (rdma_bind_addr (priv->listener, addr) != 0) {
+  if (rdma_bind_addr (priv->listener, addr) != 0)
+  {
     int err = errno;
     /* RDMA CM says EADDRNOTAVAIL both for a taken port and for an address that is not on
      * an RDMA interface: the same address with any port tells them apart */
@@ -260,16 +273,18 @@ listen_on (ThriftServerTransport *transport, GError **error)
     rdma_status_set_error (error, taken ? RDMA_ERR_ADDR_IN_USE : rdma_status_from_errno (err),
                            "rdma_bind_addr", taken ? 0 : err, -1, "binding %s port %u%s",
                            priv->hostname ? priv->hostname : "(any)", priv->port,
-                           taken ? ""
+                           taken                  ? ""
                            : err == EADDRNOTAVAIL ? " (is the address on an RDMA interface?)"
-                           : "");
+                                                  : "");
     goto fail;
   }
-  if (res != NULL) {
+  if (res != NULL)
+  {
     rdma_freeaddrinfo (res);
     res = NULL;
   }
-  if (rdma_listen (priv->listener, priv->backlog) != 0) {
+  if (rdma_listen (priv->listener, priv->backlog) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_listen", err, -1, NULL);
     goto fail;
@@ -331,8 +346,9 @@ admitted (ThriftServerRdmaPrivate *priv, struct rdma_cm_id *id, const guint8 *pd
     struct sockaddr *peer = rdma_get_peer_addr (id);
     gchar host[NI_MAXHOST] = "?";
 
-    getnameinfo (peer, peer->sa_family == AF_INET6 ? sizeof (struct sockaddr_in6)
-                                                   : sizeof (struct sockaddr_in),
+    getnameinfo (peer,
+                 peer->sa_family == AF_INET6 ? sizeof (struct sockaddr_in6)
+                                             : sizeof (struct sockaddr_in),
                  host, sizeof host, NULL, 0, NI_NUMERICHOST);
     g_message ("ThriftServerRdma: refused a connection request from %s: %s", host, reason);
   }
@@ -363,9 +379,11 @@ start_handshake (ThriftServerTransport *transport, struct rdma_cm_event *ev)
     len = 0;
   /* the event must be acked before the id can be destroyed or moved */
   rdma_ack_cm_event (ev);
-  if (g_list_length (priv->pending) >= (guint) priv->backlog) {
+  if (g_list_length (priv->pending) >= (guint) priv->backlog)
+  {
     g_message ("ThriftServerRdma: %d handshakes in progress (the backlog): a connection "
-               "request was refused", priv->backlog);
+               "request was refused",
+               priv->backlog);
     rdma_reject (id, NULL, 0);
     rdma_destroy_id (id);
     return;
@@ -374,7 +392,8 @@ start_handshake (ThriftServerTransport *transport, struct rdma_cm_event *ev)
   if (!admitted (priv, id, pdata, len, &settings))
     return;
   conn = rdma_conn_accept_start (id, pdata, len, &settings, &e);
-  if (conn == NULL) {
+  if (conn == NULL)
+  {
     /* one bad client must not stop the server */
     g_message ("ThriftServerRdma: a connection request failed: %s", e->message);
     g_error_free (e);
@@ -410,15 +429,22 @@ handshake_event (ThriftServerRdmaPrivate *priv, struct rdma_cm_event *ev)
     return;
   p = l->data;
   priv->pending = g_list_delete_link (priv->pending, l);
-  if (type == RDMA_CM_EVENT_ESTABLISHED && rdma_conn_accept_finish (p->conn, &e)) {
+  if (type == RDMA_CM_EVENT_ESTABLISHED && rdma_conn_accept_finish (p->conn, &e))
+  {
     g_queue_push_tail (&priv->established, p->conn);
-  } else {
-    if (e != NULL) {
+  }
+  else
+  {
+    if (e != NULL)
+    {
       g_message ("ThriftServerRdma: a connection failed: %s", e->message);
       g_error_free (e);
-    } else {
+    }
+    else
+    {
       g_message ("ThriftServerRdma: a connection request ended with %s (status %d) before "
-                 "it was established", rdma_event_str (type), status);
+                 "it was established",
+                 rdma_event_str (type), status);
     }
     rdma_conn_free (p->conn);
   }
@@ -432,17 +458,22 @@ expire_handshakes (ThriftServerRdmaPrivate *priv, gint64 now)
   gint64 next = 0;
   GList *l = priv->pending;
 
-  while (l != NULL) {
+  while (l != NULL)
+  {
     GList *following = l->next;
     Pending *p = l->data;
 
-    if (now >= p->deadline_us) {
+    if (now >= p->deadline_us)
+    {
       g_message ("ThriftServerRdma: a connection request did not complete its handshake "
-                 "within %d ms: dropped", HANDSHAKE_MS);
+                 "within %d ms: dropped",
+                 HANDSHAKE_MS);
       rdma_conn_free (p->conn);
       g_free (p);
       priv->pending = g_list_delete_link (priv->pending, l);
-    } else if (next == 0 || p->deadline_us < next) {
+    }
+    else if (next == 0 || p->deadline_us < next)
+    {
       next = p->deadline_us;
     }
     l = following;
@@ -457,7 +488,8 @@ thrift_server_rdma_listen (ThriftServerTransport *transport, GError **error)
   ThriftServerRdmaPrivate *priv = PRIV (transport);
   GError *e = NULL;
 
-  if (!listen_on (transport, &e)) {
+  if (!listen_on (transport, &e))
+  {
     fail (priv, e, error);
     return FALSE;
   }
@@ -486,17 +518,20 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   RdmaConn *conn;
 
   *next_us = 0;
-  if (priv->listener == NULL) {
+  if (priv->listener == NULL)
+  {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, "accept", 0, -1,
                            "ThriftServerRdma is not listening");
     return NULL;
   }
-  if (interrupt_pending (priv)) {
+  if (interrupt_pending (priv))
+  {
     rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", 0, -1,
                            "thrift_server_rdma_interrupt was called");
     return NULL;
   }
-  while (rdma_get_cm_event (priv->channel, &ev) == 0) {
+  while (rdma_get_cm_event (priv->channel, &ev) == 0)
+  {
     if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
       start_handshake (transport, ev);
     else if (ev->id != priv->listener)
@@ -504,7 +539,8 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
     else
       rdma_ack_cm_event (ev);
   }
-  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "accept");
     return NULL;
@@ -514,8 +550,7 @@ accept_step (ThriftServerTransport *transport, gint64 *next_us, GError **error)
   if (conn == NULL)
     return NULL;
   *next_us = 0;
-  return THRIFT_TRANSPORT (thrift_server_rdma_wrap_accepted (THRIFT_SERVER_RDMA (transport),
-                                                             conn));
+  return THRIFT_TRANSPORT (thrift_server_rdma_wrap_accepted (THRIFT_SERVER_RDMA (transport), conn));
 }
 
 /* Waits for the next established connection: accept_step, and a wait on the epoll fd until
@@ -526,25 +561,29 @@ accept_next (ThriftServerTransport *transport, GError **error)
   ThriftServerRdmaPrivate *priv = PRIV (transport);
 
   rdma_signal_snapshot ();
-  for (;;) {
+  for (;;)
+  {
     GError *e = NULL;
     gint64 next;
     ThriftTransport *t = accept_step (transport, &next, &e);
     struct pollfd pfd = { .fd = priv->epoll_fd, .events = POLLIN };
     int timeout;
 
-    if (t != NULL || e != NULL) {
+    if (t != NULL || e != NULL)
+    {
       if (e != NULL)
         g_propagate_error (error, e);
       return t;
     }
     timeout = next == 0 ? -1
-              : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
-    if (poll (&pfd, 1, timeout) < 0) {
+                        : (int) CLAMP ((next - g_get_monotonic_time () + 999) / 1000, 0, G_MAXINT);
+    if (poll (&pfd, 1, timeout) < 0)
+    {
       int err = errno;
       if (err == EINTR && !rdma_signal_interrupts_waits ())
         continue;
-      if (err == EINTR) {
+      if (err == EINTR)
+      {
         /* as accept (2) under a handler without SA_RESTART: the server's loop decides */
         rdma_status_set_error (error, RDMA_ERR_INTERRUPTED, "accept", EINTR, -1,
                                "a signal interrupted the wait for a connection");
@@ -584,7 +623,8 @@ thrift_server_rdma_interrupt (ThriftServerRdma *self)
 
   g_return_if_fail (THRIFT_IS_SERVER_RDMA (self));
   priv = PRIV (self);
-  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0) {
+  if (priv->wake_fd >= 0 && write (priv->wake_fd, &one, sizeof one) < 0)
+  {
     /* EAGAIN: the counter is already non-zero, accept wakes anyway */
   }
 }
@@ -619,8 +659,7 @@ thrift_server_rdma_get_fd (ThriftServerRdma *self)
 }
 
 ThriftTransport *
-thrift_server_rdma_accept_ready (ThriftServerRdma *self, gint64 *next_deadline_us,
-                                 GError **error)
+thrift_server_rdma_accept_ready (ThriftServerRdma *self, gint64 *next_deadline_us, GError **error)
 {
   GError *e = NULL;
   gint64 next = 0;
@@ -656,7 +695,8 @@ thrift_server_rdma_get_property (GObject *object, guint property_id, GValue *val
   ThriftServerRdmaPrivate *priv = PRIV (object);
   ThriftServerTransport *st = THRIFT_SERVER_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_value_set_string (value, priv->hostname);
     break;
@@ -703,7 +743,8 @@ thrift_server_rdma_set_property (GObject *object, guint property_id, const GValu
   ThriftServerRdmaPrivate *priv = PRIV (object);
   ThriftServerTransport *st = THRIFT_SERVER_TRANSPORT (object);
 
-  switch (property_id) {
+  switch (property_id)
+  {
   case PROP_HOSTNAME:
     g_free (priv->hostname);
     priv->hostname = g_value_dup_string (value);
@@ -768,44 +809,53 @@ thrift_server_rdma_class_init (ThriftServerRdmaClass *cls)
   gobject_class->finalize = thrift_server_rdma_finalize;
 
   g_object_class_install_property (gobject_class, PROP_HOSTNAME,
-    g_param_spec_string ("hostname", "hostname", "Address to bind (NULL: any)", NULL,
-                         rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_PORT,
-    g_param_spec_uint ("port", "port", "Port to bind (0: any; the bound one after listen)",
-                       0, 65535, 9090, rw | G_PARAM_CONSTRUCT));
+                                   g_param_spec_string ("hostname", "hostname",
+                                                        "Address to bind (NULL: any)", NULL,
+                                                        rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_PORT,
+      g_param_spec_uint ("port", "port", "Port to bind (0: any; the bound one after listen)", 0,
+                         65535, 9090, rw | G_PARAM_CONSTRUCT));
   g_object_class_install_property (gobject_class, PROP_BACKLOG,
-    g_param_spec_int ("backlog", "backlog", "Listen backlog", 1, G_MAXINT,
-                      THRIFT_SERVER_RDMA_DEFAULT_BACKLOG, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_HINTS,
-    g_param_spec_pointer ("hints", "hints",
-                          "Default hint set of accepted connections, or NULL", rw));
-  g_object_class_install_property (gobject_class, PROP_POLLING,
-    g_param_spec_enum ("polling", "polling", "Polling mode of accepted connections",
-                       THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
-                       rw | G_PARAM_CONSTRUCT));
+                                   g_param_spec_int ("backlog", "backlog", "Listen backlog", 1,
+                                                     G_MAXINT, THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
+                                                     rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_HINTS,
+      g_param_spec_pointer ("hints", "hints", "Default hint set of accepted connections, or NULL",
+                            rw));
+  g_object_class_install_property (
+      gobject_class, PROP_POLLING,
+      g_param_spec_enum ("polling", "polling", "Polling mode of accepted connections",
+                         THRIFT_TYPE_RDMA_POLLING, THRIFT_RDMA_DEFAULT_POLLING,
+                         rw | G_PARAM_CONSTRUCT));
   rdma_size_props_install (gobject_class, PROP_CONFIGURATION);
-  g_object_class_install_property (gobject_class, PROP_CALL_TIMEOUT,
-    g_param_spec_uint ("call-timeout", "call-timeout",
-                       "Milliseconds an accepted connection waits within a call, e.g. for "
-                       "credits to send a reply (0: forever)",
-                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS,
-                       rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_IDLE_TIMEOUT,
-    g_param_spec_uint ("idle-timeout", "idle-timeout",
-                       "Milliseconds an accepted connection waits for its next request "
-                       "before it is closed (0: forever)",
-                       0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_KEEPALIVE,
-    g_param_spec_uint ("keepalive", "keepalive",
-                       "Milliseconds after which a silent, unresponsive client is considered "
-                       "dead and its connection freed (probes start at a quarter of it; "
-                       "0: never)",
-                       0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
-  g_object_class_install_property (gobject_class, PROP_NUMA_NODE,
-    g_param_spec_int ("numa-node", "numa-node",
-                      "NUMA node of accepted connections' buffers and serving threads (-1: "
-                      "none); a numa hint beats it; checked at listen", G_MININT, G_MAXINT,
-                      THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_CALL_TIMEOUT,
+      g_param_spec_uint ("call-timeout", "call-timeout",
+                         "Milliseconds an accepted connection waits within a call, e.g. for "
+                         "credits to send a reply (0: forever)",
+                         0, G_MAXUINT, THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS,
+                         rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_IDLE_TIMEOUT,
+      g_param_spec_uint ("idle-timeout", "idle-timeout",
+                         "Milliseconds an accepted connection waits for its next request "
+                         "before it is closed (0: forever)",
+                         0, G_MAXUINT, 0, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_KEEPALIVE,
+      g_param_spec_uint ("keepalive", "keepalive",
+                         "Milliseconds after which a silent, unresponsive client is considered "
+                         "dead and its connection freed (probes start at a quarter of it; "
+                         "0: never)",
+                         0, G_MAXUINT, THRIFT_RDMA_DEFAULT_KEEPALIVE_MS, rw | G_PARAM_CONSTRUCT));
+  g_object_class_install_property (
+      gobject_class, PROP_NUMA_NODE,
+      g_param_spec_int ("numa-node", "numa-node",
+                        "NUMA node of accepted connections' buffers and serving threads (-1: "
+                        "none); a numa hint beats it; checked at listen",
+                        G_MININT, G_MAXINT, THRIFT_RDMA_DEFAULT_NUMA_NODE, rw | G_PARAM_CONSTRUCT));
   rdma_budget_prop_install (gobject_class, PROP_MAX_PINNED_BYTES);
   rdma_bulk_props_install (gobject_class, PROP_BULK_THRESHOLD, TRUE);
 

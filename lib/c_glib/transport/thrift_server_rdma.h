@@ -76,11 +76,14 @@
 G_BEGIN_DECLS
 
 #define THRIFT_TYPE_SERVER_RDMA (thrift_server_rdma_get_type ())
-#define THRIFT_SERVER_RDMA(obj) (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdma))
+#define THRIFT_SERVER_RDMA(obj) \
+  (G_TYPE_CHECK_INSTANCE_CAST ((obj), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdma))
 #define THRIFT_IS_SERVER_RDMA(obj) (G_TYPE_CHECK_INSTANCE_TYPE ((obj), THRIFT_TYPE_SERVER_RDMA))
-#define THRIFT_SERVER_RDMA_CLASS(c) (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdmaClass))
+#define THRIFT_SERVER_RDMA_CLASS(c) \
+  (G_TYPE_CHECK_CLASS_CAST ((c), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdmaClass))
 #define THRIFT_IS_SERVER_RDMA_CLASS(c) (G_TYPE_CHECK_CLASS_TYPE ((c), THRIFT_TYPE_SERVER_RDMA))
-#define THRIFT_SERVER_RDMA_GET_CLASS(obj) (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdmaClass))
+#define THRIFT_SERVER_RDMA_GET_CLASS(obj) \
+  (G_TYPE_INSTANCE_GET_CLASS ((obj), THRIFT_TYPE_SERVER_RDMA, ThriftServerRdmaClass))
 
 #define THRIFT_SERVER_RDMA_DEFAULT_BACKLOG 128
 
@@ -137,7 +140,7 @@ void thrift_server_rdma_interrupt (ThriftServerRdma *self);
  * Returns: TRUE to admit the request, FALSE to refuse it (then set *@reason to a short text).
  */
 typedef gboolean (*ThriftServerRdmaAdmitFunc) (const guint8 *token, gpointer user_data,
-                                                gchar **reason);
+                                               gchar **reason);
 
 /**
  * thrift_server_rdma_set_admission:
@@ -181,8 +184,8 @@ gint thrift_server_rdma_get_fd (ThriftServerRdma *self);
  * ready yet; NULL with @error on failure (the server is not listening, interrupted, a system
  * call failed).
  */
-ThriftTransport *thrift_server_rdma_accept_ready (ThriftServerRdma *self,
-                                                  gint64 *next_deadline_us, GError **error);
+ThriftTransport *thrift_server_rdma_accept_ready (ThriftServerRdma *self, gint64 *next_deadline_us,
+                                                  GError **error);
 
 G_END_DECLS
 

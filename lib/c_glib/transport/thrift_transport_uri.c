@@ -129,13 +129,14 @@ lookup_name (const gchar *value, const gchar *const *names, gint n, gint first)
 typedef struct
 {
   const gchar *name, *property, *unit;
-  gsize offset;                      /* its gint64 in ThriftTransportUri */
+  gsize offset; /* its gint64 in ThriftTransportUri */
 } BulkOption;
 
 static const BulkOption bulk_options[] = {
   { "bulk", "bulk-threshold", "bytes (0: never lend)",
     G_STRUCT_OFFSET (ThriftTransportUri, bulk_threshold) },
-  { "bulk_chunk", "bulk-chunk", "bytes per READ", G_STRUCT_OFFSET (ThriftTransportUri, bulk_chunk) },
+  { "bulk_chunk", "bulk-chunk", "bytes per READ",
+    G_STRUCT_OFFSET (ThriftTransportUri, bulk_chunk) },
   { "bulk_depth", "bulk-depth", "READs in flight (1: unpipelined)",
     G_STRUCT_OFFSET (ThriftTransportUri, bulk_depth) },
   { "rcache_entries", "rcache-entries", "registrations",
@@ -159,10 +160,13 @@ bulk_range (const BulkOption *b, gint64 *lo, gint64 *hi)
   GObjectClass *cls = g_type_class_ref (THRIFT_TYPE_RDMA);
   GParamSpec *spec = g_object_class_find_property (cls, b->property);
 
-  if (G_IS_PARAM_SPEC_UINT64 (spec)) {
+  if (G_IS_PARAM_SPEC_UINT64 (spec))
+  {
     *lo = (gint64) G_PARAM_SPEC_UINT64 (spec)->minimum;
     *hi = (gint64) MIN (G_PARAM_SPEC_UINT64 (spec)->maximum, (guint64) G_MAXINT64);
-  } else {
+  }
+  else
+  {
     *lo = G_PARAM_SPEC_UINT (spec)->minimum;
     *hi = G_PARAM_SPEC_UINT (spec)->maximum;
   }
@@ -179,8 +183,8 @@ bulk_given (const ThriftTransportUri *u)
 }
 
 static gboolean
-parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
-              const gchar *name, const gchar *value, GError **error)
+parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server, const gchar *name,
+              const gchar *value, GError **error)
 {
   const gchar *scheme = scheme_names[u->scheme];
   gboolean tcp = u->scheme == THRIFT_TRANSPORT_URI_TCP;
@@ -199,8 +203,9 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
       goto wrong_scheme;
     if ((i = lookup_name (value, framing_names, G_N_ELEMENTS (framing_names), 0)) < 0)
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'framing'; allowed: framed | buffered | none",
-                 uri, value);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option 'framing'; allowed: framed | buffered | none", uri,
+                 value);
       return FALSE;
     }
     u->framing = (ThriftTransportUriFraming) i;
@@ -211,8 +216,9 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
       goto wrong_scheme;
     if ((i = lookup_name (value, polling_names, G_N_ELEMENTS (polling_names), 1)) < 0)
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'polling'; allowed: busy | event | hybrid",
-                 uri, value);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option 'polling'; allowed: busy | event | hybrid", uri,
+                 value);
       return FALSE;
     }
     u->polling = (ThriftTransportUriPolling) i;
@@ -243,8 +249,9 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     least = name[1] == 'o' ? 1 : 0;
     if (!parse_number (value, least, G_MAXINT, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: milliseconds, %d to %d",
-                 uri, value, name, (gint) least, G_MAXINT);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option '%s'; allowed: milliseconds, %d to %d", uri, value,
+                 name, (gint) least, G_MAXINT);
       return FALSE;
     }
     if (name[1] == 'o')
@@ -262,8 +269,8 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
       goto wrong_side;
     if (!parse_number (value, 1, 4096, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'backlog'; allowed: 1 to 4096",
-                 uri, value);
+      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'backlog'; allowed: 1 to 4096", uri,
+                 value);
       return FALSE;
     }
     u->backlog = (gint) n;
@@ -275,8 +282,10 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     /* the hint's range; whether the machine has the node is checked at open or listen */
     if (!parse_number (value, 0, 1023, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'numa'; allowed: a NUMA node, "
-                 "0 to 1023", uri, value);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option 'numa'; allowed: a NUMA node, "
+                 "0 to 1023",
+                 uri, value);
       return FALSE;
     }
     u->numa_node = (gint) n;
@@ -287,8 +296,10 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
       goto wrong_scheme;
     if (!parse_number (value, 0, G_MAXINT64, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option 'max-pinned-bytes'; allowed: "
-                 "bytes, 0 (the default) to %" G_GINT64_FORMAT, uri, value, G_MAXINT64);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option 'max-pinned-bytes'; allowed: "
+                 "bytes, 0 (the default) to %" G_GINT64_FORMAT,
+                 uri, value, G_MAXINT64);
       return FALSE;
     }
     u->max_pinned_bytes = n;
@@ -302,8 +313,10 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     bulk_range (b, &lo, &hi);
     if (!parse_number (value, lo, hi, &n))
     {
-      URI_ERROR (error, OPTION, "%s: bad value '%s' for option '%s'; allowed: %" G_GINT64_FORMAT
-                 " to %" G_GINT64_FORMAT " %s", uri, value, name, lo, hi, b->unit);
+      URI_ERROR (error, OPTION,
+                 "%s: bad value '%s' for option '%s'; allowed: %" G_GINT64_FORMAT
+                 " to %" G_GINT64_FORMAT " %s",
+                 uri, value, name, lo, hi, b->unit);
       return FALSE;
     }
     *(gint64 *) G_STRUCT_MEMBER_P (u, b->offset) = n;
@@ -313,14 +326,17 @@ parse_option (ThriftTransportUri *u, const gchar *uri, gboolean for_server,
     URI_ERROR (error, OPTION,
                "%s: unknown option '%s'; allowed: framing (tcp), polling, connect-timeout, "
                "call-timeout, idle-timeout, keepalive, fallback (rdma, hybrid), numa (rdma, "
-               "hybrid), max-pinned-bytes (rdma, hybrid), bulk, bulk_chunk, bulk_depth, rcache_entries, rcache_bytes (rdma), "
-               "backlog (servers)", uri, name);
+               "hybrid), max-pinned-bytes (rdma, hybrid), bulk, bulk_chunk, bulk_depth, "
+               "rcache_entries, rcache_bytes (rdma), "
+               "backlog (servers)",
+               uri, name);
     return FALSE;
   }
   return TRUE;
 
 wrong_scheme:
-  URI_ERROR (error, OPTION, "%s: option '%s' does not apply to %s:// transports", uri, name, scheme);
+  URI_ERROR (error, OPTION, "%s: option '%s' does not apply to %s:// transports", uri, name,
+             scheme);
   return FALSE;
 wrong_side:
   URI_ERROR (error, OPTION, "%s: option '%s' does not apply to a %s", uri, name,
@@ -338,7 +354,8 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
 
   if (uri == NULL || *uri == '\0')
   {
-    URI_ERROR (error, SYNTAX, "empty transport URI; expected tcp://HOST:PORT, rdma://HOST:PORT "
+    URI_ERROR (error, SYNTAX,
+               "empty transport URI; expected tcp://HOST:PORT, rdma://HOST:PORT "
                "or hybrid://HOST:PORT");
     return NULL;
   }
@@ -353,8 +370,10 @@ thrift_transport_uri_parse (const gchar *uri, gboolean for_server, GError **erro
   sep = strstr (uri, "://");
   if (sep == NULL)
   {
-    URI_ERROR (error, SYNTAX, "%s: not a transport URI; expected tcp://HOST:PORT, "
-               "rdma://HOST:PORT or hybrid://HOST:PORT", uri);
+    URI_ERROR (error, SYNTAX,
+               "%s: not a transport URI; expected tcp://HOST:PORT, "
+               "rdma://HOST:PORT or hybrid://HOST:PORT",
+               uri);
     return NULL;
   }
   if (sep - uri == 3 && g_ascii_strncasecmp (uri, "tcp", 3) == 0)
@@ -466,15 +485,13 @@ thrift_transport_uri_describe (const ThriftTransportUri *uri)
   GString *s = g_string_new (NULL);
   gboolean v6 = strchr (uri->host, ':') != NULL;
 
-  g_string_append_printf (s, "%s %s%s%s:%u (", scheme_names[uri->scheme],
-                          v6 ? "[" : "", uri->host[0] ? uri->host : "*", v6 ? "]" : "",
-                          uri->port);
+  g_string_append_printf (s, "%s %s%s%s:%u (", scheme_names[uri->scheme], v6 ? "[" : "",
+                          uri->host[0] ? uri->host : "*", v6 ? "]" : "", uri->port);
   if (uri->scheme == THRIFT_TRANSPORT_URI_TCP)
   {
-    static const gchar *const wrappers[] = {
-      "ThriftSocket + ThriftFramedTransport", "ThriftSocket + ThriftBufferedTransport",
-      "ThriftSocket"
-    };
+    static const gchar *const wrappers[] = { "ThriftSocket + ThriftFramedTransport",
+                                             "ThriftSocket + ThriftBufferedTransport",
+                                             "ThriftSocket" };
     g_string_append (s, wrappers[uri->framing]);
   }
   else
@@ -513,14 +530,14 @@ rdma_polling (ThriftTransportUriPolling p)
 {
   switch (p)
   {
-    case THRIFT_TRANSPORT_URI_POLLING_BUSY:
-      return THRIFT_RDMA_POLLING_BUSY;
-    case THRIFT_TRANSPORT_URI_POLLING_EVENT:
-      return THRIFT_RDMA_POLLING_EVENT;
-    case THRIFT_TRANSPORT_URI_POLLING_HYBRID:
-      return THRIFT_RDMA_POLLING_HYBRID;
-    default:
-      return THRIFT_RDMA_DEFAULT_POLLING;
+  case THRIFT_TRANSPORT_URI_POLLING_BUSY:
+    return THRIFT_RDMA_POLLING_BUSY;
+  case THRIFT_TRANSPORT_URI_POLLING_EVENT:
+    return THRIFT_RDMA_POLLING_EVENT;
+  case THRIFT_TRANSPORT_URI_POLLING_HYBRID:
+    return THRIFT_RDMA_POLLING_HYBRID;
+  default:
+    return THRIFT_RDMA_DEFAULT_POLLING;
   }
 }
 
@@ -536,7 +553,8 @@ drop_inner (gpointer inner, GObject *wrapper_gone)
 static void
 set_bulk (GObject *t, const ThriftTransportUri *u)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++) {
+  for (guint i = 0; i < G_N_ELEMENTS (bulk_options); i++)
+  {
     const BulkOption *b = &bulk_options[i];
     gint64 n = G_STRUCT_MEMBER (gint64, u, b->offset);
     GValue v = G_VALUE_INIT;
@@ -564,19 +582,16 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
   {
     /* an rdma:// client that may fall back needs the hybrid handshake's TCP leg */
     gboolean hybrid = u->scheme == THRIFT_TRANSPORT_URI_HYBRID || u->fallback;
-    ThriftTransport *t = g_object_new (hybrid ? THRIFT_TYPE_HYBRID : THRIFT_TYPE_RDMA,
-                                       "hostname", u->host, "port", u->port,
-                                       "polling", rdma_polling (u->polling),
-                                       "connect-timeout",
-                                       (guint) (u->connect_timeout_ms >= 0 ? u->connect_timeout_ms
-                                                : THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS),
-                                       "call-timeout",
-                                       (guint) (u->call_timeout_ms >= 0 ? u->call_timeout_ms
-                                                : THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS),
-                                       "keepalive",
-                                       (guint) (u->keepalive_ms >= 0 ? u->keepalive_ms
-                                                : THRIFT_RDMA_DEFAULT_KEEPALIVE_MS),
-                                       NULL);
+    ThriftTransport *t = g_object_new (
+        hybrid ? THRIFT_TYPE_HYBRID : THRIFT_TYPE_RDMA, "hostname", u->host, "port", u->port,
+        "polling", rdma_polling (u->polling), "connect-timeout",
+        (guint) (u->connect_timeout_ms >= 0 ? u->connect_timeout_ms
+                                            : THRIFT_RDMA_DEFAULT_CONNECT_TIMEOUT_MS),
+        "call-timeout",
+        (guint) (u->call_timeout_ms >= 0 ? u->call_timeout_ms
+                                         : THRIFT_RDMA_DEFAULT_CALL_TIMEOUT_MS),
+        "keepalive",
+        (guint) (u->keepalive_ms >= 0 ? u->keepalive_ms : THRIFT_RDMA_DEFAULT_KEEPALIVE_MS), NULL);
     if (hybrid)
       g_object_set (t, "fallback", u->fallback, "use-transport-hints",
                     u->scheme == THRIFT_TRANSPORT_URI_HYBRID, NULL);
@@ -591,24 +606,22 @@ thrift_transport_new_for_uri (const gchar *uri, GError **error)
   inner = g_object_new (THRIFT_TYPE_SOCKET, "hostname", u->host, "port", u->port, NULL);
   switch (u->framing)
   {
-    case THRIFT_TRANSPORT_URI_FRAMED:
-      outer = g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, "transport", inner, NULL);
-      break;
-    case THRIFT_TRANSPORT_URI_BUFFERED:
-      outer = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner, NULL);
-      break;
-    default:
-      return inner;
+  case THRIFT_TRANSPORT_URI_FRAMED:
+    outer = g_object_new (THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT, "transport", inner, NULL);
+    break;
+  case THRIFT_TRANSPORT_URI_BUFFERED:
+    outer = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", inner, NULL);
+    break;
+  default:
+    return inner;
   }
   g_object_weak_ref (G_OBJECT (outer), drop_inner, inner);
   return outer;
 }
 
 ThriftServerTransport *
-thrift_server_transport_new_for_uri (const gchar *uri,
-                                     ThriftTransportFactory **input_factory,
-                                     ThriftTransportFactory **output_factory,
-                                     GError **error)
+thrift_server_transport_new_for_uri (const gchar *uri, ThriftTransportFactory **input_factory,
+                                     ThriftTransportFactory **output_factory, GError **error)
 {
   g_autoptr (ThriftTransportUri) u = thrift_transport_uri_parse (uri, TRUE, error);
   ThriftServerTransport *st;
@@ -617,28 +630,27 @@ thrift_server_transport_new_for_uri (const gchar *uri,
   if (u == NULL)
     return NULL;
 
-  if (u->scheme == THRIFT_TRANSPORT_URI_HYBRID || (u->scheme == THRIFT_TRANSPORT_URI_RDMA
-                                                   && u->fallback))
+  if (u->scheme == THRIFT_TRANSPORT_URI_HYBRID
+      || (u->scheme == THRIFT_TRANSPORT_URI_RDMA && u->fallback))
   {
-    st = g_object_new (THRIFT_TYPE_SERVER_HYBRID, "hostname", u->host[0] ? u->host : NULL,
-                       "port", u->port, "polling", rdma_polling (u->polling),
-                       "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
+    st = g_object_new (THRIFT_TYPE_SERVER_HYBRID, "hostname", u->host[0] ? u->host : NULL, "port",
+                       u->port, "polling", rdma_polling (u->polling), "backlog",
+                       u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
                        "fallback", u->fallback, NULL);
     if (u->connect_timeout_ms >= 0)
       g_object_set (st, "connect-timeout", (guint) MAX (u->connect_timeout_ms, 1), NULL);
   }
   else if (u->scheme == THRIFT_TRANSPORT_URI_RDMA)
   {
-    st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", u->host[0] ? u->host : NULL,
-                       "port", u->port, "polling", rdma_polling (u->polling),
-                       "backlog", u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG,
-                       NULL);
+    st = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", u->host[0] ? u->host : NULL, "port",
+                       u->port, "polling", rdma_polling (u->polling), "backlog",
+                       u->backlog >= 0 ? u->backlog : THRIFT_SERVER_RDMA_DEFAULT_BACKLOG, NULL);
   }
   else
   {
     /* ThriftServerSocket's default backlog is 1024 */
-    st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", u->port,
-                       "backlog", (guint) (u->backlog >= 0 ? u->backlog : 1024), NULL);
+    st = g_object_new (THRIFT_TYPE_SERVER_SOCKET, "port", u->port, "backlog",
+                       (guint) (u->backlog >= 0 ? u->backlog : 1024), NULL);
     if (u->framing == THRIFT_TRANSPORT_URI_FRAMED)
       factory_type = THRIFT_TYPE_CHECKED_FRAMED_TRANSPORT_FACTORY;
     else if (u->framing == THRIFT_TRANSPORT_URI_BUFFERED)

@@ -103,19 +103,19 @@ typedef enum
 typedef struct
 {
   ThriftTransportUriScheme scheme;
-  gchar *host;                        /* without brackets; "" when not given */
+  gchar *host; /* without brackets; "" when not given */
   guint port;
-  ThriftTransportUriFraming framing;  /* tcp */
-  ThriftTransportUriPolling polling;  /* rdma */
-  gint connect_timeout_ms;            /* rdma client */
-  gint call_timeout_ms;               /* rdma */
-  gint idle_timeout_ms;               /* rdma server */
-  gint keepalive_ms;                  /* rdma */
-  gint backlog;                       /* servers */
-  gboolean fallback;                  /* rdma, hybrid: fallback=tcp */
-  gint numa_node;                     /* rdma */
-  gint64 max_pinned_bytes;            /* rdma, hybrid; -1: unset */
-  gint64 bulk_threshold;              /* rdma (no fallback); -1: unset */
+  ThriftTransportUriFraming framing; /* tcp */
+  ThriftTransportUriPolling polling; /* rdma */
+  gint connect_timeout_ms;           /* rdma client */
+  gint call_timeout_ms;              /* rdma */
+  gint idle_timeout_ms;              /* rdma server */
+  gint keepalive_ms;                 /* rdma */
+  gint backlog;                      /* servers */
+  gboolean fallback;                 /* rdma, hybrid: fallback=tcp */
+  gint numa_node;                    /* rdma */
+  gint64 max_pinned_bytes;           /* rdma, hybrid; -1: unset */
+  gint64 bulk_threshold;             /* rdma (no fallback); -1: unset */
   gint64 bulk_chunk;
   gint64 bulk_depth;
   gint64 rcache_entries;
@@ -124,11 +124,11 @@ typedef struct
 
 typedef enum
 {
-  THRIFT_TRANSPORT_URI_ERROR_SYNTAX,    /* not SCHEME://HOST:PORT[?OPTIONS] */
-  THRIFT_TRANSPORT_URI_ERROR_SCHEME,    /* a scheme other than tcp, rdma or hybrid */
-  THRIFT_TRANSPORT_URI_ERROR_HOST,      /* missing or malformed host */
-  THRIFT_TRANSPORT_URI_ERROR_PORT,      /* missing port, not a number, or out of range */
-  THRIFT_TRANSPORT_URI_ERROR_OPTION     /* unknown option, bad value, or wrong scheme/side */
+  THRIFT_TRANSPORT_URI_ERROR_SYNTAX, /* not SCHEME://HOST:PORT[?OPTIONS] */
+  THRIFT_TRANSPORT_URI_ERROR_SCHEME, /* a scheme other than tcp, rdma or hybrid */
+  THRIFT_TRANSPORT_URI_ERROR_HOST,   /* missing or malformed host */
+  THRIFT_TRANSPORT_URI_ERROR_PORT,   /* missing port, not a number, or out of range */
+  THRIFT_TRANSPORT_URI_ERROR_OPTION  /* unknown option, bad value, or wrong scheme/side */
 } ThriftTransportUriError;
 
 #define THRIFT_TRANSPORT_URI_ERROR (thrift_transport_uri_error_quark ())

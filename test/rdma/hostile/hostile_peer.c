@@ -48,16 +48,16 @@
 
 /* ---- the wire (reference: lib/c_glib/transport/rdma/rdma_wire.h), little-endian ---- */
 
-#define WIRE_VERSION 4           /* THRIFT_RDMA_WIRE_VERSION */
-#define HELLO_MAGIC 0x4d445254u  /* RDMA_WIRE_HELLO_MAGIC, "TRDM" */
-#define PROTO_EAGER 0            /* RDMA_PROTO_EAGER */
-#define HDR_MAGIC 0xa7           /* RDMA_WIRE_MAGIC */
-#define TYPE_DATA 1              /* RDMA_WIRE_DATA */
-#define TYPE_CREDIT 2            /* RDMA_WIRE_CREDIT */
+#define WIRE_VERSION 4          /* THRIFT_RDMA_WIRE_VERSION */
+#define HELLO_MAGIC 0x4d445254u /* RDMA_WIRE_HELLO_MAGIC, "TRDM" */
+#define PROTO_EAGER 0           /* RDMA_PROTO_EAGER */
+#define HDR_MAGIC 0xa7          /* RDMA_WIRE_MAGIC */
+#define TYPE_DATA 1             /* RDMA_WIRE_DATA */
+#define TYPE_CREDIT 2           /* RDMA_WIRE_CREDIT */
 #define FLAG_FIRST 0x1
 #define FLAG_LAST 0x2
-#define CONTROL_SLOTS 4          /* RDMA_CREDIT_CONTROL_SLOTS */
-#define SLOT_SIZE 4096u          /* the server's slot size; the hello must match it */
+#define CONTROL_SLOTS 4 /* RDMA_CREDIT_CONTROL_SLOTS */
+#define SLOT_SIZE 4096u /* the server's slot size; the hello must match it */
 
 typedef struct __attribute__ ((packed))
 {
@@ -70,7 +70,7 @@ typedef struct __attribute__ ((packed))
   uint32_t rkey;
   uint64_t addr;
   uint32_t buf_len;
-} WireHello;                     /* RdmaWireHello: 36 bytes of RDMA CM private data */
+} WireHello; /* RdmaWireHello: 36 bytes of RDMA CM private data */
 
 typedef struct __attribute__ ((packed))
 {
@@ -83,7 +83,7 @@ typedef struct __attribute__ ((packed))
   uint32_t credits;
   uint32_t frag_len;
   uint32_t msg_len;
-} WireHeader;                    /* RdmaWireHeader: the first 20 bytes of every SEND */
+} WireHeader; /* RdmaWireHeader: the first 20 bytes of every SEND */
 
 G_STATIC_ASSERT (sizeof (WireHello) == 36);
 G_STATIC_ASSERT (sizeof (WireHeader) == 20);
@@ -92,7 +92,7 @@ G_STATIC_ASSERT (sizeof (WireHeader) == 20);
 
 /* ---- options ---- */
 
-static gint opt_hold = -1;          /* seconds to stay (-1: until killed) */
+static gint opt_hold = -1; /* seconds to stay (-1: until killed) */
 static gchar *opt_source;
 static gint opt_mib = 300;
 static gboolean opt_tcp;
@@ -117,11 +117,12 @@ static GOptionEntry entries[] = {
     "idle/vanish: connection requests in flight at once (default 8)", "W" },
   { "stall", 0, 0, G_OPTION_ARG_INT, &opt_stall,
     "flood: give up after S s without credits; idle: report after S s without progress "
-    "(default 5)", "S" },
+    "(default 5)",
+    "S" },
   { "time-limit", 0, 0, G_OPTION_ARG_INT, &opt_time_limit,
     "give up after S s (flood, idle, vanish; default 60)", "S" },
-  { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_ready_file,
-    "write the ready line to FILE too", "FILE" },
+  { "ready-file", 0, 0, G_OPTION_ARG_FILENAME, &opt_ready_file, "write the ready line to FILE too",
+    "FILE" },
   { "timeout", 0, 0, G_OPTION_ARG_INT, &opt_timeout_ms,
     "milliseconds for one connection set-up or answer (default 5000)", "MS" },
   { "credits", 0, 0, G_OPTION_ARG_INT, &opt_credits,
@@ -130,28 +131,28 @@ static GOptionEntry entries[] = {
 };
 
 static const char summary[] =
-  "Subcommands (ADDR is the server's address; every attack exits 0 when it ran as intended):\n"
-  "  half-open N ADDR PORT [--hold S]   N connection requests with a valid hello that never\n"
-  "                         complete: rdma_connect, then the event channel is never read, so\n"
-  "                         no RTU answers the server's reply; held S s (default 20)\n"
-  "  flood ADDR PORT [--mib M]  a valid handshake offering 1 credit, two ping() calls whose\n"
-  "                         second reply can never be sent (no credit ever returned), then\n"
-  "                         64 KiB reverse() calls honouring the server's credits; reports the\n"
-  "                         MiB that got through before credits stopped (--stall S) or --mib\n"
-  "                         was reached or --time-limit passed; then holds (--hold)\n"
-  "  vanish N ADDR PORT --source SRC  N connections from SRC, one ping() each, then sit until\n"
-  "                         killed (the caller makes SRC's packets vanish, then kills -9)\n"
-  "  idle N ADDR PORT       N connections that complete the handshake and sit idle (prints\n"
-  "                         'ready: ...' once all are up or nothing progressed for --stall S)\n"
-  "  big-string ADDR PORT [--tcp]  one 31-byte calculate() call whose Work.comment string\n"
-  "                         announces 0x7ffffff0 bytes (rdma: one Eager DATA message; --tcp:\n"
-  "                         one frame)\n"
-  "  big-binary ADDR PORT [--tcp]  one 26-byte reverse() call whose binary announces\n"
-  "                         0x7ffffff0 bytes\n"
-  "  tcp-zero-frame ADDR PORT  a frame of length 0 on a framed tcp:// server\n"
-  "  idle-tcp N ADDR PORT   N TCP connections that send nothing, until killed\n"
-  "  probe ADDR PORT [--source SRC]  one connection and one ping(); exit 0 if answered\n"
-  "                         within --timeout, 1 otherwise (a check, not an attack)";
+    "Subcommands (ADDR is the server's address; every attack exits 0 when it ran as intended):\n"
+    "  half-open N ADDR PORT [--hold S]   N connection requests with a valid hello that never\n"
+    "                         complete: rdma_connect, then the event channel is never read, so\n"
+    "                         no RTU answers the server's reply; held S s (default 20)\n"
+    "  flood ADDR PORT [--mib M]  a valid handshake offering 1 credit, two ping() calls whose\n"
+    "                         second reply can never be sent (no credit ever returned), then\n"
+    "                         64 KiB reverse() calls honouring the server's credits; reports the\n"
+    "                         MiB that got through before credits stopped (--stall S) or --mib\n"
+    "                         was reached or --time-limit passed; then holds (--hold)\n"
+    "  vanish N ADDR PORT --source SRC  N connections from SRC, one ping() each, then sit until\n"
+    "                         killed (the caller makes SRC's packets vanish, then kills -9)\n"
+    "  idle N ADDR PORT       N connections that complete the handshake and sit idle (prints\n"
+    "                         'ready: ...' once all are up or nothing progressed for --stall S)\n"
+    "  big-string ADDR PORT [--tcp]  one 31-byte calculate() call whose Work.comment string\n"
+    "                         announces 0x7ffffff0 bytes (rdma: one Eager DATA message; --tcp:\n"
+    "                         one frame)\n"
+    "  big-binary ADDR PORT [--tcp]  one 26-byte reverse() call whose binary announces\n"
+    "                         0x7ffffff0 bytes\n"
+    "  tcp-zero-frame ADDR PORT  a frame of length 0 on a framed tcp:// server\n"
+    "  idle-tcp N ADDR PORT   N TCP connections that send nothing, until killed\n"
+    "  probe ADDR PORT [--source SRC]  one connection and one ping(); exit 0 if answered\n"
+    "                         within --timeout, 1 otherwise (a check, not an attack)";
 
 /* ---- small helpers ---- */
 
@@ -161,8 +162,7 @@ now_us (void)
   return g_get_monotonic_time ();
 }
 
-static void
-say (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+static void say (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
 static void
 say (const char *fmt, ...)
 {
@@ -175,8 +175,7 @@ say (const char *fmt, ...)
   va_end (ap);
 }
 
-static void
-ready (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+static void ready (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
 static void
 ready (const char *fmt, ...)
 {
@@ -188,7 +187,8 @@ ready (const char *fmt, ...)
   va_end (ap);
   /* the file first: a test that saw the line reads the file at once (test-hostile.sh's
    * vanish-default failed so once in the soak: the line was there, the file not yet) */
-  if (opt_ready_file != NULL) {
+  if (opt_ready_file != NULL)
+  {
     gchar *tmp = g_strconcat (opt_ready_file, ".tmp", NULL);
     gchar *text = g_strconcat (line, "\n", NULL);
     if (g_file_set_contents (tmp, text, -1, NULL))
@@ -204,7 +204,8 @@ static void
 sleep_ms (int ms)
 {
   struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR) {
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+  {
   }
 }
 
@@ -213,7 +214,8 @@ static void
 hold (void (*tick) (void *), void *data)
 {
   gint64 until = opt_hold >= 0 ? now_us () + (gint64) opt_hold * 1000000 : G_MAXINT64;
-  while (now_us () < until) {
+  while (now_us () < until)
+  {
     if (tick != NULL)
       tick (data);
     sleep_ms (100);
@@ -245,8 +247,8 @@ put8 (GByteArray *b, uint8_t v)
 static void
 call_begin (GByteArray *b, const char *name, uint32_t seqid)
 {
-  put8 (b, 0);                      /* ThriftRdma's envelope byte: a plain message */
-  put32 (b, 0x80010001u);           /* VERSION_1 | CALL */
+  put8 (b, 0);            /* ThriftRdma's envelope byte: a plain message */
+  put32 (b, 0x80010001u); /* VERSION_1 | CALL */
   put32 (b, (uint32_t) strlen (name));
   g_byte_array_append (b, (const guint8 *) name, (guint) strlen (name));
   put32 (b, seqid);
@@ -261,7 +263,7 @@ msg_ping (uint32_t seqid)
 {
   GByteArray *b = g_byte_array_new ();
   call_begin (b, "ping", seqid);
-  put8 (b, 0);                      /* ping_args: STOP */
+  put8 (b, 0); /* ping_args: STOP */
   return b;
 }
 
@@ -324,14 +326,14 @@ typedef struct
   struct rdma_cm_id *id;
   CState state;
   gint64 deadline;
-  const char *why;             /* failure */
-  guint32 send_credits;        /* the server's data slots we may still fill */
-  guint32 peer_credits;        /* what its hello offered */
-  guint32 pending;             /* our slots reposted since we last said so */
-  guint32 free_send;           /* bitmask of free send slots */
-  guint32 send_len[32];        /* payload bytes of each posted send */
-  guint64 replies;             /* complete DATA messages received */
-  guint64 bytes_acked;         /* payload bytes of our SENDs that completed */
+  const char *why;      /* failure */
+  guint32 send_credits; /* the server's data slots we may still fill */
+  guint32 peer_credits; /* what its hello offered */
+  guint32 pending;      /* our slots reposted since we last said so */
+  guint32 free_send;    /* bitmask of free send slots */
+  guint32 send_len[32]; /* payload bytes of each posted send */
+  guint64 replies;      /* complete DATA messages received */
+  guint64 bytes_acked;  /* payload bytes of our SENDs that completed */
   guint64 credit_msgs;
   gboolean destroy;
 } Conn;
@@ -351,7 +353,7 @@ typedef struct
   guint recv_per;
   guint send_per;
   guint32 adv_credits;
-  gboolean give_credits;       /* return credits like a real client (not: flood) */
+  gboolean give_credits; /* return credits like a real client (not: flood) */
   struct rdma_addrinfo *dst, *src;
   guint n_established, n_failed, n_disconnected;
   gint64 last_progress;
@@ -373,13 +375,16 @@ resolve (Peer *p, const char *addr, int port)
   char service[16];
 
   g_snprintf (service, sizeof service, "%d", port);
-  if (rdma_getaddrinfo (addr, service, &hints, &p->dst) != 0) {
+  if (rdma_getaddrinfo (addr, service, &hints, &p->dst) != 0)
+  {
     say ("cannot resolve %s: %s", addr, g_strerror (errno));
     return FALSE;
   }
-  if (opt_source != NULL) {
+  if (opt_source != NULL)
+  {
     struct rdma_addrinfo sh = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-    if (rdma_getaddrinfo (opt_source, NULL, &sh, &p->src) != 0) {
+    if (rdma_getaddrinfo (opt_source, NULL, &sh, &p->src) != 0)
+    {
       say ("cannot resolve the source %s: %s", opt_source, g_strerror (errno));
       return FALSE;
     }
@@ -399,16 +404,19 @@ open_device (Peer *p)
 
   if (rdma_create_id (p->ch, &id, NULL, RDMA_PS_TCP) != 0
       || rdma_resolve_addr (id, p->src ? p->src->ai_src_addr : NULL, p->dst->ai_dst_addr,
-                            opt_timeout_ms) != 0) {
+                            opt_timeout_ms)
+             != 0)
+  {
     say ("rdma_resolve_addr: %s", g_strerror (errno));
     return FALSE;
   }
   {
     struct pollfd pfd = { p->ch->fd, POLLIN, 0 };
-    poll (&pfd, 1, opt_timeout_ms);   /* the channel is non-blocking */
+    poll (&pfd, 1, opt_timeout_ms); /* the channel is non-blocking */
   }
   ev = NULL;
-  if (rdma_get_cm_event (p->ch, &ev) != 0 || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED) {
+  if (rdma_get_cm_event (p->ch, &ev) != 0 || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+  {
     say ("resolving the address failed: %s", ev ? rdma_event_str (ev->event) : "no event");
     return FALSE;
   }
@@ -425,7 +433,8 @@ open_device (Peer *p)
   bytes = (gsize) p->n * (p->recv_per + p->send_per) * SLOT_SIZE;
   p->buf = g_malloc0 (bytes);
   p->mr = p->pd ? ibv_reg_mr (p->pd, p->buf, bytes, IBV_ACCESS_LOCAL_WRITE) : NULL;
-  if (p->cq == NULL || p->mr == NULL) {
+  if (p->cq == NULL || p->mr == NULL)
+  {
     say ("verbs set-up failed: %s", g_strerror (errno));
     return FALSE;
   }
@@ -435,8 +444,8 @@ open_device (Peer *p)
 }
 
 static Peer *
-peer_new (guint n, guint32 adv_credits, guint send_per, gboolean give_credits,
-          const char *addr, int port)
+peer_new (guint n, guint32 adv_credits, guint send_per, gboolean give_credits, const char *addr,
+          int port)
 {
   Peer *p = g_new0 (Peer, 1);
 
@@ -449,7 +458,8 @@ peer_new (guint n, guint32 adv_credits, guint send_per, gboolean give_credits,
   for (guint i = 0; i < n; i++)
     p->conns[i].index = i;
   p->ch = rdma_create_event_channel ();
-  if (p->ch == NULL) {
+  if (p->ch == NULL)
+  {
     say ("rdma_create_event_channel: %s", g_strerror (errno));
     return NULL;
   }
@@ -485,7 +495,8 @@ post_recv (Peer *p, Conn *c, guint slot)
 static void
 start_conn (Peer *p, Conn *c)
 {
-  if (rdma_create_id (p->ch, &c->id, c, RDMA_PS_TCP) != 0) {
+  if (rdma_create_id (p->ch, &c->id, c, RDMA_PS_TCP) != 0)
+  {
     fail_conn (p, c, "rdma_create_id failed");
     c->destroy = FALSE;
     return;
@@ -493,7 +504,8 @@ start_conn (Peer *p, Conn *c)
   c->deadline = now_us () + (gint64) opt_timeout_ms * 1000;
   c->state = C_ADDR;
   if (rdma_resolve_addr (c->id, p->src ? p->src->ai_src_addr : NULL, p->dst->ai_dst_addr,
-                         opt_timeout_ms) != 0)
+                         opt_timeout_ms)
+      != 0)
     fail_conn (p, c, "rdma_resolve_addr failed");
 }
 
@@ -501,26 +513,39 @@ static void
 on_route (Peer *p, Conn *c)
 {
   struct ibv_qp_init_attr qa = {
-    .send_cq = p->cq, .recv_cq = p->cq, .qp_type = IBV_QPT_RC,
-    .cap = { .max_send_wr = p->send_per, .max_recv_wr = p->recv_per,
-             .max_send_sge = 1, .max_recv_sge = 1 },
+    .send_cq = p->cq,
+    .recv_cq = p->cq,
+    .qp_type = IBV_QPT_RC,
+    .cap = { .max_send_wr = p->send_per,
+             .max_recv_wr = p->recv_per,
+             .max_send_sge = 1,
+             .max_recv_sge = 1 },
   };
   WireHello h = {
-    .magic = htole32 (HELLO_MAGIC), .version = htole16 (WIRE_VERSION),
-    .protocols = htole16 (1u << PROTO_EAGER), .credits = htole32 (p->adv_credits),
-    .slot_size = htole32 (SLOT_SIZE), .max_message = htole32 (100u << 20),
+    .magic = htole32 (HELLO_MAGIC),
+    .version = htole16 (WIRE_VERSION),
+    .protocols = htole16 (1u << PROTO_EAGER),
+    .credits = htole32 (p->adv_credits),
+    .slot_size = htole32 (SLOT_SIZE),
+    .max_message = htole32 (100u << 20),
   };
   struct rdma_conn_param cp = {
-    .private_data = &h, .private_data_len = sizeof h, .responder_resources = 1,
-    .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7,
+    .private_data = &h,
+    .private_data_len = sizeof h,
+    .responder_resources = 1,
+    .initiator_depth = 1,
+    .retry_count = 7,
+    .rnr_retry_count = 7,
   };
 
-  if (rdma_create_qp (c->id, p->pd, &qa) != 0) {
+  if (rdma_create_qp (c->id, p->pd, &qa) != 0)
+  {
     fail_conn (p, c, "rdma_create_qp failed");
     return;
   }
   for (guint s = 0; s < p->recv_per; s++)
-    if (!post_recv (p, c, s)) {
+    if (!post_recv (p, c, s))
+    {
       fail_conn (p, c, "ibv_post_recv failed");
       return;
     }
@@ -537,7 +562,8 @@ cm_events (Peer *p)
 {
   struct rdma_cm_event *ev;
 
-  while (rdma_get_cm_event (p->ch, &ev) == 0) {
+  while (rdma_get_cm_event (p->ch, &ev) == 0)
+  {
     Conn *c = ev->id->context;
     enum rdma_cm_event_type type = ev->event;
     WireHello h = { 0 };
@@ -548,7 +574,8 @@ cm_events (Peer *p)
     rdma_ack_cm_event (ev);
     if (c == NULL || c->state == C_FAILED)
       continue;
-    switch (type) {
+    switch (type)
+    {
     case RDMA_CM_EVENT_ADDR_RESOLVED:
       c->state = C_ROUTE;
       if (rdma_resolve_route (c->id, opt_timeout_ms) != 0)
@@ -558,7 +585,8 @@ cm_events (Peer *p)
       on_route (p, c);
       break;
     case RDMA_CM_EVENT_ESTABLISHED:
-      if (le32toh (h.magic) != HELLO_MAGIC || h.credits == 0) {
+      if (le32toh (h.magic) != HELLO_MAGIC || h.credits == 0)
+      {
         fail_conn (p, c, "the server's hello is missing");
         break;
       }
@@ -568,7 +596,8 @@ cm_events (Peer *p)
       p->last_progress = now_us ();
       break;
     case RDMA_CM_EVENT_DISCONNECTED:
-      if (c->state == C_ESTABLISHED) {
+      if (c->state == C_ESTABLISHED)
+      {
         p->n_established--;
         p->n_disconnected++;
         c->state = C_DISCONNECTED;
@@ -592,9 +621,11 @@ cm_events (Peer *p)
     }
   }
   /* failed ids are destroyed once their events are acked */
-  for (guint i = 0; i < p->started; i++) {
+  for (guint i = 0; i < p->started; i++)
+  {
     Conn *c = &p->conns[i];
-    if (c->destroy && c->id != NULL) {
+    if (c->destroy && c->id != NULL)
+    {
       if (c->id->qp)
         rdma_destroy_qp (c->id);
       rdma_destroy_id (c->id);
@@ -605,20 +636,28 @@ cm_events (Peer *p)
 }
 
 static gboolean
-post_send (Peer *p, Conn *c, uint8_t type, uint8_t flags, const guint8 *payload,
-           uint32_t frag, uint32_t msg_len)
+post_send (Peer *p, Conn *c, uint8_t type, uint8_t flags, const guint8 *payload, uint32_t frag,
+           uint32_t msg_len)
 {
   guint slot = (guint) g_bit_nth_lsf (c->free_send, -1);
   guint8 *dst = slot_addr (p, c, p->recv_per + slot);
   WireHeader h = {
-    .magic = HDR_MAGIC, .version = WIRE_VERSION, .proto = PROTO_EAGER, .type = type,
-    .flags = flags, .credits = htole32 (p->give_credits ? c->pending : 0),
-    .frag_len = htole32 (frag), .msg_len = htole32 (msg_len),
+    .magic = HDR_MAGIC,
+    .version = WIRE_VERSION,
+    .proto = PROTO_EAGER,
+    .type = type,
+    .flags = flags,
+    .credits = htole32 (p->give_credits ? c->pending : 0),
+    .frag_len = htole32 (frag),
+    .msg_len = htole32 (msg_len),
   };
   struct ibv_sge sge = { (uintptr_t) dst, HDR + frag, p->mr->lkey };
   struct ibv_send_wr wr = {
-    .wr_id = WRID (c->index, slot, 0), .sg_list = &sge, .num_sge = 1,
-    .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+    .wr_id = WRID (c->index, slot, 0),
+    .sg_list = &sge,
+    .num_sge = 1,
+    .opcode = IBV_WR_SEND,
+    .send_flags = IBV_SEND_SIGNALED,
   };
   struct ibv_send_wr *bad;
 
@@ -643,8 +682,10 @@ drain (Peer *p)
   struct ibv_wc wc[32];
   int n, total = 0;
 
-  while ((n = ibv_poll_cq (p->cq, 32, wc)) > 0) {
-    for (int i = 0; i < n; i++) {
+  while ((n = ibv_poll_cq (p->cq, 32, wc)) > 0)
+  {
+    for (int i = 0; i < n; i++)
+    {
       guint ci = (guint) ((wc[i].wr_id >> 32) & 0x7fffffffu);
       guint slot = (guint) (wc[i].wr_id & 0xffffffffu);
       gboolean recv = (wc[i].wr_id >> 63) != 0;
@@ -654,19 +695,22 @@ drain (Peer *p)
         continue;
       if (!recv)
         c->free_send |= 1u << slot;
-      if (wc[i].status != IBV_WC_SUCCESS) {
+      if (wc[i].status != IBV_WC_SUCCESS)
+      {
         if (wc[i].status != IBV_WC_WR_FLUSH_ERR && c->state == C_ESTABLISHED)
           fail_conn (p, c, ibv_wc_status_str (wc[i].status));
         continue;
       }
-      if (!recv) {
+      if (!recv)
+      {
         c->bytes_acked += c->send_len[slot];
         continue;
       }
       {
         WireHeader h;
         memcpy (&h, slot_addr (p, c, slot), HDR);
-        if (wc[i].byte_len >= HDR && h.magic == HDR_MAGIC) {
+        if (wc[i].byte_len >= HDR && h.magic == HDR_MAGIC)
+        {
           c->send_credits += le32toh (h.credits);
           if (h.type == TYPE_DATA && (h.flags & FLAG_LAST))
             c->replies++;
@@ -693,11 +737,14 @@ peer_wait (Peer *p, int ms)
   cm_events (p);
   if (drain (p) > 0)
     return;
-  if (poll (pfd, 2, ms) > 0) {
-    if (pfd[1].revents & POLLIN) {
+  if (poll (pfd, 2, ms) > 0)
+  {
+    if (pfd[1].revents & POLLIN)
+    {
       struct ibv_cq *cq;
       void *ctx;
-      if (ibv_get_cq_event (p->cc, &cq, &ctx) == 0) {
+      if (ibv_get_cq_event (p->cc, &cq, &ctx) == 0)
+      {
         ibv_ack_cq_events (cq, 1);
         ibv_req_notify_cq (p->cq, 0);
       }
@@ -711,7 +758,8 @@ peer_wait (Peer *p, int ms)
 static gboolean
 send_small (Peer *p, Conn *c, GByteArray *m, gint64 deadline)
 {
-  while (c->state == C_ESTABLISHED && (c->send_credits == 0 || c->free_send == 0)) {
+  while (c->state == C_ESTABLISHED && (c->send_credits == 0 || c->free_send == 0))
+  {
     if (now_us () > deadline)
       return FALSE;
     peer_wait (p, 10);
@@ -729,33 +777,42 @@ connect_all (Peer *p, guint window, int stall_s, int limit_s, void (*on_up) (Pee
   gint64 t0 = now_us (), limit = t0 + (gint64) limit_s * 1000000, next_report = t0 + 5000000;
   guint *seen = g_new0 (guint, p->n);
 
-  for (;;) {
+  for (;;)
+  {
     guint in_flight = 0, done = 0;
 
-    for (guint i = 0; i < p->started; i++) {
+    for (guint i = 0; i < p->started; i++)
+    {
       Conn *c = &p->conns[i];
-      if (c->state == C_ESTABLISHED && !seen[i]) {
+      if (c->state == C_ESTABLISHED && !seen[i])
+      {
         seen[i] = 1;
         if (on_up != NULL)
           on_up (p, c);
       }
-      if (c->state < C_ESTABLISHED) {
+      if (c->state < C_ESTABLISHED)
+      {
         in_flight++;
-        if (now_us () > c->deadline) {
+        if (now_us () > c->deadline)
+        {
           /* no answer in time: give up on this one (the server may still hold it) */
           fail_conn (p, c, "no answer within --timeout");
         }
-      } else {
+      }
+      else
+      {
         done++;
       }
     }
-    while (in_flight < window && p->started < p->n) {
+    while (in_flight < window && p->started < p->n)
+    {
       start_conn (p, &p->conns[p->started++]);
       in_flight++;
     }
     if (done == p->n)
       break;
-    if (now_us () > next_report) {
+    if (now_us () > next_report)
+    {
       say ("connecting: %u established, %u failed, %u in flight after %.0f s", p->n_established,
            p->n_failed, in_flight, (now_us () - t0) / 1e6);
       next_report += 5000000;
@@ -776,7 +833,8 @@ count_failures (Peer *p, GString *s)
   gpointer k, v;
 
   for (guint i = 0; i < p->n; i++)
-    if (p->conns[i].state == C_FAILED) {
+    if (p->conns[i].state == C_FAILED)
+    {
       const char *w = p->conns[i].why ? p->conns[i].why : "?";
       g_hash_table_insert (why, (gpointer) w,
                            GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (why, w)) + 1));
@@ -795,8 +853,7 @@ tick_peer (void *data)
   guint before = p->n_established;
   peer_wait (p, 0);
   if (p->n_established != before)
-    say ("now %u established, %u disconnected by the server", p->n_established,
-         p->n_disconnected);
+    say ("now %u established, %u disconnected by the server", p->n_established, p->n_disconnected);
 }
 
 /* ---- idle, vanish, probe ---- */
@@ -822,11 +879,12 @@ cmd_idle (guint n, const char *addr, int port, gboolean call)
 
   if (p == NULL)
     return 1;
-  connect_all (p, (guint) MAX (opt_window, 1), opt_stall, opt_time_limit,
-               call ? on_up_ping : NULL);
-  if (call) {
+  connect_all (p, (guint) MAX (opt_window, 1), opt_stall, opt_time_limit, call ? on_up_ping : NULL);
+  if (call)
+  {
     gint64 deadline = now_us () + (gint64) opt_timeout_ms * 1000;
-    for (;;) {
+    for (;;)
+    {
       answered = 0;
       for (guint i = 0; i < p->n; i++)
         answered += p->conns[i].replies > 0;
@@ -841,14 +899,14 @@ cmd_idle (guint n, const char *addr, int port, gboolean call)
     gchar *from = opt_source ? g_strdup_printf (" (from %s)", opt_source) : g_strdup ("");
     ready ("%u of %u established%s%s%s, %u never started, %u still pending, after %.1f s%s",
            p->n_established, n, calls, why->len ? "; failed: " : "", why->str, n - p->started,
-           p->started - p->n_established - p->n_failed - p->n_disconnected,
-           (now_us () - t0) / 1e6, from);
+           p->started - p->n_established - p->n_failed - p->n_disconnected, (now_us () - t0) / 1e6,
+           from);
     g_free (calls);
     g_free (from);
   }
   g_string_free (why, TRUE);
   if (p->n_established == 0)
-    return 1;   /* nothing to hold: the attack did not happen */
+    return 1; /* nothing to hold: the attack did not happen */
   hold (tick_peer, p);
   say ("done holding: %u established, %u disconnected by the server", p->n_established,
        p->n_disconnected);
@@ -862,7 +920,8 @@ cmd_probe (const char *addr, int port)
   Conn *c;
   gint64 deadline = now_us () + (gint64) opt_timeout_ms * 1000;
 
-  if (p == NULL) {
+  if (p == NULL)
+  {
     say ("probe: no route to the server");
     return 1;
   }
@@ -871,14 +930,16 @@ cmd_probe (const char *addr, int port)
   start_conn (p, c);
   while (c->state < C_ESTABLISHED && now_us () < deadline)
     peer_wait (p, 20);
-  if (c->state != C_ESTABLISHED) {
+  if (c->state != C_ESTABLISHED)
+  {
     say ("probe: no connection (%s)", c->why ? c->why : "timed out");
     return 1;
   }
   on_up_ping (p, c);
   while (c->replies == 0 && c->state == C_ESTABLISHED && now_us () < deadline)
     peer_wait (p, 20);
-  if (c->replies == 0) {
+  if (c->replies == 0)
+  {
     say ("probe: connected, but ping() got no answer");
     return 1;
   }
@@ -910,7 +971,8 @@ cmd_flood (const char *addr, int port)
   limit = now_us () + (gint64) opt_timeout_ms * 1000;
   while (c->state < C_ESTABLISHED && now_us () < limit)
     peer_wait (p, 20);
-  if (c->state != C_ESTABLISHED) {
+  if (c->state != C_ESTABLISHED)
+  {
     say ("flood: no connection (%s)", c->why ? c->why : "timed out");
     return 1;
   }
@@ -922,7 +984,8 @@ cmd_flood (const char *addr, int port)
   send_small (p, c, m, limit);
   while (c->replies < 1 && c->state == C_ESTABLISHED && now_us () < limit)
     peer_wait (p, 20);
-  if (c->replies < 1) {
+  if (c->replies < 1)
+  {
     say ("flood: the first ping() got no answer");
     return 1;
   }
@@ -942,18 +1005,24 @@ cmd_flood (const char *addr, int port)
   {
     guint32 off = 0;
     /* reverse() calls back to back, fragment by fragment, each SEND taking a credit */
-    while (outcome == NULL) {
-      if (c->state != C_ESTABLISHED) {
+    while (outcome == NULL)
+    {
+      if (c->state != C_ESTABLISHED)
+      {
         outcome = "the server closed the connection";
-      } else if (c->send_credits > 0 && c->free_send != 0) {
+      }
+      else if (c->send_credits > 0 && c->free_send != 0)
+      {
         guint32 frag = MIN (m->len - off, ROOM);
         uint8_t flags = (off == 0 ? FLAG_FIRST : 0) | (off + frag == m->len ? FLAG_LAST : 0);
-        if (!post_send (p, c, TYPE_DATA, flags, m->data + off, frag, m->len)) {
+        if (!post_send (p, c, TYPE_DATA, flags, m->data + off, frag, m->len))
+        {
           outcome = "ibv_post_send failed";
           break;
         }
         off += frag;
-        if (off == m->len) {
+        if (off == m->len)
+        {
           off = 0;
           queued += m->len;
           messages++;
@@ -961,7 +1030,9 @@ cmd_flood (const char *addr, int port)
             outcome = "all sent";
         }
         drain (p);
-      } else {
+      }
+      else
+      {
         peer_wait (p, 50);
       }
       if (c->send_credits > 0)
@@ -984,8 +1055,9 @@ cmd_flood (const char *addr, int port)
          c->credit_msgs);
     ready ("flood accepted_mib=%.1f outcome=%s", mib,
            g_str_equal (outcome, "credits stopped") ? "credits-stopped"
-           : g_str_equal (outcome, "all sent") ? "all-sent"
-           : g_str_equal (outcome, "time limit") ? "time-limit" : "closed");
+           : g_str_equal (outcome, "all sent")      ? "all-sent"
+           : g_str_equal (outcome, "time limit")    ? "time-limit"
+                                                    : "closed");
   }
   g_byte_array_unref (m);
   hold (tick_peer, p);
@@ -1008,45 +1080,56 @@ cmd_half_open (guint n, const char *addr, int port)
   gint64 until;
 
   g_snprintf (service, sizeof service, "%d", port);
-  if (rdma_getaddrinfo (addr, service, &hints, &dst) != 0) {
+  if (rdma_getaddrinfo (addr, service, &hints, &dst) != 0)
+  {
     say ("cannot resolve %s", addr);
     return 1;
   }
-  if (opt_source != NULL) {
+  if (opt_source != NULL)
+  {
     struct rdma_addrinfo sh = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
-    if (rdma_getaddrinfo (opt_source, NULL, &sh, &src) != 0) {
+    if (rdma_getaddrinfo (opt_source, NULL, &sh, &src) != 0)
+    {
       say ("cannot resolve %s", opt_source);
       return 1;
     }
   }
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     struct rdma_cm_event *ev = NULL;
-    struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
-                                   .cap = { 1, 1, 1, 1, 0 } };
+    struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 1, 1, 1, 1, 0 } };
     WireHello h = {
-      .magic = htole32 (HELLO_MAGIC), .version = htole16 (WIRE_VERSION),
-      .protocols = htole16 (1u << PROTO_EAGER), .credits = htole32 (4),
-      .slot_size = htole32 (SLOT_SIZE), .max_message = htole32 (100u << 20),
+      .magic = htole32 (HELLO_MAGIC),
+      .version = htole16 (WIRE_VERSION),
+      .protocols = htole16 (1u << PROTO_EAGER),
+      .credits = htole32 (4),
+      .slot_size = htole32 (SLOT_SIZE),
+      .max_message = htole32 (100u << 20),
     };
     struct rdma_conn_param cp = {
-      .private_data = &h, .private_data_len = sizeof h, .responder_resources = 1,
-      .initiator_depth = 1, .retry_count = 7, .rnr_retry_count = 7,
+      .private_data = &h,
+      .private_data_len = sizeof h,
+      .responder_resources = 1,
+      .initiator_depth = 1,
+      .retry_count = 7,
+      .rnr_retry_count = 7,
     };
 
     /* one channel per request: the events of one never need reading to reach another */
     ch[i] = rdma_create_event_channel ();
     if (ch[i] == NULL || rdma_create_id (ch[i], &id[i], NULL, RDMA_PS_TCP) != 0)
       goto broken;
-    if (rdma_resolve_addr (id[i], src ? src->ai_src_addr : NULL, dst->ai_dst_addr,
-                           opt_timeout_ms) != 0
+    if (rdma_resolve_addr (id[i], src ? src->ai_src_addr : NULL, dst->ai_dst_addr, opt_timeout_ms)
+            != 0
         || rdma_get_cm_event (ch[i], &ev) != 0 || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
       goto broken;
     rdma_ack_cm_event (ev);
-    if (rdma_resolve_route (id[i], opt_timeout_ms) != 0
-        || rdma_get_cm_event (ch[i], &ev) != 0 || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+    if (rdma_resolve_route (id[i], opt_timeout_ms) != 0 || rdma_get_cm_event (ch[i], &ev) != 0
+        || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
       goto broken;
     rdma_ack_cm_event (ev);
-    if (pd == NULL) {
+    if (pd == NULL)
+    {
       pd = ibv_alloc_pd (id[i]->verbs);
       cq = pd ? ibv_create_cq (id[i]->verbs, (int) (2 * n + 2), NULL, NULL, 0) : NULL;
       if (cq == NULL)
@@ -1062,15 +1145,19 @@ cmd_half_open (guint n, const char *addr, int port)
     return 1;
   }
   say ("half-open: sent %u connection requests with a valid hello; their event channels "
-       "are never read, so the server's replies are never answered (no RTU)", sent);
+       "are never read, so the server's replies are never answered (no RTU)",
+       sent);
   ready ("half-open %u requests sent", sent);
   /* Watch (poll(2) only, never read) for the server's answers: readable means the server
    * accepted (or rejected) and now waits for the RTU that never comes. */
   until = now_us () + (gint64) (opt_hold >= 0 ? opt_hold : 20) * 1000000;
-  while (now_us () < until) {
-    for (guint i = 0; i < n; i++) {
+  while (now_us () < until)
+  {
+    for (guint i = 0; i < n; i++)
+    {
       struct pollfd pfd = { ch[i]->fd, POLLIN, 0 };
-      if (!answered[i] && poll (&pfd, 1, 0) > 0) {
+      if (!answered[i] && poll (&pfd, 1, 0) > 0)
+      {
         answered[i] = TRUE;
         n_answered++;
         say ("half-open: request %u: the server answered after %.1f s (left unanswered)", i,
@@ -1102,24 +1189,26 @@ cmd_big_rdma (const char *addr, int port, gboolean binary)
   start_conn (p, c);
   while (c->state < C_ESTABLISHED && now_us () < deadline)
     peer_wait (p, 20);
-  if (c->state != C_ESTABLISHED) {
+  if (c->state != C_ESTABLISHED)
+  {
     say ("big-%s: no connection (%s)", binary ? "binary" : "string", c->why ? c->why : "?");
     return 1;
   }
-  if (!send_small (p, c, m, deadline)) {
+  if (!send_small (p, c, m, deadline))
+  {
     say ("big-%s: could not send", binary ? "binary" : "string");
     return 1;
   }
-  say ("big-%s: sent a %u-byte %s() call whose %s announces %u bytes", binary ? "binary"
-       : "string", m->len, binary ? "reverse" : "calculate",
-       binary ? "binary 'data'" : "string 'w.comment'", HUGE_LEN);
+  say ("big-%s: sent a %u-byte %s() call whose %s announces %u bytes", binary ? "binary" : "string",
+       m->len, binary ? "reverse" : "calculate", binary ? "binary 'data'" : "string 'w.comment'",
+       HUGE_LEN);
   deadline = now_us () + 2000000;
   while (c->state == C_ESTABLISHED && c->replies == 0 && now_us () < deadline)
     peer_wait (p, 20);
   say ("big-%s: after 2 s: %s", binary ? "binary" : "string",
-       c->replies ? "the server answered"
+       c->replies                  ? "the server answered"
        : c->state == C_ESTABLISHED ? "no answer, the connection is still up"
-       : "the connection is gone (the server closed it or died)");
+                                   : "the connection is gone (the server closed it or died)");
   if (c->state == C_ESTABLISHED)
     rdma_disconnect (c->id);
   return 0;
@@ -1138,7 +1227,8 @@ tcp_connect (const char *addr, int port)
   if (getaddrinfo (addr, service, &hints, &res) != 0)
     return -1;
   fd = socket (res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0 && connect (fd, res->ai_addr, res->ai_addrlen) != 0) {
+  if (fd >= 0 && connect (fd, res->ai_addr, res->ai_addrlen) != 0)
+  {
     close (fd);
     fd = -1;
   }
@@ -1156,21 +1246,25 @@ tcp_frame (const char *what, const char *addr, int port, GByteArray *m)
   char buf[256];
   ssize_t r;
 
-  if (fd < 0) {
+  if (fd < 0)
+  {
     say ("%s: cannot connect to %s:%d: %s", what, addr, port, g_strerror (errno));
     return 1;
   }
-  if (write (fd, &len, 4) != 4 || (m && write (fd, m->data, m->len) != (ssize_t) m->len)) {
+  if (write (fd, &len, 4) != 4 || (m && write (fd, m->data, m->len) != (ssize_t) m->len))
+  {
     say ("%s: write failed: %s", what, g_strerror (errno));
     return 1;
   }
   say ("%s: sent a frame of %u bytes%s", what, m ? m->len : 0,
        m ? " (one call whose field announces 0x7ffffff0 bytes)" : "");
-  pfd = (struct pollfd) { fd, POLLIN, 0 };
+  pfd = (struct pollfd){ fd, POLLIN, 0 };
   r = poll (&pfd, 1, 2000) > 0 ? read (fd, buf, sizeof buf) : -2;
   say ("%s: after the frame: %s", what,
-       r > 0 ? "the server answered" : r == 0 ? "the server closed the connection"
-       : r == -2 ? "no answer within 2 s" : "the connection was reset");
+       r > 0     ? "the server answered"
+       : r == 0  ? "the server closed the connection"
+       : r == -2 ? "no answer within 2 s"
+                 : "the connection was reset");
   close (fd);
   return 0;
 }
@@ -1181,7 +1275,8 @@ cmd_idle_tcp (guint n, const char *addr, int port)
   int *fds = g_new (int, n);
   guint up = 0;
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     fds[i] = tcp_connect (addr, port);
     if (fds[i] >= 0)
       up++;
@@ -1202,14 +1297,16 @@ main (int argc, char **argv)
   int ai, port;
 
   g_option_context_set_summary (ctx, "Attacks a ThriftServerRdma (rdma://) or a framed tcp:// "
-                                "Thrift server running tutorial/calculator.thrift.");
+                                     "Thrift server running tutorial/calculator.thrift.");
   g_option_context_set_description (ctx, summary);
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error)) {
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+  {
     fprintf (stderr, "hostile-peer: %s (try --help)\n", error->message);
     return 2;
   }
-  if (argc < 2) {
+  if (argc < 2)
+  {
     fprintf (stderr, "hostile-peer: a subcommand is needed (try --help)\n");
     return 2;
   }
@@ -1217,15 +1314,16 @@ main (int argc, char **argv)
   counted = g_str_equal (cmd, "half-open") || g_str_equal (cmd, "vanish")
             || g_str_equal (cmd, "idle") || g_str_equal (cmd, "idle-tcp");
   ai = counted ? 3 : 2;
-  if (argc != ai + 2) {
-    fprintf (stderr, "hostile-peer: %s takes %sADDR PORT (try --help)\n", cmd,
-             counted ? "N " : "");
+  if (argc != ai + 2)
+  {
+    fprintf (stderr, "hostile-peer: %s takes %sADDR PORT (try --help)\n", cmd, counted ? "N " : "");
     return 2;
   }
   if (counted)
     n = (guint) g_ascii_strtoull (argv[2], NULL, 10);
   port = atoi (argv[ai + 1]);
-  if (n < 1 || port < 1 || port > 65535) {
+  if (n < 1 || port < 1 || port > 65535)
+  {
     fprintf (stderr, "hostile-peer: bad N or PORT\n");
     return 2;
   }
@@ -1234,11 +1332,14 @@ main (int argc, char **argv)
 
   if (g_str_equal (cmd, "half-open"))
     return cmd_half_open (n, argv[ai], port);
-  if (g_str_equal (cmd, "flood")) {
+  if (g_str_equal (cmd, "flood"))
+  {
     return cmd_flood (argv[ai], port);
   }
-  if (g_str_equal (cmd, "vanish")) {
-    if (opt_source == NULL) {
+  if (g_str_equal (cmd, "vanish"))
+  {
+    if (opt_source == NULL)
+    {
       fprintf (stderr, "hostile-peer: vanish needs --source\n");
       return 2;
     }
@@ -1248,9 +1349,11 @@ main (int argc, char **argv)
     return cmd_idle (n, argv[ai], port, FALSE);
   if (g_str_equal (cmd, "probe"))
     return cmd_probe (argv[ai], port);
-  if (g_str_equal (cmd, "big-string") || g_str_equal (cmd, "big-binary")) {
+  if (g_str_equal (cmd, "big-string") || g_str_equal (cmd, "big-binary"))
+  {
     gboolean binary = g_str_equal (cmd, "big-binary");
-    if (opt_tcp) {
+    if (opt_tcp)
+    {
       GByteArray *m = binary ? msg_big_binary () : msg_big_string ();
       return tcp_frame (cmd, argv[ai], port, m);
     }

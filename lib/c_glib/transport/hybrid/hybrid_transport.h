@@ -26,8 +26,7 @@ G_BEGIN_DECLS
  * when the client runs over TCP alone).  @framed: the TCP leg's messages are framed, as a
  * hybrid client's are; FALSE for a stock buffered client (hybrid_wire_stock_client). */
 ThriftHybrid *hybrid_transport_new_accepted (ThriftSocket *socket, ThriftRdma *rdma,
-                                             gboolean framed,
-                                             ThriftConfiguration *configuration);
+                                             gboolean framed, ThriftConfiguration *configuration);
 
 G_END_DECLS
 

@@ -82,22 +82,27 @@ check_head (const guint8 *data, gsize len, gsize want, const gchar *what, Hybrid
   guint32 magic;
 
   memset (out, 0, sizeof *out);
-  if (data == NULL || len < want) {
+  if (data == NULL || len < want)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: %s too short (%" G_GSIZE_FORMAT " bytes of %" G_GSIZE_FORMAT
-                 ")", what, data != NULL ? len : 0, want);
+                 ")",
+                 what, data != NULL ? len : 0, want);
     return FALSE;
   }
   magic = ((guint32) data[0] << 24) | ((guint32) data[1] << 16) | ((guint32) data[2] << 8)
           | data[3];
-  if (magic != HYBRID_WIRE_MAGIC) {
+  if (magic != HYBRID_WIRE_MAGIC)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: expected a %s, got bytes %02x %02x %02x %02x (a peer that "
-                 "is not a hybrid:// transport?)", what, data[0], data[1], data[2], data[3]);
+                 "is not a hybrid:// transport?)",
+                 what, data[0], data[1], data[2], data[3]);
     return FALSE;
   }
   out->version = data[4];
-  if (out->version != HYBRID_WIRE_VERSION) {
+  if (out->version != HYBRID_WIRE_VERSION)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: the peer speaks version %u, this side %u", out->version,
                  HYBRID_WIRE_VERSION);
@@ -112,7 +117,8 @@ hybrid_wire_parse_hello (const guint8 *data, gsize len, HybridMessage *out, GErr
   if (!check_head (data, len, HYBRID_HELLO_LEN, "hello", out, error))
     return FALSE;
   out->flags = data[5];
-  if (out->flags & ~HYBRID_WANT_RDMA) {
+  if (out->flags & ~HYBRID_WANT_RDMA)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: unknown hello flags 0x%02x", out->flags);
     return FALSE;
@@ -128,7 +134,8 @@ hybrid_wire_parse_welcome (const guint8 *data, gsize len, HybridMessage *out, GE
   out->status = data[5];
   out->flags = data[6];
   memcpy (out->token, data + 8, HYBRID_TOKEN_LEN);
-  if (out->status > HYBRID_STATUS_BUSY) {
+  if (out->status > HYBRID_STATUS_BUSY)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: unknown welcome status %u", out->status);
     return FALSE;
@@ -142,7 +149,8 @@ hybrid_wire_parse_commit (const guint8 *data, gsize len, HybridMessage *out, GEr
   if (!check_head (data, len, HYBRID_COMMIT_LEN, "commit", out, error))
     return FALSE;
   out->commit = data[5];
-  if (out->commit != HYBRID_COMMIT_RDMA && out->commit != HYBRID_COMMIT_TCP_ONLY) {
+  if (out->commit != HYBRID_COMMIT_RDMA && out->commit != HYBRID_COMMIT_TCP_ONLY)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
                  "hybrid handshake: unknown commit %u", out->commit);
     return FALSE;
@@ -157,12 +165,14 @@ hybrid_wire_new_token (guint8 token[HYBRID_TOKEN_LEN], GError **error)
 
   /* the token is all that keeps another client from taking this one's place: the kernel's
    * random source, not GLib's PRNG */
-  while (got < HYBRID_TOKEN_LEN) {
+  while (got < HYBRID_TOKEN_LEN)
+  {
     ssize_t n = getrandom (token + got, HYBRID_TOKEN_LEN - got, 0);
 
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
+    if (n <= 0)
+    {
       int err = errno;
       g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_UNKNOWN,
                    "hybrid: no random bytes for a pair token: %s", g_strerror (err));
@@ -176,7 +186,8 @@ hybrid_wire_new_token (guint8 token[HYBRID_TOKEN_LEN], GError **error)
 const gchar *
 hybrid_wire_status_text (guint8 status)
 {
-  switch (status) {
+  switch (status)
+  {
   case HYBRID_STATUS_OK:
     return "ok";
   case HYBRID_STATUS_VERSION:

@@ -34,7 +34,7 @@
 
 G_BEGIN_DECLS
 
-#define HYBRID_WIRE_MAGIC 0xff544859u   /* "\xffTHY" */
+#define HYBRID_WIRE_MAGIC 0xff544859u /* "\xffTHY" */
 #define HYBRID_WIRE_VERSION 1
 #define HYBRID_TOKEN_LEN 16
 #define HYBRID_HELLO_LEN 8
@@ -43,34 +43,34 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  HYBRID_WANT_RDMA = 1 << 0     /* HELLO: the client will try an RDMA leg */
+  HYBRID_WANT_RDMA = 1 << 0 /* HELLO: the client will try an RDMA leg */
 } HybridHelloFlags;
 
 typedef enum
 {
-  HYBRID_HAS_RDMA = 1 << 0      /* WELCOME: the server listens for RDMA legs */
+  HYBRID_HAS_RDMA = 1 << 0 /* WELCOME: the server listens for RDMA legs */
 } HybridServerFlags;
 
 typedef enum
 {
   HYBRID_STATUS_OK = 0,
-  HYBRID_STATUS_VERSION = 1,    /* the server does not speak the client's version */
-  HYBRID_STATUS_BUSY = 2        /* too many connections are being set up */
+  HYBRID_STATUS_VERSION = 1, /* the server does not speak the client's version */
+  HYBRID_STATUS_BUSY = 2     /* too many connections are being set up */
 } HybridStatus;
 
 typedef enum
 {
-  HYBRID_COMMIT_RDMA = 1,       /* the RDMA leg with the token is connected */
-  HYBRID_COMMIT_TCP_ONLY = 2    /* no RDMA leg follows (fallback): every call goes by TCP */
+  HYBRID_COMMIT_RDMA = 1,    /* the RDMA leg with the token is connected */
+  HYBRID_COMMIT_TCP_ONLY = 2 /* no RDMA leg follows (fallback): every call goes by TCP */
 } HybridCommit;
 
 typedef struct
 {
   guint8 version;
-  guint8 flags;                 /* HELLO: HybridHelloFlags; WELCOME: HybridServerFlags */
-  guint8 status;                /* WELCOME */
-  guint8 commit;                /* COMMIT */
-  guint8 token[HYBRID_TOKEN_LEN];   /* WELCOME */
+  guint8 flags;                   /* HELLO: HybridHelloFlags; WELCOME: HybridServerFlags */
+  guint8 status;                  /* WELCOME */
+  guint8 commit;                  /* COMMIT */
+  guint8 token[HYBRID_TOKEN_LEN]; /* WELCOME */
 } HybridMessage;
 
 void hybrid_wire_hello (guint8 out[HYBRID_HELLO_LEN], guint8 flags);
@@ -90,10 +90,10 @@ gboolean hybrid_wire_parse_commit (const guint8 *data, gsize len, HybridMessage 
 /* Who a TCP connection's first byte says the client is. */
 typedef enum
 {
-  HYBRID_PEER_HYBRID,           /* the HELLO's magic: a hybrid:// client */
-  HYBRID_PEER_BUFFERED,         /* a strict binary (0x80) or compact (0x82) message's first
+  HYBRID_PEER_HYBRID,   /* the HELLO's magic: a hybrid:// client */
+  HYBRID_PEER_BUFFERED, /* a strict binary (0x80) or compact (0x82) message's first
                                    byte, unframed: a stock client with a buffered transport */
-  HYBRID_PEER_FRAMED            /* anything else is taken for the high byte of a frame's
+  HYBRID_PEER_FRAMED    /* anything else is taken for the high byte of a frame's
                                    length (0x00 below 16 MiB): a stock framed client */
 } HybridPeer;
 

@@ -19,15 +19,16 @@
 #include "rdma_wire.h"
 
 guint16
-rdma_admit_request (const void *data, gsize len, ThriftServerRdmaAdmitFunc func,
-                    gpointer user_data, gchar **reason)
+rdma_admit_request (const void *data, gsize len, ThriftServerRdmaAdmitFunc func, gpointer user_data,
+                    gchar **reason)
 {
   guint8 token[RDMA_WIRE_PAIR_TOKEN_LEN];
   gboolean has_token = rdma_wire_pair_token_parse (data, len, token);
   gchar *why = NULL;
 
   *reason = NULL;
-  if (func == NULL) {
+  if (func == NULL)
+  {
     if (!has_token)
       return RDMA_WIRE_REFUSE_NONE;
     /* a client that believes it is one leg of a pair must not get a lone connection */
@@ -35,7 +36,8 @@ rdma_admit_request (const void *data, gsize len, ThriftServerRdmaAdmitFunc func,
                         "connections (no admission function)");
     return RDMA_WIRE_REFUSE_NOT_PAIRING;
   }
-  if (func (has_token ? token : NULL, user_data, &why)) {
+  if (func (has_token ? token : NULL, user_data, &why))
+  {
     g_free (why);
     return RDMA_WIRE_REFUSE_NONE;
   }

@@ -35,7 +35,12 @@
 #include "rdma_block.h"
 #include "rdma_status.h"
 
-enum { RUNNING, BLOCKED, WATCHER };
+enum
+{
+  RUNNING,
+  BLOCKED,
+  WATCHER
+};
 
 /* epoll's data: the registration's number, and which of its fds */
 #define FD_KICK 0u
@@ -51,9 +56,9 @@ typedef struct
 {
   GThread *thread;
   int epfd, kick_fd;
-  GHashTable *regs;           /* id -> RdmaBlock * */
+  GHashTable *regs; /* id -> RdmaBlock * */
   gboolean stopping;
-  gint64 planned;             /* when it wakes next (atomic) */
+  gint64 planned; /* when it wakes next (atomic) */
 } Watcher;
 
 struct _RdmaBlock
@@ -63,16 +68,16 @@ struct _RdmaBlock
   int cm_fd, wake_fd;
   const RdmaBlockOps *ops;
   gpointer owner;
-  gint state;                 /* RUNNING, BLOCKED, WATCHER (atomic) */
-  gint pending;               /* RdmaBlockWhy its fds said, not yet seen by the owner */
-  gint woke;                  /* RdmaBlockWhy the watcher forced the owner awake for */
-  gint64 deadline_us;         /* published by the owner as it blocks (0: none) */
+  gint state;         /* RUNNING, BLOCKED, WATCHER (atomic) */
+  gint pending;       /* RdmaBlockWhy its fds said, not yet seen by the owner */
+  gint woke;          /* RdmaBlockWhy the watcher forced the owner awake for */
+  gint64 deadline_us; /* published by the owner as it blocks (0: none) */
   gint64 timer_us;
-  GError *failure;            /* RDMA_BLOCK_FAILED: the tick's */
+  GError *failure; /* RDMA_BLOCK_FAILED: the tick's */
 };
 
 static GMutex lock;
-static Watcher *current;      /* (nullable) the one that takes registrations */
+static Watcher *current; /* (nullable) the one that takes registrations */
 static guint64 next_id = 1;
 
 static void
@@ -94,21 +99,24 @@ act (RdmaBlock *b, gint64 now)
   if (!g_atomic_int_compare_and_exchange (&b->state, BLOCKED, WATCHER))
     return;
   why = (guint) g_atomic_int_get (&b->pending);
-  if (g_atomic_int_get (&b->woke) != 0) {
-    g_atomic_int_set (&b->state, BLOCKED);   /* woken already: the owner is on its way */
+  if (g_atomic_int_get (&b->woke) != 0)
+  {
+    g_atomic_int_set (&b->state, BLOCKED); /* woken already: the owner is on its way */
     return;
   }
   t = ATOMIC_GET (&b->deadline_us);
   if (why == 0 && t > 0 && now >= t)
     why |= RDMA_BLOCK_DEADLINE;
   t = ATOMIC_GET (&b->timer_us);
-  if (why == 0 && t > 0 && now >= t) {
+  if (why == 0 && t > 0 && now >= t)
+  {
     if (b->ops->tick (b->owner, now, &b->failure))
       ATOMIC_SET (&b->timer_us, b->ops->timer_due (b->owner));
     else
       why |= RDMA_BLOCK_FAILED;
   }
-  if (why != 0) {
+  if (why != 0)
+  {
     b->ops->force (b->owner);
     ATOMIC_SET (&b->deadline_us, 0);
     ATOMIC_SET (&b->timer_us, 0);
@@ -132,7 +140,8 @@ next_due (Watcher *w, gint64 now)
   gint64 next = G_MAXINT64;
 
   g_hash_table_iter_init (&it, w->regs);
-  while (g_hash_table_iter_next (&it, NULL, &v)) {
+  while (g_hash_table_iter_next (&it, NULL, &v))
+  {
     RdmaBlock *b = v;
     gint64 due = earliest (ATOMIC_GET (&b->deadline_us), ATOMIC_GET (&b->timer_us));
 
@@ -151,7 +160,8 @@ watcher_main (gpointer data)
   struct epoll_event ev[16];
 
   g_mutex_lock (&lock);
-  while (!w->stopping) {
+  while (!w->stopping)
+  {
     gint64 now = g_get_monotonic_time (), next;
     int n, timeout;
 
@@ -168,20 +178,23 @@ watcher_main (gpointer data)
       g_warning ("ThriftRdma: the watcher's epoll_wait: %s", g_strerror (errno));
     g_mutex_lock (&lock);
     now = g_get_monotonic_time ();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
+    {
       guint which = (guint) (ev[i].data.u64 & 3);
       RdmaBlock *b;
 
-      if (which == FD_KICK) {
+      if (which == FD_KICK)
+      {
         guint64 count;
-        if (read (w->kick_fd, &count, sizeof count) < 0) {
+        if (read (w->kick_fd, &count, sizeof count) < 0)
+        {
           /* EAGAIN: read already */
         }
         continue;
       }
-      b = g_hash_table_lookup (w->regs, &(guint64) { ev[i].data.u64 >> 2 });
+      b = g_hash_table_lookup (w->regs, &(guint64){ ev[i].data.u64 >> 2 });
       if (b == NULL)
-        continue;   /* unregistered since */
+        continue; /* unregistered since */
       g_atomic_int_or (&b->pending, which == FD_CM ? RDMA_BLOCK_CM : RDMA_BLOCK_INTERRUPT);
       act (b, now);
     }
@@ -199,7 +212,8 @@ start (GError **error)
 
   w->epfd = epoll_create1 (EPOLL_CLOEXEC);
   w->kick_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (w->epfd < 0 || w->kick_fd < 0 || epoll_ctl (w->epfd, EPOLL_CTL_ADD, w->kick_fd, &ev) != 0) {
+  if (w->epfd < 0 || w->kick_fd < 0 || epoll_ctl (w->epfd, EPOLL_CTL_ADD, w->kick_fd, &ev) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll", err, -1,
                            "the watcher of blocked waits");
@@ -231,15 +245,22 @@ rdma_block_register (int cm_fd, int wake_fd, const RdmaBlockOps *ops, gpointer o
   RdmaBlock *b;
 
   g_mutex_lock (&lock);
-  if (current == NULL && (current = start (error)) == NULL) {
+  if (current == NULL && (current = start (error)) == NULL)
+  {
     g_mutex_unlock (&lock);
     return NULL;
   }
   b = g_new0 (RdmaBlock, 1);
-  *b = (RdmaBlock) { .w = current, .id = next_id++, .cm_fd = cm_fd, .wake_fd = wake_fd,
-                     .ops = ops, .owner = owner, .state = RUNNING };
+  *b = (RdmaBlock){ .w = current,
+                    .id = next_id++,
+                    .cm_fd = cm_fd,
+                    .wake_fd = wake_fd,
+                    .ops = ops,
+                    .owner = owner,
+                    .state = RUNNING };
   if (!watch_fd (current, cm_fd, DATA (b->id, FD_CM), EPOLL_CTL_ADD)
-      || !watch_fd (current, wake_fd, DATA (b->id, FD_WAKE), EPOLL_CTL_ADD)) {
+      || !watch_fd (current, wake_fd, DATA (b->id, FD_WAKE), EPOLL_CTL_ADD))
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "epoll_ctl", err, -1,
                            "the watcher of blocked waits");
@@ -247,7 +268,9 @@ rdma_block_register (int cm_fd, int wake_fd, const RdmaBlockOps *ops, gpointer o
       epoll_ctl (current->epfd, EPOLL_CTL_DEL, cm_fd, NULL);
     g_free (b);
     b = NULL;
-  } else {
+  }
+  else
+  {
     g_hash_table_insert (current->regs, &b->id, b);
   }
   g_mutex_unlock (&lock);
@@ -269,7 +292,8 @@ rdma_block_unregister (RdmaBlock *b)
     epoll_ctl (w->epfd, EPOLL_CTL_DEL, b->wake_fd, NULL);
   g_hash_table_remove (w->regs, &b->id);
   /* the last one stops it (a registration that comes meanwhile starts another) */
-  if (g_hash_table_size (w->regs) == 0) {
+  if (g_hash_table_size (w->regs) == 0)
+  {
     w->stopping = TRUE;
     if (current == w)
       current = NULL;
@@ -279,7 +303,8 @@ rdma_block_unregister (RdmaBlock *b)
   g_mutex_unlock (&lock);
   g_clear_error (&b->failure);
   g_free (b);
-  if (last != NULL) {
+  if (last != NULL)
+  {
     g_thread_join (last->thread);
     close (last->epfd);
     close (last->kick_fd);
@@ -310,7 +335,7 @@ rdma_block_leave (RdmaBlock *b, GError **error)
   guint why;
 
   while (!g_atomic_int_compare_and_exchange (&b->state, BLOCKED, RUNNING))
-    g_thread_yield ();   /* the watcher acts for us: a few verbs calls */
+    g_thread_yield (); /* the watcher acts for us: a few verbs calls */
   /* (the due times stay: one in the future makes the watcher's next wake-up, so the next
    * wait's, later, needs no kick) */
   why = (guint) __atomic_exchange_n (&b->woke, 0, __ATOMIC_SEQ_CST)

@@ -45,10 +45,10 @@ G_BEGIN_DECLS
 /* Why a blocked owner was woken (or why it must not block). */
 typedef enum
 {
-  RDMA_BLOCK_CM = 1 << 0,          /* its CM channel has events */
-  RDMA_BLOCK_INTERRUPT = 1 << 1,   /* its wake eventfd was written (thrift_rdma_interrupt) */
-  RDMA_BLOCK_DEADLINE = 1 << 2,    /* its wait's deadline passed */
-  RDMA_BLOCK_FAILED = 1 << 3       /* its timer, run by the watcher, failed it */
+  RDMA_BLOCK_CM = 1 << 0,        /* its CM channel has events */
+  RDMA_BLOCK_INTERRUPT = 1 << 1, /* its wake eventfd was written (thrift_rdma_interrupt) */
+  RDMA_BLOCK_DEADLINE = 1 << 2,  /* its wait's deadline passed */
+  RDMA_BLOCK_FAILED = 1 << 3     /* its timer, run by the watcher, failed it */
 } RdmaBlockWhy;
 
 /* What the watcher runs for a blocked owner, in its place. */
@@ -66,8 +66,8 @@ typedef struct _RdmaBlock RdmaBlock;
 /* Registers an owner's CM channel fd and wake eventfd (-1: none) with the watcher, which
  * starts with the first registration.  NULL with @error if it cannot (no epoll, no thread):
  * the owner then polls. */
-RdmaBlock *rdma_block_register (int cm_fd, int wake_fd, const RdmaBlockOps *ops,
-                                gpointer owner, GError **error);
+RdmaBlock *rdma_block_register (int cm_fd, int wake_fd, const RdmaBlockOps *ops, gpointer owner,
+                                GError **error);
 /* The owner goes (not blocked): the watcher never touches it again once this returns; the
  * watcher stops with the last registration. */
 void rdma_block_unregister (RdmaBlock *b);

@@ -22,7 +22,7 @@
 #include "rdma_resources.h"
 
 G_LOCK_DEFINE_STATIC (budget);
-static guint64 requested;       /* the smallest max-pinned-bytes asked for (0: none) */
+static guint64 requested; /* the smallest max-pinned-bytes asked for (0: none) */
 static guint64 refusals;
 static gboolean warned;
 
@@ -31,7 +31,8 @@ default_limit (void)
 {
   static gsize limit = 0;
 
-  if (g_once_init_enter (&limit)) {
+  if (g_once_init_enter (&limit))
+  {
     long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
     guint64 v = pages > 0 && page > 0 ? (guint64) pages * (guint64) page / 8 : 0;
     struct rlimit rl;
@@ -61,7 +62,8 @@ rdma_budget_request (guint64 max_pinned_bytes, const gchar *who)
   if (kept != 0)
     g_warning ("ThriftRdma: %s asks for max-pinned-bytes %" G_GUINT64_FORMAT ", but another "
                "transport of this process asked for %" G_GUINT64_FORMAT " already: the budget "
-               "is the process's, and it keeps the smaller", who, max_pinned_bytes, kept);
+               "is the process's, and it keeps the smaller",
+               who, max_pinned_bytes, kept);
 }
 
 guint64
@@ -91,8 +93,9 @@ rdma_budget_admit (guint64 bytes, const gchar *what)
   warned = TRUE;
   G_UNLOCK (budget);
   if (first)
-    g_warning ("ThriftRdma: the process pins %" G_GINT64_FORMAT " bytes, and %s of %"
-               G_GUINT64_FORMAT " more would pass max-pinned-bytes (%" G_GUINT64_FORMAT "): it "
+    g_warning ("ThriftRdma: the process pins %" G_GINT64_FORMAT
+               " bytes, and %s of %" G_GUINT64_FORMAT
+               " more would pass max-pinned-bytes (%" G_GUINT64_FORMAT "): it "
                "is not made, nor further buffers that only speed connections up; their "
                "messages go by Eager-SendRecv (said once per process; explain counts them)",
                c.pinned_bytes, what, bytes, limit);

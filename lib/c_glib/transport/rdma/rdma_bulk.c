@@ -31,14 +31,14 @@
 
 struct _RdmaBulk
 {
-  RdmaRcache *cache;                           /* (owned) if @own_cache, else (unowned): the
+  RdmaRcache *cache; /* (owned) if @own_cache, else (unowned): the
                                                   device's (rdma_domain_rcache), or its own
                                                   when the domain is not shared */
   gboolean own_cache;
-  RdmaLendCost *lend_cost;                     /* (unowned) (nullable): the device's
+  RdmaLendCost *lend_cost; /* (unowned) (nullable): the device's
                                                   (rdma_domain_lend_cost) */
-  RdmaRcacheStats tally;                       /* this connection's hits and misses */
-  RdmaRcacheStats seen;                        /* counters already in conn->stats */
+  RdmaRcacheStats tally;   /* this connection's hits and misses */
+  RdmaRcacheStats seen;    /* counters already in conn->stats */
 
   /* lending: the message being written or waiting for its DONE */
   RdmaWindow *win[RDMA_BULK_MAX_FIELDS];       /* (owned) (nullable): made on first use,
@@ -48,18 +48,19 @@ struct _RdmaBulk
   gsize lent_len[RDMA_BULK_MAX_FIELDS];        /* the fields' own lengths */
   guint n_lent;
   guint32 tx_seq;
-  gboolean returned;                           /* its DONE arrived */
+  gboolean returned; /* its DONE arrived */
 
   /* pulling */
-  guint reads;                                 /* READs in flight */
-  GPtrArray *reading;                          /* (owned): the entries they hold, a hold on
+  guint reads;        /* READs in flight */
+  GPtrArray *reading; /* (owned): the entries they hold, a hold on
                                                   each (rdma_rcache_release) */
 };
 
 static RdmaBulk *
 bulk_get (RdmaConn *conn)
 {
-  if (conn->bulk == NULL) {
+  if (conn->bulk == NULL)
+  {
     RdmaBulk *b = g_new0 (RdmaBulk, 1);
     b->reading = g_ptr_array_new ();
     /* one cache per device for the process: its bounds hold for all the connections */
@@ -94,8 +95,7 @@ rdma_bulk_lend_cost (RdmaConn *conn)
 static int
 bulk_access (RdmaConn *conn, int need)
 {
-  return need | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND | IBV_ACCESS_LOCAL_WRITE
-                                              : 0);
+  return need | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND | IBV_ACCESS_LOCAL_WRITE : 0);
 }
 
 guint32
@@ -125,7 +125,8 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   RdmaRcacheEntry *entry;
 
   g_return_val_if_fail (i < RDMA_BULK_MAX_FIELDS && len > 0 && len <= G_MAXUINT32, FALSE);
-  if (!rdma_window_supported (conn)) {
+  if (!rdma_window_supported (conn))
+  {
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_alloc_mw", 0, -1,
                            "the device has no type-2 memory windows to lend fields with");
     return FALSE;
@@ -142,8 +143,9 @@ rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkDesc *desc
   if (!rdma_window_bind_wait (conn, &b->win[i], entry->mr, ptr, len, IBV_ACCESS_REMOTE_READ,
                               deadline_us, error))
     return FALSE;
-  *desc = (RdmaBulkDesc) { .len = (guint32) len, .addr = (guint64) (uintptr_t) ptr,
-                           .rkey = rdma_window_rkey (b->win[i]) };
+  *desc = (RdmaBulkDesc){ .len = (guint32) len,
+                          .addr = (guint64) (uintptr_t) ptr,
+                          .rkey = rdma_window_rkey (b->win[i]) };
   return TRUE;
 }
 
@@ -158,7 +160,8 @@ release_lent (RdmaConn *conn)
 {
   RdmaBulk *b = conn->bulk;
 
-  for (guint i = 0; i < b->n_lent; i++) {
+  for (guint i = 0; i < b->n_lent; i++)
+  {
     conn->stats.bulk_sent += b->lent_len[i];
     rdma_rcache_release (b->cache, b->lent[i]);
     b->lent[i] = NULL;
@@ -177,7 +180,8 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
 
   if (b == NULL || b->n_lent == 0)
     return TRUE;
-  if (!rdma_conn_wait_for (conn, returned, NULL, deadline_us, error)) {
+  if (!rdma_conn_wait_for (conn, returned, NULL, deadline_us, error))
+  {
     rdma_bulk_abandon (conn);
     return FALSE;
   }
@@ -188,7 +192,8 @@ rdma_bulk_settle (RdmaConn *conn, gint64 deadline_us, GError **error)
   for (guint i = 0; i < b->n_lent && ok; i++)
     ok = rdma_window_invalidate (conn, b->win[i], NULL, NULL, &e);
   /* the registrations go back only once no key reaches them */
-  if (ok && rdma_conn_wait_for (conn, windows_invalidated, NULL, deadline_us, &e)) {
+  if (ok && rdma_conn_wait_for (conn, windows_invalidated, NULL, deadline_us, &e))
+  {
     release_lent (conn);
     return TRUE;
   }
@@ -274,8 +279,7 @@ window_size (gsize chunk, guint k)
 /* Registers the window of @dst + [@at, ...) for READs to land in; it ends on a 4 KiB boundary
  * (so the next window starts aligned, as a READ of a whole chunk then is) or at @n. */
 static RdmaRcacheEntry *
-window_acquire (RdmaBulk *b, guint8 *dst, gsize at, gsize n, gsize size, int access,
-                GError **error)
+window_acquire (RdmaBulk *b, guint8 *dst, gsize at, gsize n, gsize size, int access, GError **error)
 {
   gsize end = at + size;
 
@@ -301,7 +305,7 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
   gsize chunk = MAX (conn->settings.bulk_chunk, 4096u);
   ReadRoom room = { MIN (MAX (conn->settings.bulk_depth, 1u), MAX (conn->max_rd_atomic, 1u)) };
   int access = bulk_access (conn, IBV_ACCESS_LOCAL_WRITE);
-  RdmaRcacheEntry *cur;         /* the window the next READ lands in */
+  RdmaRcacheEntry *cur; /* the window the next READ lands in */
   guint first = b->reading->len, windows = 0;
   gsize posted = 0;
 
@@ -315,13 +319,14 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
     b->tally.hits++;
   else
     cur = room.depth == 1 || n <= chunk
-          ? rdma_rcache_acquire_for (b->cache, dst, n, access, &b->tally, error)
-          : window_acquire (b, dst, 0, n, window_size (chunk, windows++), access, error);
+              ? rdma_rcache_acquire_for (b->cache, dst, n, access, &b->tally, error)
+              : window_acquire (b, dst, 0, n, window_size (chunk, windows++), access, error);
   if (cur == NULL)
     return FALSE;
   g_ptr_array_add (b->reading, cur);
 
-  while (posted < n) {
+  while (posted < n)
+  {
     /* a cached region may reach past the field: READ only the field */
     gsize cur_end = MIN ((gsize) (cur->addr + cur->length - dst), n);
     gsize k = MIN (chunk, cur_end - posted);
@@ -334,9 +339,10 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
     op = rdma_conn_op_get (conn, RDMA_OP_READ, RDMA_WIRE_PROTO_ENGINE);
     op->done = read_done;
     op->arg = k;
-    sge = (struct ibv_sge) { .addr = (uintptr_t) (dst + posted), .length = (guint32) k,
-                             .lkey = cur->lkey };
-    wr = (struct ibv_send_wr) {
+    sge = (struct ibv_sge){ .addr = (uintptr_t) (dst + posted),
+                            .length = (guint32) k,
+                            .lkey = cur->lkey };
+    wr = (struct ibv_send_wr){
       .wr_id = rdma_op_wr_id (op),
       .sg_list = &sge,
       .num_sge = 1,
@@ -349,12 +355,14 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
     b->reads++;
     posted += k;
     /* the next window is registered while this one's READs are in flight */
-    if (posted == cur_end && posted < n) {
+    if (posted == cur_end && posted < n)
+    {
       gsize size = window_size (chunk, windows++);
       GError *e = NULL;
 
       cur = window_acquire (b, dst, posted, n, size, access, &e);
-      if (cur == NULL && g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_NO_MEMORY)) {
+      if (cur == NULL && g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_NO_MEMORY))
+      {
         /* the cache may be full of this pull's own windows: let their READs land, give
          * them back and try again with none held, so a full cache slows the pull down
          * instead of failing it (or, with READs in flight, the connection) */
@@ -364,9 +372,10 @@ rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst
         release_windows (b, first);
         cur = window_acquire (b, dst, posted, n, size, access, &e);
       }
-      if (cur == NULL) {
+      if (cur == NULL)
+      {
         g_propagate_error (error, e);
-        goto failed;   /* no READ in flight after a full cache: the call fails, not the QP */
+        goto failed; /* no READ in flight after a full cache: the call fails, not the QP */
       }
       g_ptr_array_add (b->reading, cur);
     }
@@ -394,23 +403,25 @@ rdma_bulk_done (RdmaConn *conn, guint32 seq, GError **error)
 }
 
 gboolean
-rdma_bulk_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-                   GError **error)
+rdma_bulk_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   RdmaBulk *b = conn->bulk;
   guint32 seq;
 
-  if (kind != RDMA_BULK_DONE || len != sizeof seq) {
+  if (kind != RDMA_BULK_DONE || len != sizeof seq)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: engine control of kind %u, %u bytes", kind, len);
     return FALSE;
   }
   memcpy (&seq, payload, sizeof seq);
   seq = GUINT32_FROM_LE (seq);
-  if (b == NULL || b->n_lent == 0 || b->returned || seq != b->tx_seq) {
+  if (b == NULL || b->n_lent == 0 || b->returned || seq != b->tx_seq)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: the peer returns fields of message %u, which "
-                           "it was not lent", seq);
+                           "it was not lent",
+                           seq);
     return FALSE;
   }
   b->returned = TRUE;

@@ -47,7 +47,7 @@ G_BEGIN_DECLS
  * ring's, rdma_ring.h). */
 enum
 {
-  RDMA_BULK_DONE = 3       /* reader -> lender: le32 seq, the message's fields were read */
+  RDMA_BULK_DONE = 3 /* reader -> lender: le32 seq, the message's fields were read */
 };
 
 /* (The defaults of its settings are in rdma_conn.h.) */
@@ -88,8 +88,8 @@ void rdma_bulk_abandon (RdmaConn *conn);
 /* Reader: pulls @n bytes from offset @off of the peer's field @desc into @dst, in chunks of
  * settings.bulk_chunk bytes with settings.bulk_depth READs in flight (1: the whole of @dst is
  * registered first and the chunks read one after another).  Returns when they are there. */
-gboolean rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst,
-                         gsize n, gint64 deadline_us, GError **error);
+gboolean rdma_bulk_pull (RdmaConn *conn, const RdmaBulkDesc *desc, gsize off, guint8 *dst, gsize n,
+                         gint64 deadline_us, GError **error);
 /* Reader: the peer's message @seq is read; its fields may go. */
 gboolean rdma_bulk_done (RdmaConn *conn, guint32 seq, GError **error);
 

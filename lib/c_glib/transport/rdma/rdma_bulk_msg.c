@@ -40,7 +40,7 @@ void
 rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn)
 {
   if (conn != NULL)
-    rdma_bulk_writer_call_over (w, conn);   /* (its time is no sample of its own) */
+    rdma_bulk_writer_call_over (w, conn); /* (its time is no sample of its own) */
   w->ticket.open = FALSE;
   w->decided = FALSE;
 }
@@ -49,7 +49,8 @@ rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn)
 static gboolean
 lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
 {
-  if (!w->decided) {
+  if (!w->decided)
+  {
     RdmaLendCost *cost = rdma_bulk_lend_cost (conn);
 
     w->decided = TRUE;
@@ -71,16 +72,22 @@ rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gs
                         gsize threshold, gboolean measured, GError **error)
 {
   if (threshold > 0 && len >= MAX (threshold, RDMA_BULK_MIN_THRESHOLD) && len <= G_MAXUINT32
-      && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32) {
-    if (!rdma_bulk_can_lend (conn)) {
+      && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32)
+  {
+    if (!rdma_bulk_can_lend (conn))
+    {
       /* a device without type-2 memory windows: copied as without bulk transfer, which the
        * call does not notice; the counter tells */
       rdma_conn_stats (conn)->bulk_not_lent++;
-    } else if (!lends (w, conn, len, measured)) {
+    }
+    else if (!lends (w, conn, len, measured))
+    {
       rdma_conn_stats (conn)->bulk_copied++;
-    } else {
+    }
+    else
+    {
       w->ptr[w->n] = buf;
-      w->desc[w->n] = (RdmaBulkDesc) { .at = (guint32) w->inline_len, .len = (guint32) len };
+      w->desc[w->n] = (RdmaBulkDesc){ .at = (guint32) w->inline_len, .len = (guint32) len };
       w->n++;
       return TRUE;
     }
@@ -102,7 +109,8 @@ rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us, GE
   rdma_conn_tx_may_copy (conn, may_copy);
   if (w->n == 0)
     return TRUE;
-  for (guint i = 0; i < w->n; i++) {
+  for (guint i = 0; i < w->n; i++)
+  {
     guint32 at = w->desc[i].at;
     if (!rdma_bulk_lend (conn, w->ptr[i], w->desc[i].len, &w->desc[i], deadline_us, error))
       return FALSE;
@@ -121,7 +129,8 @@ rdma_bulk_writer_finish (RdmaBulkWriter *w, RdmaConn *conn, gboolean sent, gint6
 {
   gboolean ok = TRUE;
 
-  if (w->n > 0) {
+  if (w->n > 0)
+  {
     if (sent)
       ok = rdma_bulk_settle (conn, deadline_us, error);
     else
@@ -143,7 +152,8 @@ gboolean
 rdma_bulk_reader_start (RdmaBulkReader *r, const guint8 *msg, gsize len, gsize max_total,
                         GError **error)
 {
-  if (!rdma_bulk_wire_parse (msg, len, max_total, &r->tab, error)) {
+  if (!rdma_bulk_wire_parse (msg, len, max_total, &r->tab, error))
+  {
     /* nothing to read, nothing to give back */
     memset (r, 0, sizeof *r);
     r->returned = TRUE;
@@ -170,7 +180,8 @@ rdma_bulk_reader_pull (RdmaBulkReader *r, RdmaConn *conn, guint8 *buf, gsize len
     return 0;
   r->foff += n;
   r->left -= n;
-  if (r->foff == d->len) {
+  if (r->foff == d->len)
+  {
     r->field++;
     next_field (r);
     /* the last field is here: the lender need not wait for the rest to be read */

@@ -50,21 +50,21 @@ G_BEGIN_DECLS
  * it. */
 #define RDMA_BULK_SERVER_DEFAULT_THRESHOLD 0u
 /* Framing a message may add to what Thrift wrote: the envelope byte and a full table. */
-#define RDMA_BULK_FRAMING_MAX                                                                \
+#define RDMA_BULK_FRAMING_MAX \
   (1 + RDMA_BULK_MAX_FIELDS * sizeof (RdmaBulkWireDesc) + sizeof (RdmaBulkWireTrailer))
 
 typedef struct
 {
-  gconstpointer ptr[RDMA_BULK_MAX_FIELDS];   /* (unowned): the caller's bytes, valid until
+  gconstpointer ptr[RDMA_BULK_MAX_FIELDS]; /* (unowned): the caller's bytes, valid until
                                                 the flush that ends the message */
   RdmaBulkDesc desc[RDMA_BULK_MAX_FIELDS];
   guint n;
-  gsize inline_len;       /* inline bytes written (envelope byte not counted) */
-  gboolean decided;       /* this message's large fields are lent (lends) or copied */
+  gsize inline_len; /* inline bytes written (envelope byte not counted) */
+  gboolean decided; /* this message's large fields are lent (lends) or copied */
   gboolean lends;
-  gboolean measured;      /* ... by measurement (another message may copy what this lends) */
-  RdmaLendTicket ticket;  /* the last message that chose by measurement, until the next */
-} RdmaBulkWriter;         /* zeroed before its first message */
+  gboolean measured;     /* ... by measurement (another message may copy what this lends) */
+  RdmaLendTicket ticket; /* the last message that chose by measurement, until the next */
+} RdmaBulkWriter;        /* zeroed before its first message */
 
 /* Starts a message: the envelope byte into the (begun) transmit buffer; the call of the one
  * before, if it chose by measurement and no reply ended it (a oneway call), is learnt as
@@ -80,8 +80,8 @@ void rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn);
  * can lend one more field, else copied into the transmit buffer.  @measured: lent only if
  * lending measures cheaper than copying for the size of the message's first such field
  * (rdma_lend_cost.h). */
-gboolean rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf,
-                                 gsize len, gsize threshold, gboolean measured, GError **error);
+gboolean rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len,
+                                 gsize threshold, gboolean measured, GError **error);
 /* Before the message is sent: lends its fields and appends their table (nothing if none). */
 gboolean rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us,
                                 GError **error);
@@ -93,18 +93,18 @@ gboolean rdma_bulk_writer_finish (RdmaBulkWriter *w, RdmaConn *conn, gboolean se
 typedef struct
 {
   RdmaBulkTable tab;
-  gsize ipos;             /* read position in the inline bytes */
-  gsize ilimit;           /* where the next lent field goes (tab.inline_len: none left) */
-  guint field;            /* the next lent field (tab.n: none left) */
-  gsize foff;             /* bytes of it pulled */
-  gsize left;             /* bytes of the message not read yet */
-  gboolean returned;      /* the lender was told (or nothing was lent) */
+  gsize ipos;        /* read position in the inline bytes */
+  gsize ilimit;      /* where the next lent field goes (tab.inline_len: none left) */
+  guint field;       /* the next lent field (tab.n: none left) */
+  gsize foff;        /* bytes of it pulled */
+  gsize left;        /* bytes of the message not read yet */
+  gboolean returned; /* the lender was told (or nothing was lent) */
 } RdmaBulkReader;
 
 /* Takes apart the received message (@len bytes at @msg) for reading; a message longer than
  * @max_total as the reader sees it, or malformed, is an error. */
-gboolean rdma_bulk_reader_start (RdmaBulkReader *r, const guint8 *msg, gsize len,
-                                 gsize max_total, GError **error);
+gboolean rdma_bulk_reader_start (RdmaBulkReader *r, const guint8 *msg, gsize len, gsize max_total,
+                                 GError **error);
 
 /* Inline bytes that can be copied before the next lent field (or the end). */
 static inline gsize

@@ -29,7 +29,8 @@ rdma_bulk_wire_write_table (guint8 *dst, const RdmaBulkDesc *desc, guint n, guin
     .magic = GUINT16_TO_LE (RDMA_BULK_TRAILER_MAGIC),
   };
 
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     RdmaBulkWireDesc w = {
       .at = GUINT32_TO_LE (desc[i].at),
       .len = GUINT32_TO_LE (desc[i].len),
@@ -59,7 +60,8 @@ rdma_bulk_wire_parse (const guint8 *msg, gsize len, gsize max_total, RdmaBulkTab
 
   out->n = 0;
   out->seq = 0;
-  if (len == 0 || msg[0] == RDMA_BULK_PLAIN) {
+  if (len == 0 || msg[0] == RDMA_BULK_PLAIN)
+  {
     /* an empty message needs no envelope: there is nothing in it to read */
     out->inline_data = msg + (len > 0);
     out->inline_len = len - (len > 0);
@@ -81,7 +83,8 @@ rdma_bulk_wire_parse (const guint8 *msg, gsize len, gsize max_total, RdmaBulkTab
   out->inline_data = msg + 1;
   out->inline_len = len - 1 - table;
   out->seq = GUINT32_FROM_LE (t.seq);
-  for (guint i = 0; i < t.n; i++) {
+  for (guint i = 0; i < t.n; i++)
+  {
     RdmaBulkWireDesc w;
     RdmaBulkDesc *d = &out->desc[i];
 
@@ -98,10 +101,12 @@ rdma_bulk_wire_parse (const guint8 *msg, gsize len, gsize max_total, RdmaBulkTab
   }
   out->n = t.n;
   out->total = out->inline_len + fields;
-  if (out->total > max_total) {
+  if (out->total > max_total)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
                            "the peer lends fields that make a %" G_GSIZE_FORMAT "-byte message, "
-                           "the max message size is %" G_GSIZE_FORMAT, out->total, max_total);
+                           "the max message size is %" G_GSIZE_FORMAT,
+                           out->total, max_total);
     out->n = 0;
     return FALSE;
   }

@@ -51,19 +51,19 @@ enum
 /* Little-endian on the wire. */
 typedef struct __attribute__ ((packed))
 {
-  guint32 at;          /* offset in the inline bytes where the field goes */
-  guint32 len;         /* the field's bytes (> 0) */
-  guint64 addr;        /* where the reader reads them */
-  guint32 rkey;        /* the memory window's key */
-  guint32 reserved;    /* 0 */
+  guint32 at;       /* offset in the inline bytes where the field goes */
+  guint32 len;      /* the field's bytes (> 0) */
+  guint64 addr;     /* where the reader reads them */
+  guint32 rkey;     /* the memory window's key */
+  guint32 reserved; /* 0 */
 } RdmaBulkWireDesc;
 G_STATIC_ASSERT (sizeof (RdmaBulkWireDesc) == 24);
 
 typedef struct __attribute__ ((packed))
 {
-  guint32 seq;         /* the sender's number of the message (the reader's DONE names it) */
-  guint16 n;           /* descriptors before the trailer (1..RDMA_BULK_MAX_FIELDS) */
-  guint16 magic;       /* RDMA_BULK_TRAILER_MAGIC */
+  guint32 seq;   /* the sender's number of the message (the reader's DONE names it) */
+  guint16 n;     /* descriptors before the trailer (1..RDMA_BULK_MAX_FIELDS) */
+  guint16 magic; /* RDMA_BULK_TRAILER_MAGIC */
 } RdmaBulkWireTrailer;
 G_STATIC_ASSERT (sizeof (RdmaBulkWireTrailer) == 8);
 
@@ -79,12 +79,12 @@ typedef struct
 /* A received message, taken apart: its inline bytes and the fields it lends. */
 typedef struct
 {
-  const guint8 *inline_data;             /* (unowned): in the received message */
+  const guint8 *inline_data; /* (unowned): in the received message */
   gsize inline_len;
   guint32 seq;
-  guint n;                               /* 0: a plain message */
+  guint n; /* 0: a plain message */
   RdmaBulkDesc desc[RDMA_BULK_MAX_FIELDS];
-  gsize total;                           /* the message as the reader sees it: inline bytes
+  gsize total; /* the message as the reader sees it: inline bytes
                                             and fields */
 } RdmaBulkTable;
 
@@ -102,8 +102,8 @@ void rdma_bulk_wire_write_table (guint8 *dst, const RdmaBulkDesc *desc, guint n,
 /* Takes apart the @len bytes of a received message (envelope byte first); the fields and
  * inline bytes together may not pass @max_total.  FALSE with @error (RDMA_ENGINE_ERROR,
  * RDMA_ERR_PROTOCOL or RDMA_ERR_TOO_LARGE) for anything malformed. */
-gboolean rdma_bulk_wire_parse (const guint8 *msg, gsize len, gsize max_total,
-                               RdmaBulkTable *out, GError **error);
+gboolean rdma_bulk_wire_parse (const guint8 *msg, gsize len, gsize max_total, RdmaBulkTable *out,
+                               GError **error);
 
 G_END_DECLS
 

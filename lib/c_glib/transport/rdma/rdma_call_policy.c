@@ -48,14 +48,14 @@ rdma_call_policy_set_polling (RdmaCallPolicy *p, ThriftRdmaPolling polling)
   p->polling = polling;
   p->effective = p->polling;
   p->measure = RDMA_MEASURE_NONE;
-  rdma_plan_cache_reset (p->plans);   /* they were made with the old default */
+  rdma_plan_cache_reset (p->plans); /* they were made with the old default */
 }
 
 void
 rdma_call_policy_set_numa_node (RdmaCallPolicy *p, gint numa_node)
 {
   p->numa_node = numa_node;
-  rdma_plan_cache_reset (p->plans);   /* they were made with the old one */
+  rdma_plan_cache_reset (p->plans); /* they were made with the old one */
 }
 
 gint
@@ -110,7 +110,8 @@ rdma_call_policy_use (RdmaCallPolicy *p, RdmaConn *conn, const ThriftHintSet *h)
 {
   if (h == NULL)
     h = p->hints;
-  if (conn == NULL) {
+  if (conn == NULL)
+  {
     p->effective = rdma_select_polling (h, p->polling, &p->measure);
     return;
   }
@@ -130,7 +131,8 @@ rdma_call_policy_send (RdmaCallPolicy *p, RdmaConn *conn, gsize len)
 {
   const ThriftHintSet *h = rdma_call_policy_message_set (p);
 
-  if (h != p->checked_hints) {
+  if (h != p->checked_hints)
+  {
     /* once per change of hint set, not per call: the check takes a process-wide lock */
     rdma_select_warn_unimplemented (h);
     p->checked_hints = h;
@@ -160,7 +162,8 @@ rdma_call_policy_explain (RdmaCallPolicy *p, RdmaConn *conn, const ThriftHintSet
   plan = &plan_for (p, conn, h)->plan;
   line = rdma_plan_describe (plan, h);
   measure = plan->small_measure != RDMA_MEASURE_NONE ? plan->small_measure : plan->large_measure;
-  if (measure != RDMA_MEASURE_NONE) {
+  if (measure != RDMA_MEASURE_NONE)
+  {
     /* what the connection's calls measured, which decides between spinning and blocking */
     g_autofree gchar *cost = rdma_poll_cost_describe (rdma_conn_poll_cost (conn), measure);
 
@@ -168,13 +171,15 @@ rdma_call_policy_explain (RdmaCallPolicy *p, RdmaConn *conn, const ThriftHintSet
     g_free (line);
     line = full;
   }
-  if (rdma_call_policy_lends_by_measure (p) && (rdma_conn_stats (conn)->bulk_sent > 0
-                                                || rdma_conn_stats (conn)->bulk_copied > 0)) {
+  if (rdma_call_policy_lends_by_measure (p)
+      && (rdma_conn_stats (conn)->bulk_sent > 0 || rdma_conn_stats (conn)->bulk_copied > 0))
+  {
     /* what the device's calls measured, which decides between lending and copying */
     RdmaLendCost *lc = rdma_bulk_lend_cost (conn);
     g_autofree gchar *cost = lc != NULL ? rdma_lend_cost_describe (lc) : NULL;
 
-    if (cost != NULL) {
+    if (cost != NULL)
+    {
       full = g_strdup_printf ("%s (measured on this device: %s)", line, cost);
       g_free (line);
       line = full;
@@ -184,9 +189,9 @@ rdma_call_policy_explain (RdmaCallPolicy *p, RdmaConn *conn, const ThriftHintSet
   if (refused == 0)
     return line;
   /* what the plan chose is not what went: say why */
-  full = g_strdup_printf ("%s (max-pinned-bytes %" G_GUINT64_FORMAT " reached: %"
-                          G_GUINT64_FORMAT " buffers not made, those messages by eager)", line,
-                          rdma_budget_limit (), refused);
+  full = g_strdup_printf ("%s (max-pinned-bytes %" G_GUINT64_FORMAT " reached: %" G_GUINT64_FORMAT
+                          " buffers not made, those messages by eager)",
+                          line, rdma_budget_limit (), refused);
   g_free (line);
   return full;
 }

@@ -41,23 +41,23 @@ G_BEGIN_DECLS
 typedef struct
 {
   /* the properties it decides by (the shell's get and set them) */
-  const ThriftHintSet *hints;         /* (unowned) (nullable): default hints (property), the
+  const ThriftHintSet *hints; /* (unowned) (nullable): default hints (property), the
                                          caller's (generated code's static data) */
-  ThriftRdmaPolling polling;          /* rdma_call_policy_set_polling */
-  gint numa_node;                     /* the numa-node property (-1: none);
+  ThriftRdmaPolling polling;  /* rdma_call_policy_set_polling */
+  gint numa_node;             /* the numa-node property (-1: none);
                                          rdma_call_policy_set_numa_node */
-  RdmaBulkProps bulk;                 /* the bulk-* properties */
+  RdmaBulkProps bulk;         /* the bulk-* properties */
 
   const ThriftHintSet *msg_hints;     /* (unowned) (nullable): set_hints of the message being
                                          written */
   const ThriftHintSet *checked_hints; /* (unowned) (nullable): the last set looked at for
                                          unimplemented hints; only compared */
   ThriftRdmaPolling effective;
-  RdmaMeasure measure;                /* effective EVENT: spin or block by this measure */
-  gint poll_node;                     /* NUMA node of the thread that uses the connection, by
+  RdmaMeasure measure;  /* effective EVENT: spin or block by this measure */
+  gint poll_node;       /* NUMA node of the thread that uses the connection, by
                                          the set in use (rdma_call_policy_use); -1: leave it
                                          alone */
-  RdmaPlanCache *plans;               /* (owned) what each hint set selects on the
+  RdmaPlanCache *plans; /* (owned) what each hint set selects on the
                                          connection */
 } RdmaCallPolicy;
 
@@ -130,7 +130,8 @@ rdma_call_policy_follow_numa (RdmaCallPolicy *p)
 {
   GError *e = NULL;
 
-  if (p->poll_node != RDMA_NUMA_NONE && !rdma_numa_bind_thread (p->poll_node, &e)) {
+  if (p->poll_node != RDMA_NUMA_NONE && !rdma_numa_bind_thread (p->poll_node, &e))
+  {
     g_warning ("ThriftRdma: %s; the thread runs where it did", e->message);
     g_error_free (e);
   }

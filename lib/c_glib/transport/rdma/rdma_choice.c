@@ -60,28 +60,34 @@ rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
   if (phase == c->run)
     c->other_at = c->calls;
 
-  if (prior_cost > 0 && alt_cost > 0) {
+  if (prior_cost > 0 && alt_cost > 0)
+  {
     guint64 cur = c->alt ? alt_cost : prior_cost, other = c->alt ? prior_cost : alt_cost;
     gboolean cheaper;
 
     other *= 10;
     cur *= 9;
-    for (guint k = 0; k < MIN (c->switches, 3); k++) {
+    for (guint k = 0; k < MIN (c->switches, 3); k++)
+    {
       other *= 5;
       cur *= 4;
     }
     cheaper = other < cur;
 
     c->leaning = cheaper ? c->leaning + 1 : 0;
-    if (c->leaning >= (guint) RDMA_CHOICE_PERSIST << MIN (c->switches, 10)) {
-      if (c->other_at > c->calls - c->leaning) {
+    if (c->leaning >= (guint) RDMA_CHOICE_PERSIST << MIN (c->switches, 10))
+    {
+      if (c->other_at > c->calls - c->leaning)
+      {
         /* the way in use becomes the other, measured as of now */
         c->alt = !c->alt;
         c->switches++;
         c->leaning = 0;
         c->every = every_first (c);
         c->other_at = c->calls;
-      } else if (phase >= c->run) {
+      }
+      else if (phase >= c->run)
+      {
         /* the other's figure is older than the leaning: measure it again first */
         phase = 0;
         c->run = c->run_next > 0 ? c->run_next : RDMA_CHOICE_RUN;
@@ -92,7 +98,8 @@ rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
    * as early as at first if the other measured cheaper or the way changed */
   if (c->every == 0)
     c->every = every_first (c);
-  if (phase == c->run) {
+  if (phase == c->run)
+  {
     gboolean confirmed = prior_cost > 0 && alt_cost > 0 && c->leaning == 0
                          && c->switches == c->switches_then;
 

@@ -66,17 +66,17 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  guint calls;             /* choices made */
-  guint every;             /* choices from one run of the other way to the next (0: not yet) */
-  guint since;             /* choices since the last run began */
-  guint switches_then;     /* switches when the last run ended */
-  gboolean settling;       /* the choice just made begins a run of the other way: not learnt */
-  gboolean alt;            /* the way in use is the alternative, not the prior */
-  guint leaning;           /* choices in a row at which the other way measured cheaper */
-  guint switches;          /* times the way in use changed */
-  guint run;               /* choices in the run under way or the last (0: none yet) */
-  guint run_next;          /* in the next run (0: RDMA_CHOICE_RUN) */
-  guint other_at;          /* choices made when the other way was last measured (a run
+  guint calls;         /* choices made */
+  guint every;         /* choices from one run of the other way to the next (0: not yet) */
+  guint since;         /* choices since the last run began */
+  guint switches_then; /* switches when the last run ended */
+  gboolean settling;   /* the choice just made begins a run of the other way: not learnt */
+  gboolean alt;        /* the way in use is the alternative, not the prior */
+  guint leaning;       /* choices in a row at which the other way measured cheaper */
+  guint switches;      /* times the way in use changed */
+  guint run;           /* choices in the run under way or the last (0: none yet) */
+  guint run_next;      /* in the next run (0: RDMA_CHOICE_RUN) */
+  guint other_at;      /* choices made when the other way was last measured (a run
                               ended, or it was the way in use) */
 } RdmaChoice;
 

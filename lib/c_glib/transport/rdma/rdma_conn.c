@@ -87,7 +87,8 @@ rdma_conn_state_allowed (RdmaConnState from, RdmaConnState to)
     return TRUE;
   if (to == RDMA_CONN_FAILED)
     return from != RDMA_CONN_CLOSED;
-  switch (from) {
+  switch (from)
+  {
   case RDMA_CONN_IDLE:
     return to == RDMA_CONN_RESOLVING || to == RDMA_CONN_ACCEPTING;
   case RDMA_CONN_RESOLVING:
@@ -105,7 +106,8 @@ rdma_conn_state_allowed (RdmaConnState from, RdmaConnState to)
 static void
 set_state (RdmaConn *conn, RdmaConnState to)
 {
-  if (!rdma_conn_state_allowed (conn->state, to)) {
+  if (!rdma_conn_state_allowed (conn->state, to))
+  {
     g_critical ("RdmaConn: transition %s -> %s is not allowed", rdma_conn_state_name (conn->state),
                 rdma_conn_state_name (to));
     return;
@@ -134,7 +136,8 @@ rdma_conn_fail (RdmaConn *conn, const GError *cause)
 gboolean
 rdma_conn_check_usable (RdmaConn *conn, GError **error)
 {
-  switch (conn->state) {
+  switch (conn->state)
+  {
   case RDMA_CONN_CONNECTED:
     return TRUE;
   case RDMA_CONN_FAILED:
@@ -163,11 +166,11 @@ conn_new (const RdmaConnSettings *settings, gboolean is_client)
   g_queue_init (&conn->control_out);
   conn->held_slots = g_array_new (FALSE, FALSE, sizeof (guint32));
   conn->windows.supported = -1;
-  conn->fatal_op = (RdmaOp) { .kind = RDMA_OP_FATAL, .slot = -1 };
+  conn->fatal_op = (RdmaOp){ .kind = RDMA_OP_FATAL, .slot = -1 };
   conn->op_blocks = g_ptr_array_new_with_free_func (g_free);
   conn->tx_proto = &rdma_proto_eager_ops;
-  conn->probe_op = (RdmaOp) { .kind = RDMA_OP_PROBE, .slot = -1, .sq_entries = 1 };
-  conn->quiet_op = (RdmaOp) { .kind = RDMA_OP_QUIET, .slot = -1 };
+  conn->probe_op = (RdmaOp){ .kind = RDMA_OP_PROBE, .slot = -1, .sq_entries = 1 };
+  conn->quiet_op = (RdmaOp){ .kind = RDMA_OP_QUIET, .slot = -1 };
   conn->max_rd_atomic = 1;
   return conn;
 }
@@ -181,13 +184,17 @@ rdma_conn_handle_cm_events (RdmaConn *conn, GError **error)
   struct rdma_cm_event *ev;
   gint n = 0;
 
-  while (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0) {
+  while (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0)
+  {
     enum rdma_cm_event_type type = ev->event;
     rdma_verbs->ack_cm_event (ev);
     n++;
-    if (type == RDMA_CM_EVENT_DISCONNECTED && conn->state == RDMA_CONN_CONNECTED) {
+    if (type == RDMA_CM_EVENT_DISCONNECTED && conn->state == RDMA_CONN_CONNECTED)
+    {
       set_state (conn, RDMA_CONN_DISCONNECTED);
-    } else if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+    }
+    else if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
+    {
       GError *e = NULL;
       rdma_status_set_error (&e, RDMA_ERR_NO_DEVICE, "rdma_get_cm_event", 0, -1,
                              "the RDMA device was removed");
@@ -195,7 +202,8 @@ rdma_conn_handle_cm_events (RdmaConn *conn, GError **error)
       g_error_free (e);
     }
   }
-  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, NULL);
     return -1;
@@ -217,8 +225,8 @@ reject_refused (struct rdma_cm_event *ev, const gchar *what, GError **error)
   /* not rdma_status_set_error: its text for REFUSED ("is a server listening?") would
    * mislead, the server did answer */
   g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_REFUSED,
-               "rdma_connect: %s: the server refused the connection: %s (refusal code %u)",
-               what, rdma_wire_refusal_describe (code), code);
+               "rdma_connect: %s: the server refused the connection: %s (refusal code %u)", what,
+               rdma_wire_refusal_describe (code), code);
   return TRUE;
 }
 
@@ -228,13 +236,15 @@ static struct rdma_cm_event *
 wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *what,
                gint64 deadline_us, GError **error)
 {
-  for (;;) {
+  for (;;)
+  {
     struct rdma_cm_event *ev = NULL;
     struct pollfd pfd = { .fd = conn->cm_channel->fd, .events = POLLIN };
     gint64 left = deadline_us - g_get_monotonic_time ();
     int r;
 
-    if (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0) {
+    if (rdma_verbs->get_cm_event (conn->cm_channel, &ev) == 0)
+    {
       if (ev->event == expected)
         return ev;
       {
@@ -245,7 +255,8 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
         RdmaWireHello peer;
         GError *ignored = NULL;
 
-        switch (type) {
+        switch (type)
+        {
         case RDMA_CM_EVENT_ADDR_ERROR:
         case RDMA_CM_EVENT_ROUTE_ERROR:
           st = RDMA_ERR_RESOLVE;
@@ -256,7 +267,8 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
           if (ev->param.conn.private_data != NULL
               && !rdma_wire_hello_parse (ev->param.conn.private_data,
                                          ev->param.conn.private_data_len, &peer, &ignored)
-              && peer.magic == RDMA_WIRE_HELLO_MAGIC) {
+              && peer.magic == RDMA_WIRE_HELLO_MAGIC)
+          {
             rdma_verbs->ack_cm_event (ev);
             rdma_status_set_error (error, RDMA_ERR_VERSION, "rdma_connect", 0, -1,
                                    "%s: the server refused the connection: %s", what,
@@ -286,19 +298,22 @@ wait_cm_event (RdmaConn *conn, enum rdma_cm_event_type expected, const gchar *wh
         return NULL;
       }
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    {
       int err = errno;
       rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_get_cm_event", err, -1, "%s", what);
       return NULL;
     }
-    if (left <= 0) {
+    if (left <= 0)
+    {
       rdma_status_set_error (error, RDMA_ERR_TIMED_OUT, NULL, 0, -1,
                              "%s: no %s within the connect timeout", what,
                              rdma_event_str (expected));
       return NULL;
     }
     r = poll (&pfd, 1, (int) ((left + 999) / 1000));
-    if (r < 0 && errno != EINTR) {
+    if (r < 0 && errno != EINTR)
+    {
       int err = errno;
       rdma_status_set_error (error, RDMA_ERR_SYSTEM, "poll", err, -1, "%s", what);
       return NULL;
@@ -349,8 +364,8 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   /* receive slots: the device's shared queue (rdma_srq.h), else a pool of our own */
   conn->srq = rdma_domain_srq (conn->pd, conn->settings.slot_size, conn->settings.numa_node);
   if (!rdma_res_qp_create (conn->id, conn->pd, conn->poller.cq,
-                           conn->srq != NULL ? rdma_srq_verbs (conn->srq) : NULL,
-                           conn->sq_depth, n_recv, error))
+                           conn->srq != NULL ? rdma_srq_verbs (conn->srq) : NULL, conn->sq_depth,
+                           n_recv, error))
     return FALSE;
   if (conn->srq != NULL)
     rdma_domain_watch (conn->pd, conn->id->qp, qp_failed, conn);
@@ -358,7 +373,8 @@ setup_resources (RdmaConn *conn, RdmaWireHello *hello, GError **error)
   if (!rdma_pool_init (&conn->send_pool, conn->pd, n_send, RDMA_SEND_SLOT_SIZE, 0,
                        conn->settings.numa_node, error))
     return FALSE;
-  if (conn->srq == NULL) {
+  if (conn->srq == NULL)
+  {
     conn->recv_ops = g_new0 (RdmaOp, n_recv);
     if (!rdma_pool_init (&conn->recv_pool, conn->pd, n_recv, conn->settings.slot_size,
                          IBV_ACCESS_LOCAL_WRITE, conn->settings.numa_node, error))
@@ -414,19 +430,22 @@ take_peer_hello (RdmaConn *conn, const void *data, gsize len, GError **error)
 {
   if (!rdma_wire_hello_parse (data, len, &conn->peer, error))
     return FALSE;
-  if (conn->peer.slot_size != conn->settings.slot_size) {
+  if (conn->peer.slot_size != conn->settings.slot_size)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "handshake", 0, -1,
                            "the peer uses %u-byte slots, this side %u", conn->peer.slot_size,
                            conn->settings.slot_size);
     return FALSE;
   }
-  if ((conn->peer.protocols & (1u << RDMA_PROTO_EAGER)) == 0) {
+  if ((conn->peer.protocols & (1u << RDMA_PROTO_EAGER)) == 0)
+  {
     rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
                            "the peer does not receive Eager-SendRecv messages");
     return FALSE;
   }
   rdma_credit_init (&conn->credits, conn->settings.credits, conn->peer.credits);
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     if (ops != NULL && ops->setup != NULL && !ops->setup (conn, error))
       return FALSE;
@@ -456,7 +475,8 @@ set_rnr_timer (RdmaConn *conn)
   if (conn->id == NULL || conn->id->qp == NULL)
     return;
   rc = rdma_verbs->modify_qp (conn->id->qp, &attr, IBV_QP_MIN_RNR_TIMER);
-  if (rc != 0 && g_once_init_enter (&said)) {
+  if (rc != 0 && g_once_init_enter (&said))
+  {
     g_message ("ThriftRdma: the RNR NAK timer cannot be set (ibv_modify_qp: %s): a receive "
                "queue short for a moment costs its sender the device's timer",
                g_strerror (rc));
@@ -479,7 +499,8 @@ set_ack_timeout (RdmaConn *conn)
   guint8 timeout = RDMA_ACK_TIMEOUT;
 
   if (rdma_set_option (conn->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
-                       sizeof timeout) != 0)
+                       sizeof timeout)
+      != 0)
     g_debug ("RdmaConn: rdma_set_option (ACK_TIMEOUT): %s", g_strerror (errno));
 }
 
@@ -495,7 +516,8 @@ resolve (const gchar *host, guint port, gboolean passive, GError **error)
     hints.ai_flags = RAI_PASSIVE;
   g_snprintf (service, sizeof service, "%u", port);
   rc = rdma_getaddrinfo (host, port ? service : NULL, &hints, &res);
-  if (rc != 0 || res == NULL || (res->ai_dst_addr == NULL && !passive)) {
+  if (rc != 0 || res == NULL || (res->ai_dst_addr == NULL && !passive))
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_getaddrinfo", rc == 0 ? 0 : err, -1,
                            "cannot resolve '%s' port %u", host ? host : "(any)", port);
@@ -517,8 +539,8 @@ rd_atomic_depth (struct ibv_context *verbs)
 
   if (verbs == NULL || ibv_query_device (verbs, &attr) != 0)
     return 1;
-  return MAX (1u, MIN (RDMA_RD_ATOMIC_DEPTH,
-                       (guint) MIN (attr.max_qp_rd_atom, attr.max_qp_init_rd_atom)));
+  return MAX (
+      1u, MIN (RDMA_RD_ATOMIC_DEPTH, (guint) MIN (attr.max_qp_rd_atom, attr.max_qp_init_rd_atom)));
 }
 
 RdmaConn *
@@ -548,8 +570,9 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   if (source != NULL && (src = resolve (source, 0, TRUE, error)) == NULL)
     goto fail;
   timeout_ms = (int) CLAMP ((deadline_us - g_get_monotonic_time ()) / 1000, 1, 60000);
-  if (rdma_resolve_addr (conn->id, src ? src->ai_src_addr : NULL, dst->ai_dst_addr,
-                         timeout_ms) != 0) {
+  if (rdma_resolve_addr (conn->id, src ? src->ai_src_addr : NULL, dst->ai_dst_addr, timeout_ms)
+      != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, err == ENODEV ? RDMA_ERR_NO_DEVICE : RDMA_ERR_RESOLVE,
                            "rdma_resolve_addr", err, -1, "%s", what);
@@ -559,7 +582,8 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
     goto fail;
   rdma_verbs->ack_cm_event (ev);
   timeout_ms = (int) CLAMP ((deadline_us - g_get_monotonic_time ()) / 1000, 1, 60000);
-  if (rdma_resolve_route (conn->id, timeout_ms) != 0) {
+  if (rdma_resolve_route (conn->id, timeout_ms) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_RESOLVE, "rdma_resolve_route", err, -1, "%s", what);
     goto fail;
@@ -580,7 +604,8 @@ rdma_conn_connect (const gchar *host, guint port, const gchar *source,
   param.retry_count = 7;
   param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
   rc = rdma_connect (conn->id, &param);
-  if (rc != 0) {
+  if (rc != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_connect", err, -1, "%s",
                            what);
@@ -635,7 +660,8 @@ rdma_conn_accept_start (struct rdma_cm_id *id, const void *private_data, gsize l
   param.responder_resources = (guint8) conn->max_rd_atomic;
   param.initiator_depth = (guint8) conn->max_rd_atomic;
   param.rnr_retry_count = RDMA_RNR_RETRY_INFINITE;
-  if (rdma_accept (id, &param) != 0) {
+  if (rdma_accept (id, &param) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_accept", err, -1, NULL);
     goto fail;
@@ -659,7 +685,8 @@ own_cm_channel (RdmaConn *conn, GError **error)
   if (conn->cm_channel == NULL)
     return FALSE;
   conn->poller.cm_fd = conn->cm_channel->fd;
-  if (rdma_verbs->migrate_id (conn->id, conn->cm_channel) != 0) {
+  if (rdma_verbs->migrate_id (conn->id, conn->cm_channel) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "rdma_migrate_id", err, -1, NULL);
     return FALSE;
@@ -678,9 +705,8 @@ rdma_conn_accept_finish (RdmaConn *conn, GError **error)
 
 gboolean
 rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
-                const RdmaConnSettings *client_settings,
-                const RdmaConnSettings *server_settings, RdmaConn **client,
-                RdmaConn **server, GError **error)
+                const RdmaConnSettings *client_settings, const RdmaConnSettings *server_settings,
+                RdmaConn **client, RdmaConn **server, GError **error)
 {
   RdmaConn *c = conn_new (client_settings, TRUE), *s = conn_new (server_settings, FALSE);
   RdmaWireRequest c_req;
@@ -699,16 +725,17 @@ rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server_id,
   set_state (c, RDMA_CONN_RESOLVING);
   set_state (s, RDMA_CONN_ACCEPTING);
   ok = setup_resources (c, &c_req.hello, error);
-  if (ok) {
+  if (ok)
+  {
     guint8 c_len = request_finish (c, &c_req);
 
     set_state (c, RDMA_CONN_CONNECTING);
-    ok = setup_resources (s, &s_hello, error)
-         && take_request (s, &c_req, c_len, error)
-         && take_peer_hello (c, &s_hello, sizeof s_hello, error)
-         && own_cm_channel (c, error) && own_cm_channel (s, error);
+    ok = setup_resources (s, &s_hello, error) && take_request (s, &c_req, c_len, error)
+         && take_peer_hello (c, &s_hello, sizeof s_hello, error) && own_cm_channel (c, error)
+         && own_cm_channel (s, error);
   }
-  if (!ok) {
+  if (!ok)
+  {
     rdma_conn_free (c);
     rdma_conn_free (s);
     return FALSE;
@@ -731,10 +758,12 @@ give_back_receives (RdmaConn *conn)
   if (conn->srq == NULL || conn->poller.cq == NULL)
     return;
   while ((n = rdma_verbs->poll_cq (conn->poller.cq, G_N_ELEMENTS (wc), wc)) > 0)
-    for (gint i = 0; i < n; i++) {
+    for (gint i = 0; i < n; i++)
+    {
       RdmaOp *op = rdma_op_from_wr_id (wc[i].wr_id);
 
-      if (op->kind == RDMA_OP_RECV && op->data == conn->srq) {
+      if (op->kind == RDMA_OP_RECV && op->data == conn->srq)
+      {
         rdma_srq_taken (conn->srq);
         rdma_conn_drop_slot (conn, (guint32) op->slot);
       }
@@ -750,9 +779,11 @@ rdma_conn_free (RdmaConn *conn)
     return;
   /* before anything it watches goes */
   rdma_conn_block_forget (conn);
-  if (conn->state == RDMA_CONN_CONNECTED) {
+  if (conn->state == RDMA_CONN_CONNECTED)
+  {
     gint64 deadline = g_get_monotonic_time () + RDMA_CLOSE_FLUSH_US;
-    for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+    for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+    {
       const RdmaProtoOps *ops = rdma_proto_registry[i];
       if (ops != NULL && ops->flush != NULL)
         ops->flush (conn, TRUE, deadline, NULL);
@@ -764,11 +795,12 @@ rdma_conn_free (RdmaConn *conn)
     conn->closing = TRUE;
     rdma_conn_flush_sent (conn, deadline);
   }
-  if (conn->id != NULL && (conn->state == RDMA_CONN_CONNECTED
-                           || conn->state == RDMA_CONN_DISCONNECTED
-                           || conn->state == RDMA_CONN_FAILED))
+  if (conn->id != NULL
+      && (conn->state == RDMA_CONN_CONNECTED || conn->state == RDMA_CONN_DISCONNECTED
+          || conn->state == RDMA_CONN_FAILED))
     rdma_verbs->disconnect (conn->id);
-  while ((msg = g_queue_pop_head (&conn->received)) != NULL) {
+  while ((msg = g_queue_pop_head (&conn->received)) != NULL)
+  {
     if (msg->owner == RDMA_MSG_ON_HEAP)
       g_free (msg->data);
     else if (msg->owner == RDMA_MSG_IN_SLOT)
@@ -782,7 +814,8 @@ rdma_conn_free (RdmaConn *conn)
   if (conn->srq != NULL && conn->id != NULL && conn->id->qp != NULL)
     rdma_domain_unwatch (conn->pd, conn->id->qp);
   rdma_res_qp_destroy (conn->id);
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     if (ops != NULL && ops->teardown != NULL)
       ops->teardown (conn);
@@ -797,8 +830,7 @@ rdma_conn_free (RdmaConn *conn)
   g_ptr_array_unref (conn->op_blocks);
   rdma_pool_clear (&conn->send_pool);
   rdma_pool_clear (&conn->recv_pool);
-  rdma_res_cq_destroy (&conn->poller.cq, &conn->poller.comp_channel,
-                       &conn->poller.unacked_events);
+  rdma_res_cq_destroy (&conn->poller.cq, &conn->poller.comp_channel, &conn->poller.unacked_events);
   rdma_domain_release (&conn->pd);
   rdma_res_id_destroy (&conn->id);
   rdma_res_channel_destroy (&conn->cm_channel);

@@ -67,25 +67,25 @@ gboolean rdma_conn_state_allowed (RdmaConnState from, RdmaConnState to);
 /* Settings of a connection, from the ThriftRdma / ThriftServerRdma properties. */
 typedef struct
 {
-  guint32 slot_size;        /* receive/send slot, header included (4096) */
-  guint32 credits;          /* data receive slots (the window) */
-  guint32 max_message;      /* the configuration's max message size */
+  guint32 slot_size;   /* receive/send slot, header included (4096) */
+  guint32 credits;     /* data receive slots (the window) */
+  guint32 max_message; /* the configuration's max message size */
   ThriftRdmaPolling polling;
-  guint spin_us;            /* hybrid: how long to spin before blocking */
-  guint16 wire_version;     /* THRIFT_RDMA_WIRE_VERSION (tests may change it) */
-  guint keepalive_ms;       /* a peer quiet this long is dead (rdma_keepalive.h); 0: never */
-  guint32 unread_limit;     /* received, unread bytes after which credits stop flowing */
-  guint16 rx_protocols;     /* bits (1 << RdmaProtoId) of the protocols this side accepts */
-  guint32 ring_size;        /* most bytes of a direct ring, registered on the peer's first
+  guint spin_us;        /* hybrid: how long to spin before blocking */
+  guint16 wire_version; /* THRIFT_RDMA_WIRE_VERSION (tests may change it) */
+  guint keepalive_ms;   /* a peer quiet this long is dead (rdma_keepalive.h); 0: never */
+  guint32 unread_limit; /* received, unread bytes after which credits stop flowing */
+  guint16 rx_protocols; /* bits (1 << RdmaProtoId) of the protocols this side accepts */
+  guint32 ring_size;    /* most bytes of a direct ring, registered on the peer's first
                                direct message (rdma_ring.h) */
-  guint ring_idle_ms;       /* a ring unused this long goes back (rdma_ring.h); 0: never */
-  guint8 pair_token[THRIFT_RDMA_PAIR_TOKEN_LEN];  /* client: sent in the connection request
+  guint ring_idle_ms;   /* a ring unused this long goes back (rdma_ring.h); 0: never */
+  guint8 pair_token[THRIFT_RDMA_PAIR_TOKEN_LEN]; /* client: sent in the connection request
                                                      after the hello (all zero: none) */
-  gint numa_node;           /* NUMA node of every buffer the connection maps, now or later
+  gint numa_node;       /* NUMA node of every buffer the connection maps, now or later
                                (rdma_numa.h); RDMA_NUMA_NONE (-1, the default): none */
-  guint32 bulk_chunk;       /* bytes per READ of a lent field (rdma_bulk.h) */
-  guint bulk_depth;         /* READs of a field in flight; 1: unpipelined */
-  guint rcache_entries;     /* bounds of the registration cache (rdma_rcache.h) */
+  guint32 bulk_chunk;   /* bytes per READ of a lent field (rdma_bulk.h) */
+  guint bulk_depth;     /* READs of a field in flight; 1: unpipelined */
+  guint rcache_entries; /* bounds of the registration cache (rdma_rcache.h) */
   guint64 rcache_bytes;
 } RdmaConnSettings;
 
@@ -96,8 +96,7 @@ typedef struct
 #define RDMA_BULK_DEFAULT_RCACHE_ENTRIES 256u
 #define RDMA_BULK_DEFAULT_RCACHE_BYTES (256u << 20)
 
-void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message,
-                              ThriftRdmaPolling polling);
+void rdma_conn_settings_init (RdmaConnSettings *s, guint32 max_message, ThriftRdmaPolling polling);
 
 /* A received message's bytes, its length and the protocol that carried it. */
 const guint8 *rdma_message_data (const RdmaMessage *msg);
@@ -106,8 +105,7 @@ const RdmaProtoOps *rdma_message_proto (const RdmaMessage *msg);
 
 /* Client: resolves @host:@port (and binds @source if set), connects before @deadline_us. */
 RdmaConn *rdma_conn_connect (const gchar *host, guint port, const gchar *source,
-                             const RdmaConnSettings *settings, gint64 deadline_us,
-                             GError **error);
+                             const RdmaConnSettings *settings, gint64 deadline_us, GError **error);
 /* Server, first half: takes a connection request's id (its event already acked), sets up
  * the resources, checks the client's hello and accepts (rdma_accept does not wait).  The id
  * stays on the listener's event channel, where its ESTABLISHED event will come; on failure
@@ -169,8 +167,8 @@ RdmaIdle rdma_conn_idle_prepare (RdmaConn *conn, GError **error);
 /* When the connection's timers (keepalive, idle ring) next want a tick (monotonic us), or 0
  * if none; rdma_conn_idle_check runs them. */
 gint64 rdma_conn_timer_due (RdmaConn *conn);
-RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event,
-                               gint64 now, GError **error);
+RdmaIdle rdma_conn_idle_check (RdmaConn *conn, gboolean cq_event, gboolean cm_event, gint64 now,
+                               GError **error);
 /* check, for a caller that did not poll the fds (woken by the set they are in): reads the
  * completion channel, and the CM channel only if that had no event (an unread CM event keeps
  * the fds readable, so the next look reads it): one system call per request, not a poll and

@@ -54,7 +54,7 @@ rdma_conn_tx_frame (RdmaConn *conn, const void *buf, gsize len, GError **error)
   RdmaTx *tx = &conn->tx[conn->tx_cur];
 
   if (len == 0)
-    return TRUE;   /* (a fresh buffer has no memory yet: no memcpy to NULL) */
+    return TRUE; /* (a fresh buffer has no memory yet: no memcpy to NULL) */
   if (tx->len + len > tx->cap
       && !rdma_tx_reserve (tx, conn->pd, tx->len + len, conn->settings.numa_node,
                            &conn->stats.pinned_bytes, error))
@@ -79,15 +79,19 @@ rdma_conn_set_bulk (RdmaConn *conn, const RdmaConnSettings *from)
   conn->settings.bulk_chunk = from->bulk_chunk;
   conn->settings.bulk_depth = from->bulk_depth;
   /* a cache made already keeps its bounds (rdma_rcache has no resize): said, not ignored */
-  if (conn->bulk == NULL) {
+  if (conn->bulk == NULL)
+  {
     conn->settings.rcache_entries = from->rcache_entries;
     conn->settings.rcache_bytes = from->rcache_bytes;
-  } else if (from->rcache_entries != conn->settings.rcache_entries
-             || from->rcache_bytes != conn->settings.rcache_bytes) {
+  }
+  else if (from->rcache_entries != conn->settings.rcache_entries
+           || from->rcache_bytes != conn->settings.rcache_bytes)
+  {
     g_warning ("ThriftRdma: rcache-entries / rcache-bytes changed after the connection's "
                "registration cache was made (its first bulk field): it keeps %u entries and "
                "%" G_GUINT64_FORMAT " bytes until the connection closes; set them before "
-               "open", conn->settings.rcache_entries, conn->settings.rcache_bytes);
+               "open",
+               conn->settings.rcache_entries, conn->settings.rcache_bytes);
   }
 }
 
@@ -105,7 +109,8 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
 
   if (!rdma_conn_check_usable (conn, error))
     return FALSE;
-  if (tx->len > conn->peer.max_message) {
+  if (tx->len > conn->peer.max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
                            "a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u",
                            tx->len, conn->peer.max_message);
@@ -114,8 +119,10 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
   /* a protocol the peer does not accept: the one every peer accepts */
   if (ops == NULL || !(conn->peer.protocols & (1u << ops->id)))
     ops = &rdma_proto_eager_ops;
-  if (ops->open != NULL) {
-    switch (ops->open (conn, deadline_us, error)) {
+  if (ops->open != NULL)
+  {
+    switch (ops->open (conn, deadline_us, error))
+    {
     case RDMA_OPEN_READY:
       break;
     case RDMA_OPEN_REFUSED:
@@ -131,11 +138,13 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
       && !conn->last_tx_proto->flush (conn, FALSE, deadline_us, error))
     return FALSE;
   /* the protocols post from registered memory: an empty message still needs a buffer */
-  if (tx->mr == NULL && !rdma_tx_reserve (tx, conn->pd, 1, conn->settings.numa_node,
-                                             &conn->stats.pinned_bytes, error))
+  if (tx->mr == NULL
+      && !rdma_tx_reserve (tx, conn->pd, 1, conn->settings.numa_node, &conn->stats.pinned_bytes,
+                           error))
     return FALSE;
   /* a protocol may hold every message back (RFP: until the peer fetched its last one) */
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *p = rdma_proto_registry[i];
     if (p != NULL && p->before_send != NULL && !p->before_send (conn, ops, deadline_us, error))
       return FALSE;
@@ -153,15 +162,15 @@ rdma_conn_tx_send (RdmaConn *conn, gint64 deadline_us, GError **error)
 }
 
 gboolean
-rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us,
-                GError **error)
+rdma_conn_send (RdmaConn *conn, const guint8 *buf, gsize len, gint64 deadline_us, GError **error)
 {
   if (rdma_conn_tx_begin (conn, deadline_us, error) == NULL)
     return FALSE;
-  if (len > conn->peer.max_message) {
+  if (len > conn->peer.max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
-                           "a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u",
-                           len, conn->peer.max_message);
+                           "a %" G_GSIZE_FORMAT "-byte message; the peer accepts at most %u", len,
+                           conn->peer.max_message);
     return FALSE;
   }
   return rdma_conn_tx_append (conn, buf, len, error)
@@ -182,12 +191,14 @@ rdma_conn_ready_message (RdmaConn *conn)
 static RdmaMessage *
 wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
-  for (;;) {
+  for (;;)
+  {
     RdmaMessage *msg = rdma_conn_ready_message (conn);
 
     if (msg != NULL)
       return msg;
-    if (conn->state == RDMA_CONN_DISCONNECTED) {
+    if (conn->state == RDMA_CONN_DISCONNECTED)
+    {
       /* The peer may have sent before it left: look at the CQ until it is empty. */
       if (rdma_conn_progress (conn, -1, NULL))
         continue;
@@ -212,10 +223,10 @@ rdma_conn_wait_message (RdmaConn *conn, gint64 deadline_us, GError **error)
    * (rdma_poll_cost.h) */
   rdma_poller_call_begin (&conn->poller, conn->stats.messages_received);
   msg = wait_message (conn, deadline_us, &e);
-  rdma_poller_call_end (&conn->poller,
-                        msg != NULL ? RDMA_CALL_MESSAGE
-                        : g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT)
-                          ? RDMA_CALL_TIMED_OUT : RDMA_CALL_FAILED);
+  rdma_poller_call_end (&conn->poller, msg != NULL ? RDMA_CALL_MESSAGE
+                                       : g_error_matches (e, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT)
+                                           ? RDMA_CALL_TIMED_OUT
+                                           : RDMA_CALL_FAILED);
   if (e != NULL)
     g_propagate_error (error, e);
   return msg;
@@ -231,7 +242,8 @@ rdma_conn_release_message (RdmaConn *conn, GError **error)
     return TRUE;
   g_queue_pop_head (&conn->received);
   conn->unread_bytes -= msg->len;
-  switch (msg->owner) {
+  switch (msg->owner)
+  {
   case RDMA_MSG_ON_HEAP:
     g_free (msg->data);
     break;

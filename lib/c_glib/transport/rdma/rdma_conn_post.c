@@ -35,17 +35,19 @@ rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto)
 {
   RdmaOp *op;
 
-  if (conn->free_ops == NULL) {
+  if (conn->free_ops == NULL)
+  {
     RdmaOp *block = g_new0 (RdmaOp, RDMA_OP_BLOCK);
     g_ptr_array_add (conn->op_blocks, block);
-    for (guint i = 0; i < RDMA_OP_BLOCK; i++) {
+    for (guint i = 0; i < RDMA_OP_BLOCK; i++)
+    {
       block[i].next_free = conn->free_ops;
       conn->free_ops = &block[i];
     }
   }
   op = conn->free_ops;
   conn->free_ops = op->next_free;
-  *op = (RdmaOp) { .kind = kind, .proto = proto, .slot = -1, .pooled = TRUE };
+  *op = (RdmaOp){ .kind = kind, .proto = proto, .slot = -1, .pooled = TRUE };
   return op;
 }
 
@@ -59,7 +61,8 @@ rdma_conn_op_put (RdmaConn *conn, RdmaOp *op)
 gboolean
 rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **error)
 {
-  while (conn->sq_used + n > conn->sq_depth) {
+  while (conn->sq_used + n > conn->sq_depth)
+  {
     if (!rdma_conn_check_usable (conn, error) || !rdma_conn_progress (conn, deadline_us, error))
       return FALSE;
   }
@@ -69,7 +72,8 @@ rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GError **erro
 static void
 count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
 {
-  switch (wr->opcode) {
+  switch (wr->opcode)
+  {
   case IBV_WR_SEND:
   case IBV_WR_SEND_WITH_IMM:
     conn->stats.sends++;
@@ -100,17 +104,21 @@ count_wr (RdmaConn *conn, const struct ibv_send_wr *wr)
 static void
 account_wr (RdmaConn *conn, struct ibv_send_wr *wr)
 {
-  for (struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
+  for (struct ibv_send_wr *w = wr; w != NULL; w = w->next)
+  {
     RdmaOp *op = rdma_op_from_wr_id (w->wr_id);
     if (!(w->send_flags & IBV_SEND_SIGNALED) && conn->sq_unsignalled + 1 >= conn->sq_depth / 2)
       w->send_flags |= IBV_SEND_SIGNALED;
-    if (w->send_flags & IBV_SEND_SIGNALED) {
+    if (w->send_flags & IBV_SEND_SIGNALED)
+    {
       g_assert (op != &conn->quiet_op);
       op->sq_entries = conn->sq_unsignalled + 1;
       conn->sq_unsignalled = 0;
       if (op->tx != NULL)
         op->tx->busy++;
-    } else {
+    }
+    else
+    {
       conn->sq_unsignalled++;
     }
     conn->sq_used++;
@@ -132,12 +140,13 @@ rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr, const gchar
       w->send_flags |= IBV_SEND_SOLICITED;
   rc = rdma_verbs->post_send (conn->id->qp, wr, &bad);
   conn->stats.post_send_calls++;
-  if (rc != 0) {
+  if (rc != 0)
+  {
     GError *e = NULL;
-    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1, "%s",
-                           what);
+    rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_send", rc, -1, "%s", what);
     /* what was not posted never completes: give back what it holds */
-    for (struct ibv_send_wr *w = bad; w != NULL; w = w->next) {
+    for (struct ibv_send_wr *w = bad; w != NULL; w = w->next)
+    {
       RdmaOp *op = rdma_op_from_wr_id (w->wr_id);
       conn->sq_used--;
       if ((w->send_flags & IBV_SEND_SIGNALED) && op->tx != NULL)
@@ -151,7 +160,8 @@ rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr, const gchar
     g_propagate_error (error, e);
     return FALSE;
   }
-  for (; wr != NULL; wr = wr->next) {
+  for (; wr != NULL; wr = wr->next)
+  {
     conn->stats.wr_posted++;
     count_wr (conn, wr);
   }
@@ -169,8 +179,8 @@ rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what, GE
 }
 
 gboolean
-rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries,
-                         const gchar *what, GError **error)
+rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries, const gchar *what,
+                         GError **error)
 {
   g_assert (wr->next == NULL && (wr->send_flags & IBV_SEND_SIGNALED));
   rdma_op_from_wr_id (wr->wr_id)->sq_entries = entries;
@@ -185,9 +195,9 @@ rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, Rd
   RdmaOp *op = &conn->send_ops[slot];
   struct ibv_sge sge[2] = {
     {
-      .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
-      .length = len,
-      .lkey = conn->send_pool.mr->lkey,
+        .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
+        .length = len,
+        .lkey = conn->send_pool.mr->lkey,
     },
   };
   struct ibv_send_wr wr = {
@@ -199,10 +209,11 @@ rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, Rd
   };
 
   g_return_val_if_fail (len <= conn->send_pool.slot_size, FALSE);
-  *op = (RdmaOp) { .kind = RDMA_OP_SEND, .proto = proto, .slot = slot };
-  if (tx != NULL && tx_len > 0) {
+  *op = (RdmaOp){ .kind = RDMA_OP_SEND, .proto = proto, .slot = slot };
+  if (tx != NULL && tx_len > 0)
+  {
     /* gather the payload from the transmit buffer: no copy into the slot */
-    sge[1] = (struct ibv_sge) {
+    sge[1] = (struct ibv_sge){
       .addr = (uintptr_t) (tx->base + tx_off),
       .length = tx_len,
       .lkey = tx->mr->lkey,
@@ -237,7 +248,8 @@ flush_control (RdmaConn *conn, GError **error)
   ControlMsg *m;
   guint32 slot;
 
-  while ((m = g_queue_peek_head (&conn->control_out)) != NULL) {
+  while ((m = g_queue_peek_head (&conn->control_out)) != NULL)
+  {
     guint8 *dst, proto;
     guint32 len;
 
@@ -259,8 +271,8 @@ flush_control (RdmaConn *conn, GError **error)
 }
 
 gboolean
-rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind, const void *payload,
-                        guint32 len, GError **error)
+rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind, const void *payload, guint32 len,
+                        GError **error)
 {
   ControlMsg *m = g_new (ControlMsg, 1);
 
@@ -294,8 +306,7 @@ rdma_conn_retire_unsignalled (RdmaConn *conn, gint64 deadline_us, GError **error
   if (!rdma_conn_sq_reserve (conn, 1, deadline_us, error))
     return FALSE;
   return rdma_conn_post_empty_write (conn,
-                                     rdma_conn_op_get (conn, RDMA_OP_WRITE,
-                                                       RDMA_WIRE_PROTO_ENGINE),
+                                     rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_WIRE_PROTO_ENGINE),
                                      "RDMA WRITE (zero bytes, retiring unsignalled WRs)", error);
 }
 
@@ -303,7 +314,8 @@ gboolean
 rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer), gpointer data,
                     gint64 deadline_us, GError **error)
 {
-  while (!done (conn, data)) {
+  while (!done (conn, data))
+  {
     /* The peer may have answered before it left (a bulk DONE, then close): its disconnect
      * can be seen first, with the answer still in the CQ (test_bulk_faults, once in 90
      * runs).  Look until the CQ is empty, as rdma_conn_wait_message does. */
@@ -327,9 +339,9 @@ rdma_conn_drop_slot (RdmaConn *conn, guint32 slot)
 {
   GError *e = NULL;
 
-  if (conn->srq != NULL && !rdma_srq_repost (conn->srq, slot, &e)) {
-    g_warning ("ThriftRdma: a receive slot cannot go back to the shared queue: %s",
-               e->message);
+  if (conn->srq != NULL && !rdma_srq_repost (conn->srq, slot, &e))
+  {
+    g_warning ("ThriftRdma: a receive slot cannot go back to the shared queue: %s", e->message);
     g_error_free (e);
   }
 }
@@ -342,8 +354,10 @@ rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError 
   struct ibv_recv_wr *bad = NULL;
   int rc;
 
-  if (conn->srq != NULL) {
-    for (guint i = 0; i < n; i++) {
+  if (conn->srq != NULL)
+  {
+    for (guint i = 0; i < n; i++)
+    {
       GError *e = NULL;
       if (!rdma_srq_repost (conn->srq, slots[i], &e))
         return rdma_conn_fail_with (conn, e, error);
@@ -353,14 +367,15 @@ rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError 
     conn->stats.recvs += n;
     return TRUE;
   }
-  for (guint i = 0; i < n; i++) {
-    sge[i] = (struct ibv_sge) {
+  for (guint i = 0; i < n; i++)
+  {
+    sge[i] = (struct ibv_sge){
       .addr = (uintptr_t) rdma_pool_slot (&conn->recv_pool, slots[i]),
       .length = conn->recv_pool.slot_size,
       .lkey = conn->recv_pool.mr->lkey,
     };
-    conn->recv_ops[slots[i]] = (RdmaOp) { .kind = RDMA_OP_RECV, .slot = slots[i] };
-    wr[i] = (struct ibv_recv_wr) {
+    conn->recv_ops[slots[i]] = (RdmaOp){ .kind = RDMA_OP_RECV, .slot = slots[i] };
+    wr[i] = (struct ibv_recv_wr){
       .wr_id = rdma_op_wr_id (&conn->recv_ops[slots[i]]),
       .sg_list = &sge[i],
       .num_sge = 1,
@@ -369,7 +384,8 @@ rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError 
   }
   rc = rdma_verbs->post_recv (conn->id->qp, wr, &bad);
   conn->stats.post_recv_calls++;
-  if (rc != 0) {
+  if (rc != 0)
+  {
     GError *e = NULL;
     rdma_status_set_error (&e, rdma_status_from_errno (rc), "ibv_post_recv", rc, -1, NULL);
     rdma_conn_fail (conn, e);
@@ -387,9 +403,11 @@ rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **err
   /* Back-pressure, as TCP's window: while the reader is behind, freed data slots are held
    * instead of reposted, so no credit goes back and the peer's sends stop; a shared slot
    * goes back at once and only its credit is held. */
-  if (data_slot && conn->unread_bytes > conn->settings.unread_limit) {
+  if (data_slot && conn->unread_bytes > conn->settings.unread_limit)
+  {
     conn->stats.slots_held++;
-    if (conn->srq == NULL) {
+    if (conn->srq == NULL)
+    {
       g_array_append_val (conn->held_slots, slot);
       return TRUE;
     }

@@ -41,25 +41,25 @@ G_BEGIN_DECLS
 /* Who owns the memory of a received message, and so how it is given back. */
 typedef enum
 {
-  RDMA_MSG_IN_SLOT,    /* in its receive slot: reposted */
-  RDMA_MSG_ON_HEAP,    /* reassembled with g_malloc: freed */
-  RDMA_MSG_IN_PROTO    /* in the protocol's registered memory: its release slot */
+  RDMA_MSG_IN_SLOT, /* in its receive slot: reposted */
+  RDMA_MSG_ON_HEAP, /* reassembled with g_malloc: freed */
+  RDMA_MSG_IN_PROTO /* in the protocol's registered memory: its release slot */
 } RdmaMsgOwner;
 
 /* A received message. */
 struct _RdmaMessage
 {
-  guint8 *data;                 /* (owned) if @owner is RDMA_MSG_ON_HEAP, else (unowned): its
+  guint8 *data; /* (owned) if @owner is RDMA_MSG_ON_HEAP, else (unowned): its
                                    receive slot or its protocol's memory (a ring's among
                                    them); NULL while @pending */
   gsize len;
   RdmaMsgOwner owner;
-  gint64 slot;                  /* RDMA_MSG_IN_SLOT: the receive slot */
-  guint64 token;                /* RDMA_MSG_IN_PROTO: the protocol's */
-  const RdmaProtoOps *proto;    /* (unowned): the protocol that carried it (static) */
-  gboolean pending;             /* its place is taken, its bytes are still arriving
+  gint64 slot;               /* RDMA_MSG_IN_SLOT: the receive slot */
+  guint64 token;             /* RDMA_MSG_IN_PROTO: the protocol's */
+  const RdmaProtoOps *proto; /* (unowned): the protocol that carried it (static) */
+  gboolean pending;          /* its place is taken, its bytes are still arriving
                                    (rdma_conn_deliver_pending): not readable yet */
-  gboolean opened;              /* handed to a reader (rdma_conn_ready_message), who may
+  gboolean opened;           /* handed to a reader (rdma_conn_ready_message), who may
                                    hold its data pointer: it stays where it is */
 };
 
@@ -79,90 +79,90 @@ typedef struct _RdmaBulk RdmaBulk;
 struct _RdmaConn
 {
   RdmaConnState state;
-  GError *failure;                    /* (owned) (nullable): the cause of FAILED */
+  GError *failure; /* (owned) (nullable): the cause of FAILED */
   gboolean is_client;
 
-  struct rdma_event_channel *cm_channel;  /* (owned) (nullable): NULL until the id moves to
+  struct rdma_event_channel *cm_channel; /* (owned) (nullable): NULL until the id moves to
                                              it (an accepted one starts on the listener's) */
-  struct rdma_cm_id *id;              /* (owned) (nullable) */
-  struct ibv_pd *pd;                  /* (owned) (nullable): a reference on the device's domain
+  struct rdma_cm_id *id;                 /* (owned) (nullable) */
+  struct ibv_pd *pd;                     /* (owned) (nullable): a reference on the device's domain
                                          (rdma_domain_acquire, rdma_domain_release) */
-  RdmaPoller poller;                  /* the CQ and its channel, the fds a wait watches, the
+  RdmaPoller poller;                     /* the CQ and its channel, the fds a wait watches, the
                                          polling mode and the protocols' progress_mask */
 
   RdmaConnSettings settings;
-  RdmaSrq *srq;                       /* (unowned) (nullable): the domain's; the device's shared
+  RdmaSrq *srq;       /* (unowned) (nullable): the domain's; the device's shared
                                          receive queue (rdma_srq.h), whose slots this
                                          connection's receives take; NULL: recv_pool's own */
-  RdmaPool recv_pool;                 /* credits + RDMA_CREDIT_CONTROL_SLOTS slots of its own */
-  RdmaPool send_pool;                 /* as many slots, of RDMA_SEND_SLOT_SIZE bytes */
+  RdmaPool recv_pool; /* credits + RDMA_CREDIT_CONTROL_SLOTS slots of its own */
+  RdmaPool send_pool; /* as many slots, of RDMA_SEND_SLOT_SIZE bytes */
   RdmaCredits credits;
-  RdmaWireHello peer;                 /* the peer's hello */
-  gboolean has_peer_pair_token;       /* server: the client's request carried a token */
+  RdmaWireHello peer;           /* the peer's hello */
+  gboolean has_peer_pair_token; /* server: the client's request carried a token */
   guint8 peer_pair_token[RDMA_WIRE_PAIR_TOKEN_LEN];
 
-  GQueue received;                    /* RdmaMessage * (owned), complete, in arrival order */
-  gpointer proto_state[RDMA_PROTO_COUNT];  /* (owned) (nullable): each protocol's, made by its
+  GQueue received;                        /* RdmaMessage * (owned), complete, in arrival order */
+  gpointer proto_state[RDMA_PROTO_COUNT]; /* (owned) (nullable): each protocol's, made by its
                                               setup, freed by its teardown (rdma_conn_free) */
-  const RdmaProtoOps *tx_proto;       /* (unowned): protocol of the next message sent (static) */
-  const RdmaProtoOps *last_tx_proto;  /* (unowned) (nullable): the one that carried the last
+  const RdmaProtoOps *tx_proto;      /* (unowned): protocol of the next message sent (static) */
+  const RdmaProtoOps *last_tx_proto; /* (unowned) (nullable): the one that carried the last
                                          message sent (static); NULL before the first */
-  gboolean last_was_send;             /* for round trip counting */
-  gboolean closing;                   /* rdma_conn_free waits for what was sent */
-  guint64 msgs_sent;                  /* messages sent and received since connect, never */
-  guint64 msgs_received;              /* reset: the numbers RFP's messages carry */
+  gboolean last_was_send;            /* for round trip counting */
+  gboolean closing;                  /* rdma_conn_free waits for what was sent */
+  guint64 msgs_sent;                 /* messages sent and received since connect, never */
+  guint64 msgs_received;             /* reset: the numbers RFP's messages carry */
 
   /* operations (rdma_op.h) */
-  RdmaOp *recv_ops;                   /* (owned) (nullable): one per receive slot of its own
+  RdmaOp *recv_ops; /* (owned) (nullable): one per receive slot of its own
                                          (NULL with @srq) */
-  RdmaOp *send_ops;                   /* (owned) (nullable): one per send slot */
+  RdmaOp *send_ops; /* (owned) (nullable): one per send slot */
   RdmaOp probe_op;
-  RdmaOp fatal_op;                    /* (rdma_domain.h: RDMA_OP_FATAL) */
-  gint device_event;                  /* the first async event that failed our QP, + 1 (0: none);
+  RdmaOp fatal_op;   /* (rdma_domain.h: RDMA_OP_FATAL) */
+  gint device_event; /* the first async event that failed our QP, + 1 (0: none);
                                          set on the domain's thread, atomic */
   RdmaOp quiet_op;
-  RdmaOp *free_ops;                   /* (unowned) (nullable): pooled ops for WRITE and READ, a
+  RdmaOp *free_ops;       /* (unowned) (nullable): pooled ops for WRITE and READ, a
                                          list through @op_blocks */
-  GPtrArray *op_blocks;               /* (owned): their allocations */
-  guint32 sq_depth;                   /* send queue entries of the QP */
-  guint32 sq_used;                    /* posted and not yet retired */
-  guint32 sq_unsignalled;             /* unsignalled WRs since the last signalled one */
-  guint32 max_rd_atomic;              /* READs that may be outstanding (both sides agree) */
+  GPtrArray *op_blocks;   /* (owned): their allocations */
+  guint32 sq_depth;       /* send queue entries of the QP */
+  guint32 sq_used;        /* posted and not yet retired */
+  guint32 sq_unsignalled; /* unsignalled WRs since the last signalled one */
+  guint32 max_rd_atomic;  /* READs that may be outstanding (both sides agree) */
 
   /* transmit buffers (rdma_tx.h), used in turn */
   RdmaTx tx[2];
   guint tx_cur;
-  gsize tx_may_copy;                  /* bytes the message being sent lends that another may
+  gsize tx_may_copy; /* bytes the message being sent lends that another may
                                          copy (rdma_lend_cost.h): a ring asked for counts them */
 
   /* the control channel: messages waiting for a free send slot (owned, g_free) */
   GQueue control_out;
 
   /* the direct ring (rdma_ring.h), made on first use */
-  RdmaRing *ring;                     /* (owned) (nullable): rdma_ring_free */
+  RdmaRing *ring; /* (owned) (nullable): rdma_ring_free */
 
   /* memory window operations, in order (rdma_conn_window.h) */
   RdmaWindows windows;
 
   /* bulk transfer (rdma_bulk.h): windows, loans, the registration cache; made on first use */
-  RdmaBulk *bulk;                     /* (owned) (nullable): rdma_bulk_free */
+  RdmaBulk *bulk; /* (owned) (nullable): rdma_bulk_free */
 
   /* back-pressure: data slots held back (not reposted) while the unread bytes exceed
    * settings.unread_limit; reposted as the reader releases messages */
-  gsize unread_bytes;                 /* bytes of received messages not yet released */
-  guint in_slot;                      /* of them, messages read in place from their slot */
-  GArray *held_slots;                 /* (owned): guint32 (own slots) */
-  guint32 held_credits;               /* (shared slots: those go back at once, a held slot
+  gsize unread_bytes;   /* bytes of received messages not yet released */
+  guint in_slot;        /* of them, messages read in place from their slot */
+  GArray *held_slots;   /* (owned): guint32 (own slots) */
+  guint32 held_credits; /* (shared slots: those go back at once, a held slot
                                          would starve the other connections) */
 
   /* keepalive (rdma_keepalive.c) */
-  gboolean alive_seen;                /* a completion arrived since the last tick */
-  gint64 last_alive_us;               /* monotonic time of the last sign of life */
-  gint64 keepalive_due_us;            /* next tick (0: none) */
+  gboolean alive_seen;     /* a completion arrived since the last tick */
+  gint64 last_alive_us;    /* monotonic time of the last sign of life */
+  gint64 keepalive_due_us; /* next tick (0: none) */
   gboolean probe_outstanding;
   gint64 probe_sent_us;
 
-  gboolean block_refused;             /* the watcher cannot take it (rdma_block.h): waits poll */
+  gboolean block_refused; /* the watcher cannot take it (rdma_block.h): waits poll */
 
   ThriftRdmaStats stats;
 };
@@ -183,8 +183,8 @@ gboolean rdma_conn_pair (struct rdma_cm_id *client_id, struct rdma_cm_id *server
 gboolean rdma_conn_check_usable (RdmaConn *conn, GError **error);
 /* Posts a signalled SEND of @len bytes of send slot @slot (header included), optionally
  * followed by @tx_len bytes of @tx gathered from @tx_off (@tx NULL: none). */
-gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len,
-                              RdmaTx *tx, gsize tx_off, guint32 tx_len, GError **error);
+gboolean rdma_conn_post_send (RdmaConn *conn, guint8 proto, guint32 slot, guint32 len, RdmaTx *tx,
+                              gsize tx_off, guint32 tx_len, GError **error);
 /* An op from the free list for a WRITE or READ (never fails: the list grows). */
 RdmaOp *rdma_conn_op_get (RdmaConn *conn, RdmaOpKind kind, guint8 proto);
 /* Puts a pooled op back on the free list once its completion was handled. */
@@ -198,8 +198,8 @@ gboolean rdma_conn_sq_reserve (RdmaConn *conn, guint n, gint64 deadline_us, GErr
 gboolean rdma_conn_post_wr (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
                             GError **error);
 /* Posts a list that rdma_conn_post_wr accounted already (rdma_conn_window.c, for what it kept). */
-gboolean rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr,
-                                      const gchar *what, GError **error);
+gboolean rdma_conn_post_wr_accounted (RdmaConn *conn, struct ibv_send_wr *wr, const gchar *what,
+                                      GError **error);
 /* Posts one signalled WR at once, ahead of what is deferred (rdma_conn_window.c): its completion
  * retires @entries send queue entries (itself, and unsignalled WRs before it). */
 gboolean rdma_conn_post_wr_alone (RdmaConn *conn, struct ibv_send_wr *wr, guint32 entries,
@@ -210,26 +210,24 @@ void rdma_conn_header (RdmaConn *conn, void *slot, guint8 proto, guint8 type, gu
 /* Queues a control message (RDMA_WIRE_CONTROL, @len <= RDMA_WIRE_CONTROL_MAX) for @proto's
  * peer; it goes out at once if a send slot is free, else at the next completion.  Never
  * blocks: completion handlers call it. */
-gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind,
-                                 const void *payload, guint32 len, GError **error);
+gboolean rdma_conn_send_control (RdmaConn *conn, guint8 proto, guint8 kind, const void *payload,
+                                 guint32 len, GError **error);
 /* Posts a signalled zero-byte RDMA WRITE, which touches no memory at either end: its
  * completion says the QP still works and retires the unsignalled WRs before it.  @op must
  * have a send-queue slot (rdma_conn_sq_reserve, or the keepalive's own). */
-gboolean rdma_conn_post_empty_write (RdmaConn *conn, RdmaOp *op, const char *what,
-                                     GError **error);
+gboolean rdma_conn_post_empty_write (RdmaConn *conn, RdmaOp *op, const char *what, GError **error);
 /* Posts an empty WRITE if the newest WR is unsignalled: only a signalled completion retires
  * the unsignalled WRs before it. */
 gboolean rdma_conn_retire_unsignalled (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Waits by the connection's polling mode until @done (@data) is TRUE or @deadline_us. */
-gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer),
-                             gpointer data, gint64 deadline_us, GError **error);
+gboolean rdma_conn_wait_for (RdmaConn *conn, gboolean (*done) (RdmaConn *, gpointer), gpointer data,
+                             gint64 deadline_us, GError **error);
 /* Waits (1 s at most, by the caller's @deadline_us) until what was posted has completed and
  * the held control messages went out: close (2) delivers a socket's queued bytes the same
  * way.  FALSE if the deadline came first or the connection failed. */
 gboolean rdma_conn_flush_sent (RdmaConn *conn, gint64 deadline_us);
 /* Posts receives for the receive slots @slots (@n of them) in one call. */
-gboolean rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n,
-                                   GError **error);
+gboolean rdma_conn_post_recv_list (RdmaConn *conn, const guint32 *slots, guint n, GError **error);
 gboolean rdma_conn_repost (RdmaConn *conn, guint32 slot, gboolean data_slot, GError **error);
 /* The bytes of receive slot @slot (the shared queue's or the connection's own). */
 guint8 *rdma_conn_recv_slot (RdmaConn *conn, guint32 slot);

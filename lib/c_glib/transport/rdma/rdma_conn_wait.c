@@ -45,7 +45,8 @@ sink_progress (gpointer owner, GError **error)
    * draining */
   if (conn->closing || rdma_window_busy (conn))
     return 0;
-  for (guint i = 0; i < RDMA_PROTO_COUNT; i++) {
+  for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
+  {
     const RdmaProtoOps *ops = rdma_proto_registry[i];
     gint done;
 
@@ -120,8 +121,8 @@ static const RdmaPollSink conn_sink = {
 void
 rdma_conn_poller_init (RdmaConn *conn)
 {
-  rdma_poller_init (&conn->poller, &conn_sink, conn, conn->settings.polling,
-                    conn->settings.spin_us, &conn->stats.cq_events);
+  rdma_poller_init (&conn->poller, &conn_sink, conn, conn->settings.polling, conn->settings.spin_us,
+                    &conn->stats.cq_events);
   conn->poller.spins_declined = &conn->stats.spins_declined;
   conn->poller.poll_waits = &conn->stats.poll_waits;
   conn->poller.read_waits = &conn->stats.read_waits;
@@ -187,14 +188,16 @@ block_ready (RdmaConn *conn)
     return TRUE;
   conn->block_refused = TRUE;
   flags = fcntl (conn->poller.comp_channel->fd, F_GETFL);
-  if (flags < 0 || fcntl (conn->poller.comp_channel->fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+  if (flags < 0 || fcntl (conn->poller.comp_channel->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+  {
     g_debug ("ThriftRdma: the completion channel cannot block (%s): waits poll",
              g_strerror (errno));
     return FALSE;
   }
-  conn->poller.block = rdma_block_register (conn->poller.cm_fd, conn->poller.wake_fd,
-                                            &block_ops, conn, &e);
-  if (conn->poller.block == NULL) {
+  conn->poller.block = rdma_block_register (conn->poller.cm_fd, conn->poller.wake_fd, &block_ops,
+                                            conn, &e);
+  if (conn->poller.block == NULL)
+  {
     g_debug ("ThriftRdma: %s: waits poll", e->message);
     g_error_free (e);
     (void) fcntl (conn->poller.comp_channel->fd, F_SETFL, flags);
@@ -234,9 +237,9 @@ static RdmaArm
 message_arm (RdmaConn *conn)
 {
   if (!(conn->peer.flags & RDMA_WIRE_HELLO_SOLICITED) || conn->poller.progress_mask != 0
-      || rdma_conn_head_message (conn) != NULL
-      || !g_queue_is_empty (&conn->control_out) || rdma_window_busy (conn)
-      || rdma_credit_need_explicit (&conn->credits) || rdma_helpers_need_report (conn))
+      || rdma_conn_head_message (conn) != NULL || !g_queue_is_empty (&conn->control_out)
+      || rdma_window_busy (conn) || rdma_credit_need_explicit (&conn->credits)
+      || rdma_helpers_need_report (conn))
     return RDMA_ARM_ALL;
   return RDMA_ARM_SOLICITED;
 }
@@ -281,7 +284,8 @@ rdma_conn_idle_prepare (RdmaConn *conn, GError **error)
 
   /* what the settle's completions started (a window operation after a DONE) may need more
    * than the arming it began with: settled again, armed for all */
-  for (;;) {
+  for (;;)
+  {
     if (!rdma_poller_settle (&conn->poller, idle_over, how, error))
       return RDMA_IDLE_GONE;
     now = message_arm (conn);

@@ -57,7 +57,8 @@ rdma_conn_deliver (RdmaConn *conn, const RdmaProtoOps *proto, guint8 *data, gsiz
    * bytes, as the other carriers do, and a stream both ways, neither side reading yet,
    * would deadlock at both (test_protocols, /protocols/mixed_stream).  So past a few, a
    * message is copied out and its slot goes back. */
-  if (owner == RDMA_MSG_IN_SLOT && conn->in_slot >= RDMA_IN_PLACE_MAX) {
+  if (owner == RDMA_MSG_IN_SLOT && conn->in_slot >= RDMA_IN_PLACE_MAX)
+  {
     guint8 *copy = g_malloc (MAX (len, 1));
     GError *e = NULL;
 
@@ -83,8 +84,7 @@ rdma_conn_message_to_heap (RdmaConn *conn, RdmaMessage *msg)
 }
 
 RdmaMessage *
-rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len,
-                           guint64 token)
+rdma_conn_deliver_pending (RdmaConn *conn, const RdmaProtoOps *proto, gsize len, guint64 token)
 {
   RdmaMessage *msg = queue_message (conn, proto, NULL, len, RDMA_MSG_IN_PROTO, -1, token);
   msg->pending = TRUE;
@@ -111,7 +111,8 @@ rdma_conn_fail_with (RdmaConn *conn, GError *e, GError **error)
 static const gchar *
 flush_cause (RdmaConn *conn)
 {
-  switch (g_atomic_int_get (&conn->device_event) - 1) {
+  switch (g_atomic_int_get (&conn->device_event) - 1)
+  {
   case -1:
     /* soft-RoCE (rxe 6.1) fails a QP that refused a remote access with no event at all */
     return "; the queue pair went to the error state before any disconnect arrived: the peer "
@@ -135,7 +136,8 @@ flush_cause (RdmaConn *conn)
 static const gchar *
 op_kind_name (const RdmaOp *op)
 {
-  switch (op->kind) {
+  switch (op->kind)
+  {
   case RDMA_OP_RECV:
     return "receive";
   case RDMA_OP_SEND:
@@ -159,12 +161,14 @@ op_kind_name (const RdmaOp *op)
 static void
 retire (RdmaConn *conn, RdmaOp *op, gboolean signalled)
 {
-  if (signalled) {
+  if (signalled)
+  {
     conn->sq_used -= MIN (op->sq_entries, conn->sq_used);
     if (op->tx != NULL && op->tx->busy > 0)
       op->tx->busy--;
   }
-  if (op->kind == RDMA_OP_SEND && op->slot >= 0 && (guint64) op->slot < conn->send_pool.count) {
+  if (op->kind == RDMA_OP_SEND && op->slot >= 0 && (guint64) op->slot < conn->send_pool.count)
+  {
     rdma_pool_put (&conn->send_pool, (guint32) op->slot);
     op->slot = -1;
   }
@@ -179,15 +183,18 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
   const guint8 *buf = rdma_conn_recv_slot (conn, slot);
   const RdmaProtoOps *ops;
 
-  if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+  if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+  {
     guint32 imm = GUINT32_FROM_BE (wc->imm_data);
 
     ops = rdma_proto_by_id (RDMA_IMM_PROTO (imm));
     if (ops == NULL || ops->on_imm == NULL
-        || !(conn->settings.rx_protocols & (1u << RDMA_IMM_PROTO (imm)))) {
+        || !(conn->settings.rx_protocols & (1u << RDMA_IMM_PROTO (imm))))
+    {
       rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                              "garbage framing: a write with immediate 0x%08x for protocol %u, "
-                             "which this side does not accept", imm, RDMA_IMM_PROTO (imm));
+                             "which this side does not accept",
+                             imm, RDMA_IMM_PROTO (imm));
       return rdma_conn_fail_with (conn, e, error);
     }
     /* the slot carried no data: it is free again (and is a credit the peer used) */
@@ -200,17 +207,20 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
 
   if (!rdma_wire_header_parse (buf, wc->byte_len, conn->settings.max_message, &hdr, &e))
     return rdma_conn_fail_with (conn, e, error);
-  if (!rdma_credit_grant (&conn->credits, hdr.credits)) {
+  if (!rdma_credit_grant (&conn->credits, hdr.credits))
+  {
     rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: the peer returns %u credits, only %u are "
-                           "outstanding", hdr.credits, conn->credits.in_flight);
+                           "outstanding",
+                           hdr.credits, conn->credits.in_flight);
     return rdma_conn_fail_with (conn, e, error);
   }
   if (hdr.freed > 0 && !rdma_helpers_peer_freed (conn, hdr.freed, &e))
     return rdma_conn_fail_with (conn, e, error);
   if (hdr.type == RDMA_WIRE_CREDIT)
     return rdma_conn_repost (conn, slot, FALSE, error);
-  if (hdr.type == RDMA_WIRE_CONTROL) {
+  if (hdr.type == RDMA_WIRE_CONTROL)
+  {
     guint8 payload[RDMA_WIRE_CONTROL_MAX];
     gboolean ok;
 
@@ -218,14 +228,17 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
     memcpy (payload, buf + RDMA_WIRE_HEADER_SIZE, hdr.frag_len);
     if (!rdma_conn_repost (conn, slot, FALSE, error))
       return FALSE;
-    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE) {
+    if (hdr.proto == RDMA_WIRE_PROTO_ENGINE)
+    {
       ok = rdma_helpers_control (conn, hdr.flags, payload, hdr.frag_len, &e);
-    } else {
+    }
+    else
+    {
       ops = rdma_proto_by_id (hdr.proto);
-      if (ops == NULL || ops->on_control == NULL) {
+      if (ops == NULL || ops->on_control == NULL)
+      {
         rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                               "garbage framing: a control message for protocol %u",
-                               hdr.proto);
+                               "garbage framing: a control message for protocol %u", hdr.proto);
         return rdma_conn_fail_with (conn, e, error);
       }
       ok = ops->on_control (conn, hdr.flags, payload, hdr.frag_len, &e);
@@ -233,11 +246,12 @@ handle_recv (RdmaConn *conn, guint32 slot, const struct ibv_wc *wc, GError **err
     return ok || rdma_conn_fail_with (conn, e, error);
   }
   ops = rdma_proto_by_id (hdr.proto);
-  if (ops == NULL || ops->on_receive == NULL
-      || !(conn->settings.rx_protocols & (1u << hdr.proto))) {
+  if (ops == NULL || ops->on_receive == NULL || !(conn->settings.rx_protocols & (1u << hdr.proto)))
+  {
     rdma_status_set_error (&e, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: a message for protocol id %u, which this side "
-                           "does not accept", hdr.proto);
+                           "does not accept",
+                           hdr.proto);
     return rdma_conn_fail_with (conn, e, error);
   }
   if (!ops->on_receive (conn, slot, &hdr, buf + RDMA_WIRE_HEADER_SIZE, &e))
@@ -253,28 +267,34 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
   gboolean ok = TRUE;
 
   conn->stats.completions++;
-  if (op->kind == RDMA_OP_FATAL) {
+  if (op->kind == RDMA_OP_FATAL)
+  {
     /* posted by the device's event thread: counted here, by the owner */
     conn->stats.post_send_calls++;
     conn->stats.wr_posted++;
     conn->stats.writes++;
     if (wc->status == IBV_WC_SUCCESS)
-      return TRUE;   /* the QP was well after all */
+      return TRUE; /* the QP was well after all */
   }
-  if (op->kind == RDMA_OP_PROBE) {
+  if (op->kind == RDMA_OP_PROBE)
+  {
     rdma_helpers_probe_done (conn);
     conn->sq_used -= MIN (op->sq_entries, conn->sq_used);
-    if (wc->status == IBV_WC_SUCCESS) {
+    if (wc->status == IBV_WC_SUCCESS)
+    {
       conn->alive_seen = TRUE;
       return TRUE;
     }
-  } else if (wc->status == IBV_WC_SUCCESS) {
+  }
+  else if (wc->status == IBV_WC_SUCCESS)
+  {
     conn->alive_seen = TRUE;
   }
   if (op->kind != RDMA_OP_RECV && op->kind != RDMA_OP_PROBE)
     retire (conn, op, op->kind != RDMA_OP_QUIET);
 
-  if (wc->status != IBV_WC_SUCCESS) {
+  if (wc->status != IBV_WC_SUCCESS)
+  {
     if (op->pooled)
       rdma_conn_op_put (conn, op);
     /* Flushed work requests after the peer left are expected, not a new failure. */
@@ -285,21 +305,24 @@ rdma_conn_handle_wc (RdmaConn *conn, const struct ibv_wc *wc, GError **error)
                            "%s completion failed (vendor error 0x%x)%s", op_kind_name (op),
                            wc->vendor_err,
                            wc->status == IBV_WC_RETRY_EXC_ERR
-                             ? "; the peer stopped answering: its process died or its "
-                               "host or link went down"
+                               ? "; the peer stopped answering: its process died or its "
+                                 "host or link went down"
                            : wc->status == IBV_WC_REM_ACCESS_ERR
-                             ? "; the peer refused the remote access (a stale or wrong key, "
-                               "or a range outside its buffer)"
+                               ? "; the peer refused the remote access (a stale or wrong key, "
+                                 "or a range outside its buffer)"
                            : wc->status == IBV_WC_WR_FLUSH_ERR ? flush_cause (conn)
-                             : "");
+                                                               : "");
     return rdma_conn_fail_with (conn, e, error);
   }
 
-  if (op->kind == RDMA_OP_RECV) {
+  if (op->kind == RDMA_OP_RECV)
+  {
     if (conn->srq != NULL)
       rdma_srq_taken (conn->srq);
     ok = handle_recv (conn, (guint32) op->slot, wc, error);
-  } else {
+  }
+  else
+  {
     if (op->done != NULL)
       ok = op->done (conn, op, wc, error);
     if (op->pooled)

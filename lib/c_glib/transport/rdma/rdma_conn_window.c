@@ -26,16 +26,16 @@
 
 struct _RdmaWindow
 {
-  struct ibv_mw *mw;         /* (owned) (nullable): NULL once revoked */
-  guint32 rkey;              /* the key of the last bind: what the peer is given */
-  gboolean bound;            /* that bind completed and no invalidation since */
-  RdmaWindowOp *op;          /* its operation queued or in flight, or NULL */
-  GList link;                /* in the connection's live windows */
+  struct ibv_mw *mw; /* (owned) (nullable): NULL once revoked */
+  guint32 rkey;      /* the key of the last bind: what the peer is given */
+  gboolean bound;    /* that bind completed and no invalidation since */
+  RdmaWindowOp *op;  /* its operation queued or in flight, or NULL */
+  GList link;        /* in the connection's live windows */
 };
 
 struct _RdmaWindowOp
 {
-  RdmaWindow *window;        /* NULL once the window was freed */
+  RdmaWindow *window; /* NULL once the window was freed */
   struct ibv_send_wr wr;
   const gchar *what;
   RdmaWindowDone done;
@@ -78,7 +78,8 @@ rdma_window_defer (RdmaConn *conn, const struct ibv_send_wr *wr, const gchar *wh
 
   if (!rdma_window_busy (conn))
     return FALSE;
-  for (const struct ibv_send_wr *w = wr; w != NULL; w = w->next) {
+  for (const struct ibv_send_wr *w = wr; w != NULL; w = w->next)
+  {
     g_return_val_if_fail (!(w->send_flags & IBV_SEND_INLINE), FALSE);
     n_wr++;
     n_sge += (guint) w->num_sge;
@@ -89,10 +90,12 @@ rdma_window_defer (RdmaConn *conn, const struct ibv_send_wr *wr, const gchar *wh
   d->wr = copy;
   d->what = what;
   d->entries = n_wr;
-  for (const struct ibv_send_wr *w = wr; w != NULL; w = w->next, copy++) {
+  for (const struct ibv_send_wr *w = wr; w != NULL; w = w->next, copy++)
+  {
     *copy = *w;
     copy->next = w->next != NULL ? copy + 1 : NULL;
-    if (w->num_sge > 0) {
+    if (w->num_sge > 0)
+    {
       memcpy (sge, w->sg_list, (gsize) w->num_sge * sizeof *sge);
       copy->sg_list = sge;
       sge += w->num_sge;
@@ -111,7 +114,8 @@ flush_deferred (RdmaConn *conn, GError **error)
   Deferred *d;
   gboolean ok = TRUE;
 
-  while (ok && (d = g_queue_pop_head (&ws->deferred)) != NULL) {
+  while (ok && (d = g_queue_pop_head (&ws->deferred)) != NULL)
+  {
     ws->sq_deferred -= d->entries;
     ok = rdma_conn_post_wr_accounted (conn, d->wr, d->what, error);
     g_free (d);
@@ -130,7 +134,8 @@ op_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
 
   g_assert (ws->posted == wop);
   ws->posted = NULL;
-  if (w != NULL) {
+  if (w != NULL)
+  {
     w->op = NULL;
     w->bound = wop->wr.opcode == IBV_WR_BIND_MW;
   }
@@ -150,10 +155,10 @@ rdma_window_kick (RdmaConn *conn, GError **error)
   RdmaWindowOp *wop;
   RdmaOp *op;
 
-  if (ws->posted != NULL || g_queue_is_empty (&ws->waiting)
-      || conn->state != RDMA_CONN_CONNECTED)
+  if (ws->posted != NULL || g_queue_is_empty (&ws->waiting) || conn->state != RDMA_CONN_CONNECTED)
     return TRUE;
-  if (ws->retire_entries > 0) {
+  if (ws->retire_entries > 0)
+  {
     struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED };
     guint32 entries = ws->retire_entries + 1;
 
@@ -190,17 +195,23 @@ enqueue (RdmaConn *conn, RdmaWindowOp *wop, GError **error)
 {
   RdmaWindows *ws = &conn->windows;
 
-  if (!rdma_conn_check_usable (conn, error)) {
+  if (!rdma_conn_check_usable (conn, error))
+  {
     g_free (wop);
     return FALSE;
   }
-  if (!rdma_window_busy (conn) && conn->sq_unsignalled > 0) {
-    if (conn->sq_used < conn->sq_depth) {
-      if (!rdma_conn_retire_unsignalled (conn, 0, error)) {
+  if (!rdma_window_busy (conn) && conn->sq_unsignalled > 0)
+  {
+    if (conn->sq_used < conn->sq_depth)
+    {
+      if (!rdma_conn_retire_unsignalled (conn, 0, error))
+      {
         g_free (wop);
         return FALSE;
       }
-    } else {
+    }
+    else
+    {
       /* no room: rdma_window_kick posts it; what is deferred meanwhile counts anew */
       ws->retire_entries = conn->sq_unsignalled;
       conn->sq_unsignalled = 0;
@@ -216,7 +227,8 @@ window_get (RdmaConn *conn, RdmaWindow **wp, GError **error)
 {
   RdmaWindow *w = *wp;
 
-  if (w == NULL) {
+  if (w == NULL)
+  {
     w = g_new0 (RdmaWindow, 1);
     w->link.data = w;
     g_queue_push_tail_link (&conn->windows.live, &w->link);
@@ -226,7 +238,8 @@ window_get (RdmaConn *conn, RdmaWindow **wp, GError **error)
     return w;
   errno = 0;
   w->mw = rdma_verbs->alloc_mw (conn->pd, IBV_MW_TYPE_2);
-  if (w->mw == NULL) {
+  if (w->mw == NULL)
+  {
     int err = errno ? errno : ENOSYS;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_mw", err, -1,
                            "a type-2 memory window");
@@ -237,14 +250,13 @@ window_get (RdmaConn *conn, RdmaWindow **wp, GError **error)
 }
 
 gboolean
-rdma_window_bind (RdmaConn *conn, RdmaWindow **wp, struct ibv_mr *mr, gconstpointer addr,
-                  gsize len, gint access, RdmaWindowDone done, gpointer data, GError **error)
+rdma_window_bind (RdmaConn *conn, RdmaWindow **wp, struct ibv_mr *mr, gconstpointer addr, gsize len,
+                  gint access, RdmaWindowDone done, gpointer data, GError **error)
 {
   RdmaWindowOp *wop;
   RdmaWindow *w;
 
-  g_return_val_if_fail (!rdma_window_bound (*wp) && !rdma_window_pending (*wp) && len > 0,
-                        FALSE);
+  g_return_val_if_fail (!rdma_window_bound (*wp) && !rdma_window_pending (*wp) && len > 0, FALSE);
   w = window_get (conn, wp, error);
   if (w == NULL)
     return FALSE;
@@ -296,7 +308,7 @@ rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done, gpoi
 
   g_return_val_if_fail (w->mw != NULL && w->op == NULL, FALSE);
   wop = g_new0 (RdmaWindowOp, 1);
-  *wop = (RdmaWindowOp) {
+  *wop = (RdmaWindowOp){
     .window = w,
     .wr = { .opcode = IBV_WR_LOCAL_INV, .invalidate_rkey = w->rkey },
     .what = "LOCAL_INV",
@@ -330,10 +342,14 @@ revoke (RdmaConn *conn, RdmaWindow *w)
 {
   RdmaWindows *ws = &conn->windows;
 
-  if (w->op != NULL) {
-    if (w->op == ws->posted) {
+  if (w->op != NULL)
+  {
+    if (w->op == ws->posted)
+    {
       w->op->window = NULL;
-    } else {
+    }
+    else
+    {
       g_queue_remove (&ws->waiting, w->op);
       g_free (w->op);
     }
@@ -377,12 +393,14 @@ rdma_window_clear (RdmaConn *conn)
   RdmaWindows *ws = &conn->windows;
   RdmaWindowOp *wop;
 
-  while ((wop = g_queue_pop_head (&ws->waiting)) != NULL) {
+  while ((wop = g_queue_pop_head (&ws->waiting)) != NULL)
+  {
     if (wop->window != NULL)
       wop->window->op = NULL;
     g_free (wop);
   }
-  if (ws->posted != NULL) {
+  if (ws->posted != NULL)
+  {
     if (ws->posted->window != NULL)
       ws->posted->window->op = NULL;
     g_free (ws->posted);
@@ -392,7 +410,8 @@ rdma_window_clear (RdmaConn *conn)
   ws->sq_deferred = 0;
   ws->retire_entries = 0;
   /* (their owners freed them all before; a window left over is freed with its key) */
-  while (ws->live.head != NULL) {
+  while (ws->live.head != NULL)
+  {
     RdmaWindow *w = ws->live.head->data;
     rdma_window_free (conn, &w);
   }

@@ -52,21 +52,20 @@ typedef struct _RdmaWindowOp RdmaWindowOp;
 
 /* A bind or invalidation of @w completed (rdma_window_bound says which); runs in the
  * completion handler.  FALSE with @error fails the connection. */
-typedef gboolean (*RdmaWindowDone) (RdmaConn *conn, RdmaWindow *w, gpointer data,
-                                    GError **error);
+typedef gboolean (*RdmaWindowDone) (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error);
 
 /* The connection's windows and the queue of their operations, with the WRs posted behind. */
 typedef struct
 {
-  GQueue live;               /* RdmaWindow * (unowned: their owners, the ring and bulk, free
+  GQueue live;            /* RdmaWindow * (unowned: their owners, the ring and bulk, free
                                 them), every window the connection holds */
-  GQueue waiting;            /* RdmaWindowOp * (owned), in order */
-  RdmaWindowOp *posted;      /* (owned) (nullable): the one in flight, or NULL */
-  GQueue deferred;           /* WR lists posted while busy, in order (rdma_conn_window.c) */
-  guint32 sq_deferred;       /* their send queue entries (counted in conn->sq_used) */
-  guint32 retire_entries;    /* unsignalled WRs at the tail of the posted ones, still to
+  GQueue waiting;         /* RdmaWindowOp * (owned), in order */
+  RdmaWindowOp *posted;   /* (owned) (nullable): the one in flight, or NULL */
+  GQueue deferred;        /* WR lists posted while busy, in order (rdma_conn_window.c) */
+  guint32 sq_deferred;    /* their send queue entries (counted in conn->sq_used) */
+  guint32 retire_entries; /* unsignalled WRs at the tail of the posted ones, still to
                                 be retired by an empty WRITE (a full queue had no room) */
-  gint supported;            /* -1: not asked yet */
+  gint supported;         /* -1: not asked yet */
 } RdmaWindows;
 
 /* Whether the connection can expose memory through windows: its device has type-2 windows,
@@ -76,17 +75,17 @@ gboolean rdma_window_supported (RdmaConn *conn);
 /* Binds *@w (made if NULL) over the @len bytes at @addr of @mr with @access
  * (IBV_ACCESS_REMOTE_READ, _WRITE), under a new key; @done (@data) runs at its completion.
  * An unbound window only: invalidate a bound one first.  Never blocks. */
-gboolean rdma_window_bind (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr,
-                           gconstpointer addr, gsize len, gint access, RdmaWindowDone done,
-                           gpointer data, GError **error);
+gboolean rdma_window_bind (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr, gconstpointer addr,
+                           gsize len, gint access, RdmaWindowDone done, gpointer data,
+                           GError **error);
 /* rdma_window_bind, then waits (a caller that may: not a completion handler) until the bind
  * completed. */
 gboolean rdma_window_bind_wait (RdmaConn *conn, RdmaWindow **w, struct ibv_mr *mr,
                                 gconstpointer addr, gsize len, gint access, gint64 deadline_us,
                                 GError **error);
 /* Invalidates @w's key (a bound window); @done (@data) runs at its completion. */
-gboolean rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done,
-                                 gpointer data, GError **error);
+gboolean rdma_window_invalidate (RdmaConn *conn, RdmaWindow *w, RdmaWindowDone done, gpointer data,
+                                 GError **error);
 /* Deallocates *@w and sets it to NULL: its key reaches nothing from now on, whatever is
  * queued or in flight (the operation is forgotten; its completion changes nothing).
  * Idempotent. */

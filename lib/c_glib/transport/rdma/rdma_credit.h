@@ -38,11 +38,11 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  guint32 send;       /* data SENDs we may still post */
-  guint32 send_max;   /* what the peer advertised */
-  guint32 in_flight;  /* send_max - send: SENDs the peer has not yet reported consumed */
-  guint32 pending;    /* our reposted slots not yet reported to the peer */
-  guint32 local;      /* our data receive slots */
+  guint32 send;      /* data SENDs we may still post */
+  guint32 send_max;  /* what the peer advertised */
+  guint32 in_flight; /* send_max - send: SENDs the peer has not yet reported consumed */
+  guint32 pending;   /* our reposted slots not yet reported to the peer */
+  guint32 local;     /* our data receive slots */
 } RdmaCredits;
 
 void rdma_credit_init (RdmaCredits *c, guint32 local_slots, guint32 peer_slots);

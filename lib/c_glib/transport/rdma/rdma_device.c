@@ -30,7 +30,8 @@ rdma_device_probe (GError **error)
 
   errno = 0;
   list = ibv_get_device_list (&n);
-  if (list == NULL) {
+  if (list == NULL)
+  {
     int err = errno;
     g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_NO_DEVICE,
                  "no RDMA device: ibv_get_device_list failed (%s); the kernel has no "
@@ -41,7 +42,8 @@ rdma_device_probe (GError **error)
     return 0;
   }
   ibv_free_device_list (list);
-  if (n == 0) {
+  if (n == 0)
+  {
     g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_NO_DEVICE,
                  "no RDMA device: the kernel supports RDMA but no device is present "
                  "(ibv_devices lists none). Check the NIC driver, or add a soft-RoCE device "

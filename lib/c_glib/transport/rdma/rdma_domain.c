@@ -32,14 +32,14 @@ typedef struct
   struct ibv_context *verbs; /* (unowned): the device context of its connections' ids */
   struct ibv_pd *pd;         /* (owned) */
   guint users;
-  RdmaSrq *srq;              /* (owned) (nullable): made by the first connection that asks */
+  RdmaSrq *srq; /* (owned) (nullable): made by the first connection that asks */
   guint32 srq_slot_size;
   gboolean srq_tried;
-  GThread *events;           /* (owned) (nullable): reads the device's async events */
-  int wake_fd;               /* tells it to stop */
-  GHashTable *watched;       /* (owned): struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
-  RdmaRcache *rcache;        /* (owned) (nullable): made by the first connection that asks */
-  RdmaLendCost *lend;        /* (owned) if @lend_owned (the device has no name), else
+  GThread *events;     /* (owned) (nullable): reads the device's async events */
+  int wake_fd;         /* tells it to stop */
+  GHashTable *watched; /* (owned): struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
+  RdmaRcache *rcache;  /* (owned) (nullable): made by the first connection that asks */
+  RdmaLendCost *lend;  /* (owned) if @lend_owned (the device has no name), else
                               * (unowned): the process's book of the device
                               * (rdma_lend_cost_for_device); (nullable): made by the first
                               * connection that asks */
@@ -49,16 +49,17 @@ typedef struct
 typedef struct
 {
   RdmaDomainQpFailed failed;
-  gpointer data;             /* (unowned): the watcher's (its RdmaConn) */
+  gpointer data; /* (unowned): the watcher's (its RdmaConn) */
 } Watch;
 
 static GMutex lock;
-static GSList *domains;      /* Domain * (owned) */
+static GSList *domains; /* Domain * (owned) */
 
 static Domain *
 find (struct ibv_context *verbs, struct ibv_pd *pd)
 {
-  for (GSList *l = domains; l != NULL; l = l->next) {
+  for (GSList *l = domains; l != NULL; l = l->next)
+  {
     Domain *d = l->data;
     if ((verbs != NULL && d->verbs == verbs) || (pd != NULL && d->pd == pd))
       return d;
@@ -93,7 +94,8 @@ check_fork (void)
   /* (a test's provider registers nothing) */
   if (rdma_verbs != &rdma_verbs_real)
     return;
-  if (g_once_init_enter (&once)) {
+  if (g_once_init_enter (&once))
+  {
     if (ibv_is_fork_initialized () == IBV_FORK_DISABLED)
       g_warning ("ThriftRdma: this kernel shares registered memory with a child copy-on-write "
                  "(before Linux 5.12): a fork () while connections are open can move it from "
@@ -112,15 +114,22 @@ rdma_domain_acquire (struct ibv_context *verbs, GError **error)
   check_fork ();
   g_mutex_lock (&lock);
   d = find (verbs, NULL);
-  if (d != NULL) {
+  if (d != NULL)
+  {
     d->users++;
     pd = d->pd;
-  } else {
+  }
+  else
+  {
     pd = rdma_res_pd_alloc (verbs, error);
-    if (pd != NULL && has_windows (pd)) {
+    if (pd != NULL && has_windows (pd))
+    {
       d = g_new (Domain, 1);
-      *d = (Domain) { .verbs = verbs, .pd = pd, .users = 1, .wake_fd = -1,
-                      .watched = g_hash_table_new_full (NULL, NULL, NULL, g_free) };
+      *d = (Domain){ .verbs = verbs,
+                     .pd = pd,
+                     .users = 1,
+                     .wake_fd = -1,
+                     .watched = g_hash_table_new_full (NULL, NULL, NULL, g_free) };
       domains = g_slist_prepend (domains, d);
     }
   }
@@ -139,28 +148,35 @@ events_main (gpointer data)
     { .fd = d->wake_fd, .events = POLLIN },
   };
 
-  for (;;) {
+  for (;;)
+  {
     struct ibv_async_event ev;
 
-    if (poll (pfd, 2, -1) < 0 && errno != EINTR) {
+    if (poll (pfd, 2, -1) < 0 && errno != EINTR)
+    {
       g_warning ("ThriftRdma: polling the device's async events: %s", g_strerror (errno));
       return NULL;
     }
     if (pfd[1].revents != 0)
       return NULL;
-    while (rdma_verbs->get_async_event (d->verbs, &ev) == 0) {
+    while (rdma_verbs->get_async_event (d->verbs, &ev) == 0)
+    {
       if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && d->srq != NULL
-          && ev.element.srq == rdma_srq_verbs (d->srq)) {
+          && ev.element.srq == rdma_srq_verbs (d->srq))
+      {
         GError *e = NULL;
-        if (!rdma_srq_limit_reached (d->srq, &e)) {
+        if (!rdma_srq_limit_reached (d->srq, &e))
+        {
           g_warning ("ThriftRdma: the shared receive queue cannot grow (%s); senders wait "
-                     "for the slots readers give back", e->message);
+                     "for the slots readers give back",
+                     e->message);
           g_error_free (e);
         }
       }
       else if (ev.event_type == IBV_EVENT_QP_FATAL || ev.event_type == IBV_EVENT_QP_REQ_ERR
                || ev.event_type == IBV_EVENT_QP_ACCESS_ERR
-               || ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+               || ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED)
+      {
         Watch *w;
 
         g_mutex_lock (&lock);
@@ -175,16 +191,16 @@ events_main (gpointer data)
 }
 
 void
-rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed,
-                   gpointer data)
+rdma_domain_watch (struct ibv_pd *pd, struct ibv_qp *qp, RdmaDomainQpFailed failed, gpointer data)
 {
   Domain *d;
 
   g_mutex_lock (&lock);
   d = find (NULL, pd);
-  if (d != NULL) {
+  if (d != NULL)
+  {
     Watch *w = g_new (Watch, 1);
-    *w = (Watch) { failed, data };
+    *w = (Watch){ failed, data };
     g_hash_table_replace (d->watched, qp, w);
   }
   g_mutex_unlock (&lock);
@@ -205,7 +221,8 @@ rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp)
 static void
 domain_free (Domain *d)
 {
-  if (d->events != NULL) {
+  if (d->events != NULL)
+  {
     guint64 one = 1;
     if (write (d->wake_fd, &one, sizeof one) != sizeof one)
       g_warning ("ThriftRdma: eventfd write: %s", g_strerror (errno));
@@ -221,7 +238,7 @@ domain_free (Domain *d)
     close (d->wake_fd);
   rdma_srq_free (d->srq);
   if (d->rcache != NULL)
-    rdma_rcache_free (d->rcache);   /* (its users released what they held) */
+    rdma_rcache_free (d->rcache); /* (its users released what they held) */
   if (d->lend_owned)
     rdma_lend_cost_free (d->lend);
   rdma_res_pd_destroy (&d->pd);
@@ -238,23 +255,31 @@ rdma_domain_srq (struct ibv_pd *pd, guint32 slot_size, gint numa_node)
 
   g_mutex_lock (&lock);
   d = find (NULL, pd);
-  if (d != NULL && !d->srq_tried) {
+  if (d != NULL && !d->srq_tried)
+  {
     int flags = fcntl (d->verbs->async_fd, F_GETFL);
 
     d->srq_tried = TRUE;
     d->srq_slot_size = slot_size;
     d->wake_fd = eventfd (0, EFD_CLOEXEC);
-    if (d->wake_fd < 0 || flags < 0
-        || fcntl (d->verbs->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    if (d->wake_fd < 0 || flags < 0 || fcntl (d->verbs->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    {
       g_warning ("ThriftRdma: cannot watch the device's async events (%s): connections keep "
-                 "receive slots of their own", g_strerror (errno));
-    } else {
+                 "receive slots of their own",
+                 g_strerror (errno));
+    }
+    else
+    {
       d->srq = rdma_srq_new (pd, slot_size, RDMA_DOMAIN_SRQ_MAX, numa_node, &e);
-      if (d->srq == NULL) {
+      if (d->srq == NULL)
+      {
         g_warning ("ThriftRdma: no shared receive queue on the device (%s): connections keep "
-                   "receive slots of their own", e->message);
+                   "receive slots of their own",
+                   e->message);
         g_error_free (e);
-      } else {
+      }
+      else
+      {
         d->events = g_thread_new ("rdma-events", events_main, d);
       }
     }
@@ -273,7 +298,8 @@ rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes)
 
   g_mutex_lock (&lock);
   d = find (NULL, pd);
-  if (d != NULL) {
+  if (d != NULL)
+  {
     if (d->rcache == NULL)
       d->rcache = rdma_rcache_new (pd, max_entries, (gsize) max_bytes);
     else
@@ -292,8 +318,10 @@ rdma_domain_lend_cost (struct ibv_pd *pd)
 
   g_mutex_lock (&lock);
   d = find (NULL, pd);
-  if (d != NULL) {
-    if (d->lend == NULL) {
+  if (d != NULL)
+  {
+    if (d->lend == NULL)
+    {
       /* a test's in-memory provider has no device: a book of the domain's life */
       d->lend_owned = d->verbs->device == NULL;
       d->lend = d->lend_owned ? rdma_lend_cost_new ()
@@ -314,11 +342,15 @@ rdma_domain_release (struct ibv_pd **pd)
     return;
   g_mutex_lock (&lock);
   d = find (NULL, *pd);
-  if (d == NULL) {
+  if (d == NULL)
+  {
     rdma_res_pd_destroy (pd);
-  } else {
+  }
+  else
+  {
     *pd = NULL;
-    if (--d->users == 0) {
+    if (--d->users == 0)
+    {
       domains = g_slist_remove (domains, d);
       last = d;
     }

@@ -33,9 +33,8 @@ void rdma_size_props_install (GObjectClass *cls, guint first);
 /* FALSE if @property_id is not one of the three. */
 gboolean rdma_size_props_get (guint property_id, guint first, ThriftConfiguration *configuration,
                               glong remaining, glong know, GValue *value);
-gboolean rdma_size_props_set (guint property_id, guint first,
-                              ThriftConfiguration **configuration, glong *remaining,
-                              glong *know, const GValue *value);
+gboolean rdma_size_props_set (guint property_id, guint first, ThriftConfiguration **configuration,
+                              glong *remaining, glong *know, const GValue *value);
 
 /* "max-pinned-bytes" (rdma_budget.h), a guint64 property of all four classes. */
 void rdma_budget_prop_install (GObjectClass *cls, guint id);
@@ -48,12 +47,12 @@ void rdma_budget_prop_install (GObjectClass *cls, guint id);
 #define RDMA_BULK_PROPS_N 5
 typedef struct
 {
-  guint threshold;     /* fields this large are lent (0: never) */
-  gboolean threshold_set;  /* by the user: lend from it always, not by measurement */
-  guint chunk;         /* bytes per READ of a lent field */
-  guint depth;         /* READs of a field in flight (1: unpipelined) */
-  guint rcache_entries;  /* registrations the cache keeps at most, in use or not */
-  guint64 rcache_bytes;  /* bytes they pin at most */
+  guint threshold;        /* fields this large are lent (0: never) */
+  gboolean threshold_set; /* by the user: lend from it always, not by measurement */
+  guint chunk;            /* bytes per READ of a lent field */
+  guint depth;            /* READs of a field in flight (1: unpipelined) */
+  guint rcache_entries;   /* registrations the cache keeps at most, in use or not */
+  guint64 rcache_bytes;   /* bytes they pin at most */
 } RdmaBulkProps;
 
 /* @server: a server's (for the connections it accepts): its "bulk-threshold" defaults to

@@ -36,8 +36,8 @@ rdma_helpers_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint3
                       GError **error)
 {
   EACH (h)
-    if ((*h)->owns_control != NULL && (*h)->owns_control (kind))
-      return (*h)->control (conn, kind, payload, len, error);
+  if ((*h)->owns_control != NULL && (*h)->owns_control (kind))
+    return (*h)->control (conn, kind, payload, len, error);
   rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                          "garbage framing: an engine control message of kind %u", kind);
   return FALSE;
@@ -47,8 +47,8 @@ void
 rdma_helpers_connected (RdmaConn *conn, gint64 now)
 {
   EACH (h)
-    if ((*h)->connected != NULL)
-      (*h)->connected (conn, now);
+  if ((*h)->connected != NULL)
+    (*h)->connected (conn, now);
 }
 
 gint64
@@ -57,11 +57,12 @@ rdma_helpers_due (RdmaConn *conn)
   gint64 due = 0;
 
   EACH (h)
-    if ((*h)->due != NULL) {
-      gint64 t = (*h)->due (conn);
-      if (t != 0 && (due == 0 || t < due))
-        due = t;
-    }
+  if ((*h)->due != NULL)
+  {
+    gint64 t = (*h)->due (conn);
+    if (t != 0 && (due == 0 || t < due))
+      due = t;
+  }
   return due;
 }
 
@@ -69,8 +70,8 @@ gboolean
 rdma_helpers_tick (RdmaConn *conn, gint64 now, GError **error)
 {
   EACH (h)
-    if ((*h)->tick != NULL && !(*h)->tick (conn, now, error))
-      return FALSE;
+  if ((*h)->tick != NULL && !(*h)->tick (conn, now, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -78,8 +79,8 @@ void
 rdma_helpers_probe_done (RdmaConn *conn)
 {
   EACH (h)
-    if ((*h)->probe_done != NULL)
-      (*h)->probe_done (conn);
+  if ((*h)->probe_done != NULL)
+    (*h)->probe_done (conn);
 }
 
 guint
@@ -88,8 +89,8 @@ rdma_helpers_take_freed (RdmaConn *conn, guint max)
   guint n = 0;
 
   EACH (h)
-    if ((*h)->take_freed != NULL)
-      n += (*h)->take_freed (conn, max - n);
+  if ((*h)->take_freed != NULL)
+    n += (*h)->take_freed (conn, max - n);
   return n;
 }
 
@@ -97,8 +98,8 @@ gboolean
 rdma_helpers_need_report (RdmaConn *conn)
 {
   EACH (h)
-    if ((*h)->need_report != NULL && (*h)->need_report (conn))
-      return TRUE;
+  if ((*h)->need_report != NULL && (*h)->need_report (conn))
+    return TRUE;
   return FALSE;
 }
 
@@ -106,8 +107,8 @@ gboolean
 rdma_helpers_peer_freed (RdmaConn *conn, guint n, GError **error)
 {
   EACH (h)
-    if ((*h)->peer_freed != NULL)
-      return (*h)->peer_freed (conn, n, error);
+  if ((*h)->peer_freed != NULL)
+    return (*h)->peer_freed (conn, n, error);
   return TRUE;
 }
 
@@ -115,6 +116,6 @@ void
 rdma_helpers_free (RdmaConn *conn)
 {
   EACH (h)
-    if ((*h)->free != NULL)
-      (*h)->free (conn);
+  if ((*h)->free != NULL)
+    (*h)->free (conn);
 }

@@ -61,7 +61,7 @@ extern const RdmaHelperOps *const rdma_helpers[];
 gboolean rdma_helpers_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
                                GError **error);
 void rdma_helpers_connected (RdmaConn *conn, gint64 now);
-gint64 rdma_helpers_due (RdmaConn *conn);           /* the earliest, 0 for none */
+gint64 rdma_helpers_due (RdmaConn *conn); /* the earliest, 0 for none */
 gboolean rdma_helpers_tick (RdmaConn *conn, gint64 now, GError **error);
 void rdma_helpers_probe_done (RdmaConn *conn);
 guint rdma_helpers_take_freed (RdmaConn *conn, guint max);

@@ -85,14 +85,16 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
   if (conn->keepalive_due_us == 0 || now < conn->keepalive_due_us
       || conn->state != RDMA_CONN_CONNECTED)
     return TRUE;
-  if (conn->alive_seen) {
+  if (conn->alive_seen)
+  {
     conn->alive_seen = FALSE;
     conn->last_alive_us = now;
   }
   quiet = now - conn->last_alive_us;
   /* Only an unanswered probe proves anything: after a long time without a wait (a slow
    * handler, an idle client) the last sign of life is old, and the peer may well be there. */
-  if (conn->probe_outstanding && now - conn->probe_sent_us >= interval) {
+  if (conn->probe_outstanding && now - conn->probe_sent_us >= interval)
+  {
     GError *e = NULL;
     if (local_qp_failed (conn))
       rdma_status_set_error (&e, RDMA_ERR_COMPLETION, "keepalive", 0, -1,
@@ -104,13 +106,15 @@ rdma_keepalive_tick (RdmaConn *conn, gint64 now, GError **error)
       rdma_status_set_error (&e, RDMA_ERR_PEER_GONE, "keepalive", 0, -1,
                              "no sign of life from the peer for %" G_GINT64_FORMAT " ms, and a "
                              "probe was not acknowledged (its host or link went down, or its "
-                             "packets are lost)", quiet / 1000);
+                             "packets are lost)",
+                             quiet / 1000);
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
     return FALSE;
   }
   /* a probe waits while a window op is in flight (rdma_window_busy) */
-  if (quiet >= interval && !conn->probe_outstanding && !rdma_window_busy (conn)) {
+  if (quiet >= interval && !conn->probe_outstanding && !rdma_window_busy (conn))
+  {
     if (!post_probe (conn, error))
       return FALSE;
     conn->probe_sent_us = now;

@@ -17,21 +17,25 @@
 
 #include "rdma_lend_cost.h"
 
-enum { LEND, COPY };
+enum
+{
+  LEND,
+  COPY
+};
 
 typedef struct
 {
-  guint us[2], n[2];      /* time per call by each way (between choices), and its samples */
-  guint others16;         /* choices made meanwhile by a call's peers, averaged, x 16 */
-  guint open;             /* calls open now */
-  gint64 idle_since;      /* when the last open call ended (0: none yet) */
-  gint64 idle;            /* time with no call open, in all (us) */
-  gboolean win_open;      /* a window of choices is being timed */
-  gboolean win_copy;      /* the way its calls took */
-  guint win_calls;        /* the choices made when it began */
-  gint64 win_since;       /* when it began (us) */
-  gint64 win_idle;        /* idle when it began */
-  RdmaChoice choice;      /* lending the prior, copying the alternative */
+  guint us[2], n[2]; /* time per call by each way (between choices), and its samples */
+  guint others16;    /* choices made meanwhile by a call's peers, averaged, x 16 */
+  guint open;        /* calls open now */
+  gint64 idle_since; /* when the last open call ended (0: none yet) */
+  gint64 idle;       /* time with no call open, in all (us) */
+  gboolean win_open; /* a window of choices is being timed */
+  gboolean win_copy; /* the way its calls took */
+  guint win_calls;   /* the choices made when it began */
+  gint64 win_since;  /* when it began (us) */
+  gint64 win_idle;   /* idle when it began */
+  RdmaChoice choice; /* lending the prior, copying the alternative */
 } SizeClass;
 
 struct _RdmaLendCost
@@ -43,7 +47,7 @@ struct _RdmaLendCost
 static guint
 class_of (gsize len)
 {
-  guint bits = g_bit_storage (len);   /* 4 KiB: 13 */
+  guint bits = g_bit_storage (len); /* 4 KiB: 13 */
 
   return bits <= 13 ? 0 : MIN (bits - 13, RDMA_LEND_COST_CLASSES - 1);
 }
@@ -70,14 +74,15 @@ RdmaLendCost *
 rdma_lend_cost_for_device (const gchar *name)
 {
   static GMutex lock;
-  static GHashTable *books;   /* device name (owned) -> RdmaLendCost * (owned): never freed */
+  static GHashTable *books; /* device name (owned) -> RdmaLendCost * (owned): never freed */
   RdmaLendCost *c;
 
   g_mutex_lock (&lock);
   if (books == NULL)
     books = g_hash_table_new (g_str_hash, g_str_equal);
   c = g_hash_table_lookup (books, name);
-  if (c == NULL) {
+  if (c == NULL)
+  {
     c = rdma_lend_cost_new ();
     g_hash_table_insert (books, g_strdup (name), c);
   }
@@ -92,12 +97,13 @@ window_end (SizeClass *s, gint64 now)
 {
   guint calls = s->choice.calls - s->win_calls;
 
-  if (s->win_open && calls > 0) {
+  if (s->win_open && calls > 0)
+  {
     guint way = s->win_copy ? COPY : LEND;
     gint64 busy = now - s->win_since - (s->idle - s->win_idle);
 
-    rdma_choice_average (&s->us[way], &s->n[way], busy / calls,
-                         RDMA_LEND_COST_MAX_US, RDMA_LEND_COST_REACH);
+    rdma_choice_average (&s->us[way], &s->n[way], busy / calls, RDMA_LEND_COST_MAX_US,
+                         RDMA_LEND_COST_REACH);
   }
   s->win_open = FALSE;
 }
@@ -133,13 +139,13 @@ rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t
    * RDMA_LEND_COST_SPAN runs' length (to the next run if that comes first), so that what it
    * costs now and then (a stall of a retransmission) is in its time */
   if (alt != s->choice.alt)
-    s->win_open = FALSE;              /* the way changed in the window: neither's */
-  else if (s->win_open && (phase == run || phase == 0
-                           || s->choice.calls - s->win_calls >= RDMA_LEND_COST_SPAN * run))
+    s->win_open = FALSE; /* the way changed in the window: neither's */
+  else if (s->win_open
+           && (phase == run || phase == 0
+               || s->choice.calls - s->win_calls >= RDMA_LEND_COST_SPAN * run))
     window_end (s, now);
-  else if (!s->win_open && ((phase == run / 2 && s->choice.calls > run)
-                            || phase == run + run / 2))
-    window_begin (s, now, t->copy);   /* (not the first run: a process's first calls come in
+  else if (!s->win_open && ((phase == run / 2 && s->choice.calls > run) || phase == run + run / 2))
+    window_begin (s, now, t->copy); /* (not the first run: a process's first calls come in
                                        * a burst as its threads start, or slowly while their
                                        * connections are still made, 11 ms a call at 64) */
   t->calls_then = s->choice.calls;
@@ -205,14 +211,16 @@ rdma_lend_cost_describe (RdmaLendCost *c)
   GString *s = g_string_new (NULL);
 
   g_mutex_lock (&c->lock);
-  for (guint k = 0; k < RDMA_LEND_COST_CLASSES; k++) {
+  for (guint k = 0; k < RDMA_LEND_COST_CLASSES; k++)
+  {
     const SizeClass *z = &c->cls[k];
 
     if (z->choice.calls == 0)
       continue;
     g_string_append (s, s->len == 0 ? "large fields lent or copied by time per call: " : "; ");
     append_size (s, k);
-    for (guint way = LEND; way <= COPY; way++) {
+    for (guint way = LEND; way <= COPY; way++)
+    {
       g_string_append (s, way == LEND ? " lent " : ", copied ");
       if (z->us[way] == 0)
         g_string_append (s, "not measured yet");
@@ -224,7 +232,8 @@ rdma_lend_cost_describe (RdmaLendCost *c)
                             z->choice.switches == 1 ? "" : "s");
   }
   g_mutex_unlock (&c->lock);
-  if (s->len == 0) {
+  if (s->len == 0)
+  {
     g_string_free (s, TRUE);
     return NULL;
   }

@@ -69,9 +69,9 @@ typedef struct _RdmaLendCost RdmaLendCost;
 typedef struct
 {
   gboolean open;
-  gboolean copy;         /* the way it took */
+  gboolean copy; /* the way it took */
   guint cls;
-  guint calls_then;      /* the class's choices when it chose */
+  guint calls_then; /* the class's choices when it chose */
 } RdmaLendTicket;
 
 RdmaLendCost *rdma_lend_cost_new (void);

@@ -27,14 +27,16 @@ count_cpulist (const gchar *list)
   const gchar *c = list;
   guint n = 0;
 
-  while (*c != '\0' && *c != '\n') {
+  while (*c != '\0' && *c != '\n')
+  {
     gchar *end;
     guint64 lo = g_ascii_strtoull (c, &end, 10), hi = lo;
 
     if (end == c)
       return 0;
     c = end;
-    if (*c == '-') {
+    if (*c == '-')
+    {
       hi = g_ascii_strtoull (c + 1, &end, 10);
       if (end == c + 1 || hi < lo)
         return 0;
@@ -58,7 +60,8 @@ rdma_machine_read_cores (const gchar *node_dir, guint cores, RdmaMachine *m)
   m->cores = MAX (cores, 1);
   m->nodes = 0;
   m->cores_per_node = 0;
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+  {
     g_autofree gchar *path = NULL, *list = NULL;
     guint n;
 
@@ -66,13 +69,14 @@ rdma_machine_read_cores (const gchar *node_dir, guint cores, RdmaMachine *m)
       continue;
     path = g_build_filename (node_dir, name, "cpulist", NULL);
     if (!g_file_get_contents (path, &list, NULL, NULL) || (n = count_cpulist (list)) == 0)
-      continue;   /* a node with memory only */
+      continue; /* a node with memory only */
     m->nodes++;
     m->cores_per_node = MAX (m->cores_per_node, n);
   }
   if (dir != NULL)
     g_dir_close (dir);
-  if (m->nodes == 0) {
+  if (m->nodes == 0)
+  {
     /* no NUMA information (not Linux, or a kernel without it): one node */
     m->nodes = 1;
     m->cores_per_node = m->cores;
@@ -101,7 +105,8 @@ rdma_machine_fake_nodes (RdmaMachine *m, gboolean available, const gint *nodes, 
   nodes_clear (m, available);
   if (!available)
     return;
-  for (guint i = 0; i < n; i++) {
+  for (guint i = 0; i < n; i++)
+  {
     if (nodes[i] < 0 || nodes[i] >= RDMA_MACHINE_MAX_NODES)
       continue;
     usable_set (m, nodes[i]);
@@ -131,9 +136,10 @@ rdma_machine_get (void)
 
   /* g_get_num_processors () reads the affinity mask on every call, sysfs and libnuma are as
    * slow: read once, the answer does not change while the process runs */
-  if (g_once_init_enter (&done)) {
-    rdma_machine_read_cores ("/sys/devices/system/node",
-                             (guint) MAX (g_get_num_processors (), 1), &machine);
+  if (g_once_init_enter (&done))
+  {
+    rdma_machine_read_cores ("/sys/devices/system/node", (guint) MAX (g_get_num_processors (), 1),
+                             &machine);
     read_nodes (&machine);
     g_once_init_leave (&done, 1);
   }
@@ -156,7 +162,8 @@ rdma_machine_nodes_text (const RdmaMachine *m)
   GString *s = g_string_new (NULL);
   gint last = m->numa_available ? m->max_node : 0;
 
-  for (gint i = 0; i <= last; i++) {
+  for (gint i = 0; i <= last; i++)
+  {
     gint j = i;
 
     if (!rdma_machine_has_node (m, i))

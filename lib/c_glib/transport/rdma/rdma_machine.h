@@ -37,13 +37,13 @@ G_BEGIN_DECLS
 typedef struct
 {
   /* sysfs: what the concurrency hint is compared with */
-  guint cores;                     /* cores this process may run on (>= 1) */
-  guint cores_per_node;            /* cores of one NUMA node (>= 1, <= cores) */
-  guint nodes;                     /* NUMA nodes with cores (>= 1) */
+  guint cores;          /* cores this process may run on (>= 1) */
+  guint cores_per_node; /* cores of one NUMA node (>= 1, <= cores) */
+  guint nodes;          /* NUMA nodes with cores (>= 1) */
   /* libnuma: where memory and threads can be bound */
-  gboolean numa_available;         /* numa_available () >= 0 */
-  gint max_node;                   /* numa_max_node (); 0 if !numa_available */
-  guint64 usable[RDMA_MACHINE_MAX_NODES / 64];  /* nodes this process may use */
+  gboolean numa_available;                     /* numa_available () >= 0 */
+  gint max_node;                               /* numa_max_node (); 0 if !numa_available */
+  guint64 usable[RDMA_MACHINE_MAX_NODES / 64]; /* nodes this process may use */
 } RdmaMachine;
 
 /* This machine, read on the first call (thread-safe); never freed. */

@@ -24,8 +24,7 @@
 #include "rdma_numa.h"
 
 gboolean
-rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar *who,
-                          GError **error)
+rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar *who, GError **error)
 {
   g_autofree gchar *nodes = NULL;
 
@@ -35,25 +34,27 @@ rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar *who,
   /* not the engine's domain: a setting that was wrong from the start, as "already open" */
   g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                "%s: numa-node %d is not a NUMA node of this machine (its nodes: %s%s); use "
-               "-1 for none or one of those", who, node, nodes,
-               m->numa_available ? "" : ", libnuma says NUMA is not available");
+               "-1 for none or one of those",
+               who, node, nodes, m->numa_available ? "" : ", libnuma says NUMA is not available");
   return FALSE;
 }
 
 void
-rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaMachine *m,
-                  RdmaNumaChoice *out)
+rdma_numa_choose (const ThriftHintSet *h, gint property, const RdmaMachine *m, RdmaNumaChoice *out)
 {
-  *out = (RdmaNumaChoice) { .node = RDMA_NUMA_NONE, .by = RDMA_NUMA_BY_NONE };
-  if (h != NULL && (h->set & THRIFT_HINT_HAS_NUMA)) {
-    if (h->numa < RDMA_MACHINE_MAX_NODES && rdma_machine_has_node (m, (gint) h->numa)) {
+  *out = (RdmaNumaChoice){ .node = RDMA_NUMA_NONE, .by = RDMA_NUMA_BY_NONE };
+  if (h != NULL && (h->set & THRIFT_HINT_HAS_NUMA))
+  {
+    if (h->numa < RDMA_MACHINE_MAX_NODES && rdma_machine_has_node (m, (gint) h->numa))
+    {
       out->node = (gint) h->numa;
       out->by = RDMA_NUMA_BY_HINT;
       return;
     }
     out->hint_ignored = TRUE;
   }
-  if (property != RDMA_NUMA_NONE && rdma_machine_has_node (m, property)) {
+  if (property != RDMA_NUMA_NONE && rdma_machine_has_node (m, property))
+  {
     out->node = property;
     out->by = RDMA_NUMA_BY_PROPERTY;
   }
@@ -77,18 +78,21 @@ rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property
   GString *s = g_string_new (NULL);
   const gchar *interned;
 
-  if (c->hint_ignored) {
+  if (c->hint_ignored)
+  {
     g_autofree gchar *nodes = rdma_machine_nodes_text (m);
     g_string_append_printf (s, "hint numa=%u ignored, nodes here: %s", h->numa, nodes);
   }
-  switch (c->by) {
+  switch (c->by)
+  {
   case RDMA_NUMA_BY_HINT:
     g_string_append (s, "numa hint");
     break;
   case RDMA_NUMA_BY_PROPERTY:
     g_string_append_printf (s, "%s%s", s->len > 0 ? "; " : "",
                             !connected || buffer_node == property
-                            ? "numa-node property" : "the default hint set's numa, at connect");
+                                ? "numa-node property"
+                                : "the default hint set's numa, at connect");
     break;
   default:
     if (s->len == 0)
@@ -97,13 +101,16 @@ rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property
       g_string_append (s, ", no numa-node property");
     break;
   }
-  if (connected && !rdma_numa_buffers_on (c->node, buffer_node, m)) {
+  if (connected && !rdma_numa_buffers_on (c->node, buffer_node, m))
+  {
     if (buffer_node == RDMA_NUMA_NONE)
       g_string_append (s, "; polling thread only, the buffers were placed at connect on no "
-                       "node");
+                          "node");
     else
-      g_string_append_printf (s, "; polling thread only, the buffers were placed at connect "
-                              "on node %d", buffer_node);
+      g_string_append_printf (s,
+                              "; polling thread only, the buffers were placed at connect "
+                              "on node %d",
+                              buffer_node);
   }
   /* a bounded set (sources x nodes), like the plan's other reasons */
   interned = g_intern_string (s->str);
@@ -151,8 +158,8 @@ rdma_numa_warn_ignored (const ThriftHintSet *h, const RdmaMachine *m)
   name = rdma_plan_set_name (h);
   nodes = rdma_machine_nodes_text (m);
   g_warning ("ThriftRdma: %s: hint numa = %u names a NUMA node this machine does not have "
-             "(nodes available: %s%s); the hint is ignored", name, h->numa, nodes,
-             m->numa_available ? "" : "; libnuma says NUMA is not available");
+             "(nodes available: %s%s); the hint is ignored",
+             name, h->numa, nodes, m->numa_available ? "" : "; libnuma says NUMA is not available");
   return TRUE;
 }
 
@@ -174,7 +181,8 @@ rdma_numa_warn_late (const ThriftHintSet *h, gint node, gint buffer_node)
   else
     g_warning ("ThriftRdma: %s: hint numa = %d came after the connection's buffers were "
                "registered on node %d: the polling thread is bound to node %d, the buffers "
-               "stay on node %d", name, node, buffer_node, node, buffer_node);
+               "stay on node %d",
+               name, node, buffer_node, node, buffer_node);
   return TRUE;
 }
 
@@ -194,11 +202,12 @@ rdma_numa_place (gpointer mem, gsize len, gint node)
   mask[node / bits] = 1ul << (node % bits);
   /* maxnode one past the mask's bits: the kernel drops the last bit it is given */
   if (mbind (mem, len, MPOL_PREFERRED, mask, RDMA_MACHINE_MAX_NODES + 1, 0) != 0
-      && g_atomic_int_compare_and_exchange (&warned, 0, 1)) {
+      && g_atomic_int_compare_and_exchange (&warned, 0, 1))
+  {
     int err = errno;
     g_warning ("ThriftRdma: cannot place a %" G_GSIZE_FORMAT "-byte buffer on NUMA node %d: "
-               "mbind: %s; it stays where the kernel puts it (said once)", len, node,
-               g_strerror (err));
+               "mbind: %s; it stays where the kernel puts it (said once)",
+               len, node, g_strerror (err));
   }
 }
 
@@ -224,10 +233,12 @@ rdma_numa_bind_thread (gint node, GError **error)
   rc = numa_run_on_node (node);
   err = errno;
   g_mutex_unlock (&libnuma);
-  if (rc != 0) {
+  if (rc != 0)
+  {
     g_set_error (error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_SOCKET,
                  "cannot bind the thread to the CPUs of NUMA node %d: %s (is the node in "
-                 "this process's cpuset, and does it have CPUs?)", node, g_strerror (err));
+                 "this process's cpuset, and does it have CPUs?)",
+                 node, g_strerror (err));
     return FALSE;
   }
   return TRUE;

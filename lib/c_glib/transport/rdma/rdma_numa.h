@@ -56,16 +56,16 @@ gboolean rdma_numa_check_property (gint node, const RdmaMachine *m, const gchar 
 
 typedef enum
 {
-  RDMA_NUMA_BY_NONE,        /* no hint naming a node of the machine, no property */
-  RDMA_NUMA_BY_HINT,        /* the hint set's numa */
-  RDMA_NUMA_BY_PROPERTY     /* the numa-node property */
+  RDMA_NUMA_BY_NONE,    /* no hint naming a node of the machine, no property */
+  RDMA_NUMA_BY_HINT,    /* the hint set's numa */
+  RDMA_NUMA_BY_PROPERTY /* the numa-node property */
 } RdmaNumaSource;
 
 typedef struct
 {
-  gint node;                /* RDMA_NUMA_NONE or a node of the machine */
+  gint node; /* RDMA_NUMA_NONE or a node of the machine */
   RdmaNumaSource by;
-  gboolean hint_ignored;    /* the set has numa, a node the machine lacks */
+  gboolean hint_ignored; /* the set has numa, a node the machine lacks */
 } RdmaNumaChoice;
 
 /* The node of messages written with @h (NULL: no set) on a transport whose numa-node
@@ -83,8 +83,7 @@ gboolean rdma_numa_buffers_on (gint node, gint buffer_node, const RdmaMachine *m
  * @connected, where the buffers are if they are not on the chosen node (@buffer_node: where
  * the connection's buffers were placed). */
 const gchar *rdma_numa_reason (const RdmaNumaChoice *c, const ThriftHintSet *h, gint property,
-                               gboolean connected, gint buffer_node,
-                               const RdmaMachine *m);
+                               gboolean connected, gint buffer_node, const RdmaMachine *m);
 
 /* The numa of plan @p, made from @h (rdma_plan_make took the hint as it is), for this
  * machine @m and a transport whose numa-node property is @property: sets p->numa_node and

@@ -36,15 +36,15 @@ typedef struct _RdmaTx RdmaTx;
 
 typedef enum
 {
-  RDMA_OP_RECV,        /* a receive slot posted for a SEND or a WRITE_WITH_IMM */
-  RDMA_OP_SEND,        /* a SEND from a send slot (data, or a control message) */
-  RDMA_OP_WRITE,       /* RDMA WRITE (with or without immediate) */
-  RDMA_OP_READ,        /* RDMA READ */
-  RDMA_OP_PROBE,       /* the keepalive's zero-byte WRITE */
-  RDMA_OP_WINDOW,      /* a memory window bound or invalidated (bulk transfer) */
-  RDMA_OP_FATAL,       /* a zero-byte WRITE the device's event thread posts to a QP it reported
+  RDMA_OP_RECV,   /* a receive slot posted for a SEND or a WRITE_WITH_IMM */
+  RDMA_OP_SEND,   /* a SEND from a send slot (data, or a control message) */
+  RDMA_OP_WRITE,  /* RDMA WRITE (with or without immediate) */
+  RDMA_OP_READ,   /* RDMA READ */
+  RDMA_OP_PROBE,  /* the keepalive's zero-byte WRITE */
+  RDMA_OP_WINDOW, /* a memory window bound or invalidated (bulk transfer) */
+  RDMA_OP_FATAL,  /* a zero-byte WRITE the device's event thread posts to a QP it reported
                           failed (rdma_domain.h), whose flushed completion tells the owner */
-  RDMA_OP_QUIET        /* an unsignalled WR: only a failure completes it */
+  RDMA_OP_QUIET   /* an unsignalled WR: only a failure completes it */
 } RdmaOpKind;
 
 /* Called when the op's WR completed successfully (the engine has already given back the
@@ -55,15 +55,15 @@ typedef gboolean (*RdmaOpDone) (RdmaConn *conn, RdmaOp *op, const struct ibv_wc 
 struct _RdmaOp
 {
   RdmaOpKind kind;
-  guint8 proto;        /* RdmaProtoId of the protocol that posted it */
-  gint64 slot;         /* send or receive slot it holds, or -1 */
-  RdmaTx *tx;          /* transmit buffer it reads from (released on completion), or NULL */
-  guint32 sq_entries;  /* send queue entries its completion retires (itself and the
+  guint8 proto;       /* RdmaProtoId of the protocol that posted it */
+  gint64 slot;        /* send or receive slot it holds, or -1 */
+  RdmaTx *tx;         /* transmit buffer it reads from (released on completion), or NULL */
+  guint32 sq_entries; /* send queue entries its completion retires (itself and the
                           unsignalled WRs posted before it) */
-  gboolean pooled;     /* from the free list: goes back there on completion */
-  RdmaOpDone done;     /* NULL: nothing more to do */
-  gpointer data;       /* the protocol's */
-  guint64 arg;         /* the protocol's */
+  gboolean pooled;    /* from the free list: goes back there on completion */
+  RdmaOpDone done;    /* NULL: nothing more to do */
+  gpointer data;      /* the protocol's */
+  guint64 arg;        /* the protocol's */
   RdmaOp *next_free;
 };
 

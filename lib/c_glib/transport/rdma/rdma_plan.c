@@ -21,7 +21,8 @@
 #include "rdma_plan.h"
 
 /* One cell of HatRPC's table (Sec. 3.3, Fig. 6): what a perf_goal does at a subscription level. */
-typedef struct {
+typedef struct
+{
   ThriftHintProto small_proto, large_proto;
   ThriftRdmaPolling small_polling, large_polling;
 } PlanCell;
@@ -67,12 +68,13 @@ static const PlanCell table[][2] = {
 /* The reasons are static strings, so that making a plan allocates nothing and takes no lock
  * (rdma_select_polling makes one per flush); only a peer fallback interns one. */
 static const gchar *const goal_reasons[][3] = {
-  [THRIFT_HINT_PERF_GOAL_LATENCY] = {
-    "perf_goal=latency, under", "perf_goal=latency, full", "perf_goal=latency, over" },
-  [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = {
-    "perf_goal=throughput, under", "perf_goal=throughput, full", "perf_goal=throughput, over" },
-  [THRIFT_HINT_PERF_GOAL_RES_UTIL] = {
-    "perf_goal=res_util, under", "perf_goal=res_util, full", "perf_goal=res_util, over" },
+  [THRIFT_HINT_PERF_GOAL_LATENCY] = { "perf_goal=latency, under", "perf_goal=latency, full",
+                                      "perf_goal=latency, over" },
+  [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = { "perf_goal=throughput, under",
+                                         "perf_goal=throughput, full",
+                                         "perf_goal=throughput, over" },
+  [THRIFT_HINT_PERF_GOAL_RES_UTIL] = { "perf_goal=res_util, under", "perf_goal=res_util, full",
+                                       "perf_goal=res_util, over" },
 };
 
 /* The polling reason of a cell whose event polling is left to measurement (RdmaMeasure):
@@ -80,12 +82,12 @@ static const gchar *const goal_reasons[][3] = {
 #define WALL_NOTE " (event until a spin measures the shorter call)"
 #define CPU_NOTE " (event until a spin measures less CPU per call)"
 static const gchar *const measured_reasons[][3] = {
-  [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = {
-    "perf_goal=throughput, under" WALL_NOTE, "perf_goal=throughput, full" CPU_NOTE,
-    "perf_goal=throughput, over" CPU_NOTE },
-  [THRIFT_HINT_PERF_GOAL_RES_UTIL] = {
-    "perf_goal=res_util, under" CPU_NOTE, "perf_goal=res_util, full" CPU_NOTE,
-    "perf_goal=res_util, over" CPU_NOTE },
+  [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = { "perf_goal=throughput, under" WALL_NOTE,
+                                         "perf_goal=throughput, full" CPU_NOTE,
+                                         "perf_goal=throughput, over" CPU_NOTE },
+  [THRIFT_HINT_PERF_GOAL_RES_UTIL] = { "perf_goal=res_util, under" CPU_NOTE,
+                                       "perf_goal=res_util, full" CPU_NOTE,
+                                       "perf_goal=res_util, over" CPU_NOTE },
 };
 #undef WALL_NOTE
 #undef CPU_NOTE
@@ -128,7 +130,9 @@ static const gchar *const polling_hint_reasons[] = {
 };
 
 static const gchar *const subscription_names[] = {
-  [RDMA_PLAN_UNDER] = "under", [RDMA_PLAN_FULL] = "full", [RDMA_PLAN_OVER] = "over",
+  [RDMA_PLAN_UNDER] = "under",
+  [RDMA_PLAN_FULL] = "full",
+  [RDMA_PLAN_OVER] = "over",
 };
 
 static const gchar *
@@ -171,20 +175,24 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
    * connection measures both ways and keeps the cheaper (rdma_poll_cost.h): by a call's time
    * while there are cores to spare (a thread's throughput is one over it), by its CPU once
    * the cores are all taken, and for resource utilisation. */
-  if (goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT || goal == THRIFT_HINT_PERF_GOAL_RES_UTIL) {
-    RdmaMeasure m = goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT
-                    && out->subscription == RDMA_PLAN_UNDER ? RDMA_MEASURE_WALL
-                                                             : RDMA_MEASURE_CPU;
+  if (goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT || goal == THRIFT_HINT_PERF_GOAL_RES_UTIL)
+  {
+    RdmaMeasure m = goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT && out->subscription == RDMA_PLAN_UNDER
+                        ? RDMA_MEASURE_WALL
+                        : RDMA_MEASURE_CPU;
 
     if (out->small_polling == THRIFT_RDMA_POLLING_EVENT)
       out->small_measure = m;
     if (out->large_polling == THRIFT_RDMA_POLLING_EVENT)
       out->large_measure = m;
   }
-  if (out->large_proto == THRIFT_HINT_PROTO_RFP && h->side != THRIFT_HINT_SIDE_SERVER) {
+  if (out->large_proto == THRIFT_HINT_PROTO_RFP && h->side != THRIFT_HINT_SIDE_SERVER)
+  {
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = client_rfp_reasons[out->subscription];
-  } else if (out->large_proto == THRIFT_HINT_PROTO_RFP) {
+  }
+  else if (out->large_proto == THRIFT_HINT_PROTO_RFP)
+  {
     out->unfetched_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->proto_reason = server_rfp_reasons[out->subscription];
   }
@@ -206,11 +214,13 @@ plan_peer (RdmaPlan *out)
   guint n = 0;
   gchar *reason;
 
-  if (!peer_receives (out->peer_protocols, out->small_proto)) {
+  if (!peer_receives (out->peer_protocols, out->small_proto))
+  {
     missing[n++] = out->small_proto;
     out->small_proto = THRIFT_HINT_PROTO_EAGER;
   }
-  if (!peer_receives (out->peer_protocols, out->large_proto)) {
+  if (!peer_receives (out->peer_protocols, out->large_proto))
+  {
     if (n == 0 || missing[0] != out->large_proto)
       missing[n++] = out->large_proto;
     out->large_proto = THRIFT_HINT_PROTO_EAGER;
@@ -229,14 +239,14 @@ plan_peer (RdmaPlan *out)
 }
 
 void
-rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
-                guint32 peer_protocols, const RdmaMachine *m, RdmaPlan *out)
+rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling, guint32 peer_protocols,
+                const RdmaMachine *m, RdmaPlan *out)
 {
   guint32 set = h != NULL ? h->set : 0;
 
   g_return_if_fail (m != NULL && out != NULL);
 
-  *out = (RdmaPlan) {
+  *out = (RdmaPlan){
     .threshold = RDMA_PLAN_THRESHOLD,
     .by_length = TRUE,
     .machine = *m,
@@ -249,9 +259,12 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
                                             : RDMA_PLAN_UNDER;
 
   if ((set & THRIFT_HINT_HAS_PERF_GOAL) && (guint) h->perf_goal < G_N_ELEMENTS (table)
-      && h->perf_goal != THRIFT_HINT_PERF_GOAL_UNSET) {
+      && h->perf_goal != THRIFT_HINT_PERF_GOAL_UNSET)
+  {
     plan_goal (h->perf_goal, h, out);
-  } else {
+  }
+  else
+  {
     /* Code generated without hints, or a set that does not say what it wants: small
      * messages by Eager-SendRecv into the device's shared receive queue, which pins nothing
      * per connection and takes one WR per message as Direct-WriteIMM does; larger ones by
@@ -260,15 +273,15 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
     out->small_proto = THRIFT_HINT_PROTO_EAGER;
     out->large_proto = THRIFT_HINT_PROTO_DIRECT_WRITE_IMM;
     out->small_polling = out->large_polling = default_polling;
-    out->proto_reason = h != NULL ? "no perf_goal (the fast path)"
-                                  : "no hint set (the fast path)";
+    out->proto_reason = h != NULL ? "no perf_goal (the fast path)" : "no hint set (the fast path)";
     out->polling_reason = h != NULL ? "no perf_goal (the transport's polling)"
                                     : "no hint set (the transport's polling)";
   }
 
   /* The expected size decides small or large once, for every message of the set: a size
    * known in advance beats the length of the first bytes flushed. */
-  if (set & THRIFT_HINT_HAS_PAYLOAD_SIZE) {
+  if (set & THRIFT_HINT_HAS_PAYLOAD_SIZE)
+  {
     gboolean large = h->payload_size > out->threshold;
 
     out->by_length = FALSE;
@@ -286,21 +299,26 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
    * paper's Hybrid-EagerRNDV) splits at the plan's own threshold, and a payload_size hint
    * picks its one half as it does the table's */
   if ((set & THRIFT_HINT_HAS_PROTO) && (guint) h->proto < G_N_ELEMENTS (proto_hint_reasons)
-      && h->proto != THRIFT_HINT_PROTO_UNSET) {
-    out->unfetched_proto = THRIFT_HINT_PROTO_UNSET;   /* the hint's RFP is fetched */
-    if (h->proto == THRIFT_HINT_PROTO_EAGER_RNDV) {
+      && h->proto != THRIFT_HINT_PROTO_UNSET)
+  {
+    out->unfetched_proto = THRIFT_HINT_PROTO_UNSET; /* the hint's RFP is fetched */
+    if (h->proto == THRIFT_HINT_PROTO_EAGER_RNDV)
+    {
       out->small_proto = THRIFT_HINT_PROTO_EAGER;
       out->large_proto = THRIFT_HINT_PROTO_READ_RNDV;
       if (!out->by_length)
-        out->small_proto = out->large_proto = out->payload_size > out->threshold
-                                              ? out->large_proto : out->small_proto;
-    } else {
+        out->small_proto = out->large_proto = out->payload_size > out->threshold ? out->large_proto
+                                                                                 : out->small_proto;
+    }
+    else
+    {
       out->small_proto = out->large_proto = h->proto;
     }
     out->proto_reason = proto_hint_reasons[h->proto];
   }
   if ((set & THRIFT_HINT_HAS_POLLING) && (guint) h->polling < G_N_ELEMENTS (polling_hint_reasons)
-      && h->polling != THRIFT_HINT_POLLING_UNSET) {
+      && h->polling != THRIFT_HINT_POLLING_UNSET)
+  {
     static const ThriftRdmaPolling from_hint[] = {
       [THRIFT_HINT_POLLING_BUSY] = THRIFT_RDMA_POLLING_BUSY,
       [THRIFT_HINT_POLLING_EVENT] = THRIFT_RDMA_POLLING_EVENT,
@@ -316,10 +334,13 @@ rdma_plan_make (const ThriftHintSet *h, ThriftRdmaPolling default_polling,
   plan_peer (out);
 
   /* as the hint says; rdma_numa_plan checks it against the machine and the property */
-  if ((set & THRIFT_HINT_HAS_NUMA) && h->numa <= G_MAXINT) {
+  if ((set & THRIFT_HINT_HAS_NUMA) && h->numa <= G_MAXINT)
+  {
     out->numa_node = (gint) h->numa;
     out->numa_reason = "numa hint";
-  } else {
+  }
+  else
+  {
     out->numa_node = -1;
     out->numa_reason = "no numa hint";
   }
@@ -336,8 +357,8 @@ append_subscription (GString *s, const RdmaPlan *p)
     g_string_append_printf (s, "%s (concurrency=%u <= %u cores per NUMA node)", name,
                             p->concurrency, p->machine.cores_per_node);
   else if (p->subscription == RDMA_PLAN_FULL)
-    g_string_append_printf (s, "%s (concurrency=%u > %u cores per NUMA node, <= %u cores)",
-                            name, p->concurrency, p->machine.cores_per_node, p->machine.cores);
+    g_string_append_printf (s, "%s (concurrency=%u > %u cores per NUMA node, <= %u cores)", name,
+                            p->concurrency, p->machine.cores_per_node, p->machine.cores);
   else
     g_string_append_printf (s, "%s (concurrency=%u > %u cores)", name, p->concurrency,
                             p->machine.cores);
@@ -348,12 +369,14 @@ append_peer (GString *s, guint32 peer_protocols)
 {
   const gchar *sep = "";
 
-  if ((peer_protocols & RDMA_PLAN_PEER_ANY) == RDMA_PLAN_PEER_ANY) {
+  if ((peer_protocols & RDMA_PLAN_PEER_ANY) == RDMA_PLAN_PEER_ANY)
+  {
     g_string_append (s, "all");
     return;
   }
   for (guint proto = THRIFT_HINT_PROTO_EAGER; proto <= RDMA_PLAN_LAST_PROTO; proto++)
-    if (peer_protocols & (1u << proto)) {
+    if (peer_protocols & (1u << proto))
+    {
       g_string_append_printf (s, "%s%s", sep, proto_name (proto));
       sep = ",";
     }
@@ -380,17 +403,17 @@ rdma_plan_describe (const RdmaPlan *p, const ThriftHintSet *h)
     g_string_append_printf (s, "%s.%s %s", h->service != NULL ? h->service : "?",
                             h->function != NULL ? h->function : "(service default)",
                             h->side == THRIFT_HINT_SIDE_SERVER ? "server" : "client");
-  g_string_append_printf (s, ": small (<= %" G_GUINT64_FORMAT " B) %s/%s, large %s/%s  [size: ",
-                          p->threshold, proto_name (p->small_proto),
-                          rdma_plan_polling_name (p->small_polling), proto_name (p->large_proto),
-                          rdma_plan_polling_name (p->large_polling));
+  g_string_append_printf (
+      s, ": small (<= %" G_GUINT64_FORMAT " B) %s/%s, large %s/%s  [size: ", p->threshold,
+      proto_name (p->small_proto), rdma_plan_polling_name (p->small_polling),
+      proto_name (p->large_proto), rdma_plan_polling_name (p->large_polling));
   if (p->by_length)
     g_string_append (s, "by message length");
   else
-    g_string_append_printf (s, "payload_size=%" G_GUINT64_FORMAT " %s %" G_GUINT64_FORMAT
-                            ", all %s", p->payload_size,
-                            p->payload_size > p->threshold ? ">" : "<=", p->threshold,
-                            p->payload_size > p->threshold ? "large" : "small");
+    g_string_append_printf (
+        s, "payload_size=%" G_GUINT64_FORMAT " %s %" G_GUINT64_FORMAT ", all %s", p->payload_size,
+        p->payload_size > p->threshold ? ">" : "<=", p->threshold,
+        p->payload_size > p->threshold ? "large" : "small");
   g_string_append_printf (s, "; proto: %s; polling: %s; subscription: ", p->proto_reason,
                           p->polling_reason);
   append_subscription (s, p);

@@ -52,37 +52,40 @@ G_BEGIN_DECLS
  * a spin is taken once it measures cheaper by the goal's measure.  Throughput with cores to
  * spare is one over a call's time; with the cores all taken, or for resource utilisation, it
  * is the CPU a call takes. */
-typedef enum {
-  RDMA_MEASURE_NONE = 0,  /* the polling mode as it is: no measured choice */
-  RDMA_MEASURE_WALL,      /* the shorter call */
-  RDMA_MEASURE_CPU        /* the less CPU per call */
+typedef enum
+{
+  RDMA_MEASURE_NONE = 0, /* the polling mode as it is: no measured choice */
+  RDMA_MEASURE_WALL,     /* the shorter call */
+  RDMA_MEASURE_CPU       /* the less CPU per call */
 } RdmaMeasure;
 
 /* The concurrency hint against the machine.  No concurrency hint counts as under. */
-typedef enum {
-  RDMA_PLAN_UNDER = 0,    /* concurrency <= the cores of one NUMA node */
-  RDMA_PLAN_FULL,         /* concurrency <= all cores */
-  RDMA_PLAN_OVER          /* more calls than cores */
+typedef enum
+{
+  RDMA_PLAN_UNDER = 0, /* concurrency <= the cores of one NUMA node */
+  RDMA_PLAN_FULL,      /* concurrency <= all cores */
+  RDMA_PLAN_OVER       /* more calls than cores */
 } RdmaPlanSubscription;
 
-typedef struct {
-  ThriftHintProto small_proto, large_proto;       /* never UNSET, never a pair (eager_rndv) */
+typedef struct
+{
+  ThriftHintProto small_proto, large_proto; /* never UNSET, never a pair (eager_rndv) */
   ThriftRdmaPolling small_polling, large_polling;
-  RdmaMeasure small_measure, large_measure;       /* with event polling only */
-  ThriftHintProto unfetched_proto;  /* what carries a message the table gave to RFP while the
+  RdmaMeasure small_measure, large_measure; /* with event polling only */
+  ThriftHintProto unfetched_proto; /* what carries a message the table gave to RFP while the
                                      * peer asks for it announced (rdma_plan_cache.h); UNSET:
                                      * RFP keeps it (a proto=rfp hint) */
-  guint64 threshold;        /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
-  gboolean by_length;       /* no payload_size hint: decided per message by its length;
+  guint64 threshold;    /* RDMA_PLAN_THRESHOLD: a message of length <= threshold is small */
+  gboolean by_length;   /* no payload_size hint: decided per message by its length;
                              * otherwise both halves are the one payload_size chose */
-  guint64 payload_size;     /* the hint, when !by_length */
+  guint64 payload_size; /* the hint, when !by_length */
   /* what decided each, for explain: static or interned strings, never freed */
   const gchar *proto_reason, *polling_reason;
 
   RdmaPlanSubscription subscription;
-  guint32 concurrency;      /* the hint, 0 if none */
-  RdmaMachine machine;      /* what subscription was computed against */
-  guint32 peer_protocols;   /* as passed, with eager added */
+  guint32 concurrency;    /* the hint, 0 if none */
+  RdmaMachine machine;    /* what subscription was computed against */
+  guint32 peer_protocols; /* as passed, with eager added */
   /* the NUMA node of the set's buffers and polling thread (-1: none) and why: the hint's
    * numa as rdma_plan_make found it; rdma_numa_plan () checks it against the machine and
    * the transport's numa-node property */

@@ -24,8 +24,8 @@
 
 struct _RdmaPlanCache
 {
-  GHashTable *plans;                 /* const ThriftHintSet * -> RdmaCachedPlan (owned) */
-  const ThriftHintSet *last_set;     /* the last set looked up, and its plan */
+  GHashTable *plans;             /* const ThriftHintSet * -> RdmaCachedPlan (owned) */
+  const ThriftHintSet *last_set; /* the last set looked up, and its plan */
   const RdmaCachedPlan *last;
 };
 
@@ -82,7 +82,8 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
   if (cache->last != NULL && cache->last_set == h)
     return cache->last;
   cp = g_hash_table_lookup (cache->plans, key);
-  if (cp == NULL) {
+  if (cp == NULL)
+  {
     /* the peer's accepted protocols, in the hint's numbering */
     for (guint i = 0; i < RDMA_PROTO_COUNT; i++)
       if (rdma_proto_registry[i] != NULL && (rdma_conn_peer_protocols (conn) & (1u << i)))
@@ -95,7 +96,8 @@ rdma_plan_cache_get (RdmaPlanCache *cache, RdmaConn *conn, const ThriftHintSet *
     if (cp->plan.unfetched_proto != THRIFT_HINT_PROTO_UNSET)
       cp->unfetched = rdma_proto_for_hint (cp->plan.unfetched_proto);
     g_hash_table_insert (cache->plans, (gpointer) key, cp);
-    if (thrift_rdma_explain_enabled ()) {
+    if (thrift_rdma_explain_enabled ())
+    {
       gchar *line = rdma_plan_describe (&cp->plan, h);
       g_printerr ("ThriftRdma explain: %s\n", line);
       g_free (line);
@@ -111,8 +113,7 @@ rdma_plan_cache_proto (const RdmaCachedPlan *cp, RdmaConn *conn, gsize len)
 {
   const RdmaProtoOps *ops = (guint64) len <= cp->plan.threshold ? cp->small : cp->large;
 
-  if (ops == &rdma_proto_rfp_ops && cp->unfetched != NULL
-      && rdma_proto_rfp_peer_announced (conn))
+  if (ops == &rdma_proto_rfp_ops && cp->unfetched != NULL && rdma_proto_rfp_peer_announced (conn))
     return cp->unfetched;
   return ops;
 }

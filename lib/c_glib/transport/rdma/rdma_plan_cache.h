@@ -36,7 +36,7 @@ G_BEGIN_DECLS
 typedef struct
 {
   RdmaPlan plan;
-  const RdmaProtoOps *small, *large;   /* NULL: not implemented, Eager-SendRecv carries it */
+  const RdmaProtoOps *small, *large; /* NULL: not implemented, Eager-SendRecv carries it */
   /* What carries a message the table gave to RFP while the peer asks for every RFP message to
    * be announced (a client whose waits block, rdma_proto_rfp.c): the announcement is a SEND,
    * as many work requests as writing the message itself, and the peer would then pay a READ
@@ -44,7 +44,7 @@ typedef struct
    * plan's unfetched_proto: Direct-WriteIMM (the protocol a client's large calls keep in that
    * cell), or eager where the peer has no ring.  Only for a table's choice: a proto=rfp hint
    * still fetches. */
-  const RdmaProtoOps *unfetched;       /* NULL: keeps RFP */
+  const RdmaProtoOps *unfetched; /* NULL: keeps RFP */
 } RdmaCachedPlan;
 
 typedef struct _RdmaPlanCache RdmaPlanCache;

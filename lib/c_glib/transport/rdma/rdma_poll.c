@@ -68,7 +68,7 @@ void
 rdma_poller_init (RdmaPoller *p, const RdmaPollSink *sink, gpointer owner,
                   ThriftRdmaPolling polling, guint spin_us, guint64 *cq_events)
 {
-  *p = (RdmaPoller) {
+  *p = (RdmaPoller){
     .cm_fd = -1,
     .wake_fd = -1,
     .polling = polling,
@@ -90,20 +90,22 @@ drain (RdmaPoller *p, GError **error)
   int n = rdma_verbs->poll_cq (p->cq, RDMA_POLL_BATCH, wc);
   gboolean ok = TRUE;
 
-  if (n < 0) {
+  if (n < 0)
+  {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_poll_cq", -n, -1, NULL);
     p->sink->fail (p->owner, e);
     g_propagate_error (error, e);
     return -1;
   }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++)
+  {
     GError *later = NULL;
 
     if (ok)
       ok = p->sink->completion (p->owner, &wc[i], error);
     else if (!p->sink->completion (p->owner, &wc[i], &later))
-      g_error_free (later);   /* the connection failed already, for the first reason */
+      g_error_free (later); /* the connection failed already, for the first reason */
   }
   return ok ? n : -1;
 }
@@ -112,7 +114,8 @@ static gboolean
 arm (RdmaPoller *p, RdmaArm how, GError **error)
 {
   int rc = rdma_verbs->req_notify_cq (p->cq, how == RDMA_ARM_SOLICITED);
-  if (rc != 0) {
+  if (rc != 0)
+  {
     GError *e = NULL;
     rdma_status_set_error (&e, RDMA_ERR_SYSTEM, "ibv_req_notify_cq", rc, -1, NULL);
     p->sink->fail (p->owner, e);
@@ -129,7 +132,8 @@ took_event (RdmaPoller *p)
 {
   p->armed = RDMA_ARM_NONE;
   (*p->cq_events)++;
-  if (++p->unacked_events >= RDMA_POLL_ACK_BATCH) {
+  if (++p->unacked_events >= RDMA_POLL_ACK_BATCH)
+  {
     rdma_verbs->ack_cq_events (p->cq, p->unacked_events);
     p->unacked_events = 0;
   }
@@ -141,7 +145,8 @@ rdma_poller_take_event (RdmaPoller *p, GError **error)
   struct ibv_cq *cq;
   void *ctx;
 
-  if (rdma_verbs->get_cq_event (p->comp_channel, &cq, &ctx) != 0) {
+  if (rdma_verbs->get_cq_event (p->comp_channel, &cq, &ctx) != 0)
+  {
     if (errno == EAGAIN || errno == EINTR)
       return TRUE;
     int err = errno;
@@ -211,14 +216,16 @@ rdma_poller_choose (RdmaPoller *p, guint *budget_us)
 {
   gboolean through;
 
-  if (p->typical_us == 0 || short_waits (p)) {
+  if (p->typical_us == 0 || short_waits (p))
+  {
     *budget_us = rdma_poller_spin_budget (p);
     return RDMA_SPIN_SHORT;
   }
   through = through_pays (p);
   if (p->long_waits++ % RDMA_POLL_TRY_EVERY == 0)
     through = !through;
-  if (!through) {
+  if (!through)
+  {
     *budget_us = p->spin_us;
     return RDMA_SPIN_BLOCK;
   }
@@ -245,8 +252,7 @@ period_close (RdmaPoller *p, gint64 now, gpointer self)
   if (!p->period_open || !p->period_learn)
     return -1;
   /* (a reset of the counters makes it go back: one round) */
-  n = p->call_received > p->period_received ? (gint64) (p->call_received - p->period_received)
-                                            : 1;
+  n = p->call_received > p->period_received ? (gint64) (p->call_received - p->period_received) : 1;
   /* a CPU time read on another thread's clock says nothing of this period */
   if (p->period_cpu >= 0 && p->period_thread == self)
     cpu = rdma_poll_cost_thread_cpu_us ();
@@ -268,21 +274,24 @@ choose_cost (RdmaPoller *p, RdmaSpinTicket *ticket, gint64 start)
 {
   guint budget = 0;
 
-  if (!p->in_call) {
-    if (ticket->spinning && rdma_poll_cost_current (&p->cost, p->measure, &budget)
-                            == RDMA_POLL_COST_SPIN)
+  if (!p->in_call)
+  {
+    if (ticket->spinning
+        && rdma_poll_cost_current (&p->cost, p->measure, &budget) == RDMA_POLL_COST_SPIN)
       return start + budget;
     rdma_spin_stop (ticket);
     return 0;
   }
-  if (!p->call_chosen) {
+  if (!p->call_chosen)
+  {
     gpointer self = g_thread_self ();
     gint64 cpu = period_close (p, start, self);
 
     p->call_chosen = TRUE;
     p->call_way = RDMA_POLL_COST_BLOCK;
     p->period_learn = TRUE;
-    if (ticket->spinning) {
+    if (ticket->spinning)
+    {
       p->call_way = rdma_poll_cost_choose (&p->cost, p->measure, &budget);
       p->period_learn = !p->cost.choice.settling;
     }
@@ -311,7 +320,8 @@ rdma_poller_call_begin (RdmaPoller *p, guint64 received)
   p->in_call = measured (p);
   p->call_received = received;
   /* a wait without a measure between two that have one: the period is not one of ours */
-  if (!p->in_call) {
+  if (!p->in_call)
+  {
     p->period_open = FALSE;
     p->call_resumes = FALSE;
     return;
@@ -378,7 +388,8 @@ block_in_read (RdmaPoller *p, gint64 deadline_us, gint before, GError **error)
   int rc = -1, err = 0;
   guint why = rdma_block_enter (p->block, deadline_us, sink->timer_due (p->owner));
 
-  if (why == 0) {
+  if (why == 0)
+  {
     if (p->read_waits != NULL)
       (*p->read_waits)++;
     rc = rdma_verbs->get_cq_event (p->comp_channel, &cq, &ctx);
@@ -387,36 +398,41 @@ block_in_read (RdmaPoller *p, gint64 deadline_us, gint before, GError **error)
   why |= rdma_block_leave (p->block, &failure);
   if (rc == 0)
     took_event (p);
-  if (failure != NULL) {
+  if (failure != NULL)
+  {
     g_propagate_error (error, failure);
     return -1;
   }
   /* a signal first, as poll (2)'s EINTR was (a handler that interrupts sets the flag too) */
-  if (rc != 0 && err == EINTR && why == 0) {
+  if (rc != 0 && err == EINTR && why == 0)
+  {
     if (!rdma_signal_interrupts_waits ())
       return 0;
     signal_error ("ibv_get_cq_event", error);
     return -1;
   }
-  if (why & RDMA_BLOCK_INTERRUPT
-      || (p->interrupted != NULL && g_atomic_int_get (p->interrupted))) {
+  if (why & RDMA_BLOCK_INTERRUPT || (p->interrupted != NULL && g_atomic_int_get (p->interrupted)))
+  {
     interrupted_error (error);
     return -1;
   }
-  if (why & RDMA_BLOCK_DEADLINE) {
+  if (why & RDMA_BLOCK_DEADLINE)
+  {
     deadline_passed (deadline_us, G_MAXINT64, error);
     return -1;
   }
-  if (why & RDMA_BLOCK_CM) {
+  if (why & RDMA_BLOCK_CM)
+  {
     gint n = sink->cm_events (p->owner, error);
 
     rdma_block_rearm_cm (p->block);
     if (n < 0)
       return -1;
     if (sink->state (p->owner) != before)
-      return 1;   /* (what arrived before the disconnect: the caller looks) */
+      return 1; /* (what arrived before the disconnect: the caller looks) */
   }
-  if (rc != 0 && why == 0 && err != EAGAIN) {
+  if (rc != 0 && why == 0 && err != EAGAIN)
+  {
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "ibv_get_cq_event", err, -1,
                            "waiting on the completion channel");
     return -1;
@@ -425,13 +441,12 @@ block_in_read (RdmaPoller *p, gint64 deadline_us, gint before, GError **error)
 }
 
 static gboolean
-poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *ticket,
-             GError **error)
+poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *ticket, GError **error)
 {
   const RdmaPollSink *sink = p->sink;
   gint before = sink->state (p->owner);
   gint64 spin_until, wake, cm_next, start;
-  gboolean waited = FALSE;   /* found nothing at once: the wait's time is worth learning */
+  gboolean waited = FALSE; /* found nothing at once: the wait's time is worth learning */
   RdmaSpinWay way = RDMA_SPIN_SHORT;
 
   start = g_get_monotonic_time ();
@@ -442,19 +457,23 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
    * RDMA_POLL_TRY_EVERY-th try fell on the same one and spinning through was never tried) */
   spin_until = p->polling == THRIFT_RDMA_POLLING_BUSY ? G_MAXINT64 : 0;
 
-  for (;;) {
+  for (;;)
+  {
     gint n = drain (p, error);
     gint64 now;
 
-    if (n >= 0 && p->progress_mask != 0) {
+    if (n >= 0 && p->progress_mask != 0)
+    {
       gint done = sink->progress (p->owner, error);
       n = done < 0 ? -1 : n + done;
     }
     if (n < 0)
       return FALSE;
-    if (n > 0) {
+    if (n > 0)
+    {
       /* (a wait that found work at once says nothing of the peer) */
-      if (waited) {
+      if (waited)
+      {
         gint64 took = g_get_monotonic_time () - start;
 
         rdma_poller_learn (p, took);
@@ -462,7 +481,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
       }
       return sink->progressed (p->owner, error);
     }
-    if (!waited && p->polling == THRIFT_RDMA_POLLING_HYBRID && ticket->spinning) {
+    if (!waited && p->polling == THRIFT_RDMA_POLLING_HYBRID && ticket->spinning)
+    {
       guint budget;
 
       way = rdma_poller_choose (p, &budget);
@@ -471,11 +491,13 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
     if (!waited && measured (p) && deadline_us >= 0)
       spin_until = choose_cost (p, ticket, start);
     waited = TRUE;
-    if (p->interrupted != NULL && g_atomic_int_get (p->interrupted)) {
+    if (p->interrupted != NULL && g_atomic_int_get (p->interrupted))
+    {
       interrupted_error (error);
       return FALSE;
     }
-    if (deadline_us < 0) {
+    if (deadline_us < 0)
+    {
       /* one look only */
       n = sink->cm_events (p->owner, error);
       return n > 0 && sink->progressed (p->owner, error);
@@ -487,7 +509,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
      * spins for at most RDMA_POLL_SPIN_LONG_US before it does (it looked every millisecond,
      * about once per call under emulation; and a blocked wait looked twice first: strace of
      * 300 event-polled calls in the guest) */
-    if (p->polling == THRIFT_RDMA_POLLING_BUSY && now >= cm_next) {
+    if (p->polling == THRIFT_RDMA_POLLING_BUSY && now >= cm_next)
+    {
       cm_next = now + RDMA_POLL_CM_US;
       n = sink->cm_events (p->owner, error);
       if (n < 0)
@@ -496,7 +519,8 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
         return TRUE;
     }
     wake = sink->timer_due (p->owner);
-    if (wake != 0 && now >= wake) {
+    if (wake != 0 && now >= wake)
+    {
       if (!sink->timer_tick (p->owner, now, error))
         return FALSE;
       wake = sink->timer_due (p->owner);
@@ -510,12 +534,14 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
 
     /* poll, arm, poll again, then block */
     rdma_spin_stop (ticket);
-    if (p->armed < how) {
+    if (p->armed < how)
+    {
       if (!arm (p, how, error))
         return FALSE;
       continue;
     }
-    if (p->block_ok && p->block != NULL) {
+    if (p->block_ok && p->block != NULL)
+    {
       n = block_in_read (p, deadline_us, before, error);
       if (n != 0)
         return n > 0;
@@ -527,16 +553,18 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
       struct pollfd pfd[3] = {
         { .fd = p->comp_channel->fd, .events = POLLIN },
         { .fd = p->cm_fd, .events = POLLIN },
-        { .fd = p->wake_fd, .events = POLLIN },   /* -1: ignored by poll(2) */
+        { .fd = p->wake_fd, .events = POLLIN }, /* -1: ignored by poll(2) */
       };
       int timeout = wake > 0 ? (int) MIN ((wake - now + 999) / 1000, G_MAXINT) : -1;
       int r = poll (pfd, 3, timeout);
 
-      if (r < 0) {
+      if (r < 0)
+      {
         int err = errno;
         if (err == EINTR && !rdma_signal_interrupts_waits ())
           continue;
-        if (err == EINTR) {
+        if (err == EINTR)
+        {
           signal_error ("poll", error);
           return FALSE;
         }
@@ -546,11 +574,13 @@ poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, RdmaSpinTicket *tic
       }
       if (pfd[0].revents & POLLIN && !rdma_poller_take_event (p, error))
         return FALSE;
-      if (pfd[1].revents & POLLIN) {
+      if (pfd[1].revents & POLLIN)
+      {
         n = sink->cm_events (p->owner, error);
         if (n < 0)
           return FALSE;
-        if (sink->state (p->owner) != before) {
+        if (sink->state (p->owner) != before)
+        {
           /* drain what arrived before the disconnect */
           if (drain (p, error) < 0)
             return FALSE;
@@ -567,7 +597,8 @@ rdma_poller_wait (RdmaPoller *p, gint64 deadline_us, RdmaArm how, GError **error
   RdmaSpinTicket ticket;
   gboolean wants_spin, ok;
 
-  if (p->cq == NULL) {
+  if (p->cq == NULL)
+  {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, NULL, 0, -1, "no completion queue");
     return FALSE;
   }
@@ -597,10 +628,10 @@ rdma_poller_drain_all (RdmaPoller *p, GError **error)
 }
 
 gboolean
-rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), RdmaArm how,
-                    GError **error)
+rdma_poller_settle (RdmaPoller *p, gboolean (*over) (gpointer owner), RdmaArm how, GError **error)
 {
-  for (;;) {
+  for (;;)
+  {
     if (!rdma_poller_drain_all (p, error))
       return FALSE;
     if (!p->sink->progressed (p->owner, error))

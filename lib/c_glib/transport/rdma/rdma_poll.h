@@ -61,9 +61,9 @@ typedef struct
  * for more than the CQ has counts. */
 typedef enum
 {
-  RDMA_ARM_NONE,        /* no event will come */
-  RDMA_ARM_SOLICITED,   /* the next solicited completion (a peer's message) raises one */
-  RDMA_ARM_ALL          /* the next completion of any kind raises one */
+  RDMA_ARM_NONE,      /* no event will come */
+  RDMA_ARM_SOLICITED, /* the next solicited completion (a peer's message) raises one */
+  RDMA_ARM_ALL        /* the next completion of any kind raises one */
 } RdmaArm;
 
 typedef struct
@@ -71,37 +71,37 @@ typedef struct
   /* set by the owner */
   struct ibv_cq *cq;
   struct ibv_comp_channel *comp_channel;
-  int cm_fd;                          /* the CM event channel's fd (-1: none yet) */
-  int wake_fd;                        /* the owner's eventfd (-1: none); readable once the
+  int cm_fd;                 /* the CM event channel's fd (-1: none yet) */
+  int wake_fd;               /* the owner's eventfd (-1: none); readable once the
                                          owner was interrupted: poll(2) watches it */
-  const gint *interrupted;            /* the owner's atomic flag (NULL: none): a wait that
+  const gint *interrupted;   /* the owner's atomic flag (NULL: none): a wait that
                                          finds it set fails with RDMA_ERR_INTERRUPTED */
-  ThriftRdmaPolling polling;          /* the mode of the current wait */
-  RdmaMeasure measure;                /* EVENT: spin or block by this measure
+  ThriftRdmaPolling polling; /* the mode of the current wait */
+  RdmaMeasure measure;       /* EVENT: spin or block by this measure
                                          (rdma_poll_cost.h); RDMA_MEASURE_NONE: block */
-  guint spin_us;                      /* hybrid: how long to spin before blocking */
-  guint progress_mask;                /* non-zero: sink->progress runs on every turn */
-  guint64 *cq_events;                 /* counts the CQ events taken (a statistic) */
-  guint64 *spins_declined;            /* (nullable) counts hybrid waits refused a spin */
-  guint64 *poll_waits;                /* (nullable) counts the waits blocked in poll (2) */
-  guint64 *read_waits;                /* (nullable) ... and in the channel's read */
-  RdmaBlock *block;                   /* (nullable) the owner's registration with the
+  guint spin_us;             /* hybrid: how long to spin before blocking */
+  guint progress_mask;       /* non-zero: sink->progress runs on every turn */
+  guint64 *cq_events;        /* counts the CQ events taken (a statistic) */
+  guint64 *spins_declined;   /* (nullable) counts hybrid waits refused a spin */
+  guint64 *poll_waits;       /* (nullable) counts the waits blocked in poll (2) */
+  guint64 *read_waits;       /* (nullable) ... and in the channel's read */
+  RdmaBlock *block;          /* (nullable) the owner's registration with the
                                          watcher (rdma_block.h) */
-  gboolean block_ok;                  /* the current wait may block in the read: its
+  gboolean block_ok;         /* the current wait may block in the read: its
                                          deadline and interrupt end the owner */
   const RdmaPollSink *sink;
   gpointer owner;
 
   /* the poller's own */
-  guint typical_us;                   /* how long recent waits took to a completion (a
+  guint typical_us;  /* how long recent waits took to a completion (a
                                          moving average, at most RDMA_POLL_SPIN_MAX_US; 0:
                                          none yet): hybrid spins twice that when it is
                                          short */
-  guint through_us;                   /* long waits: how long they took when spun through */
-  guint blocking_us;                  /* ... and when the wait blocked early (0: none yet) */
-  guint long_waits;                   /* long waits so far (every RDMA_POLL_TRY_EVERY-th
+  guint through_us;  /* long waits: how long they took when spun through */
+  guint blocking_us; /* ... and when the wait blocked early (0: none yet) */
+  guint long_waits;  /* long waits so far (every RDMA_POLL_TRY_EVERY-th
                                          tries the way not chosen) */
-  RdmaPollCost cost;                  /* the measured ways of an EVENT wait with a measure */
+  RdmaPollCost cost; /* the measured ways of an EVENT wait with a measure */
   /* a measured wait for a message (rdma_poller_call_begin): the way its first look that found
    * nothing chose, which all its waits keep, and when its spin ends */
   gboolean in_call, call_chosen;
@@ -110,15 +110,15 @@ typedef struct
   /* the period being timed, from one call's choice of a way to the next's (rdma_poll_cost.h):
    * its way, whether it is learnt from, its start and its thread's CPU then (-1: not read) */
   gboolean period_open, period_learn;
-  guint64 call_received, period_received;  /* messages received when the call / the period
+  guint64 call_received, period_received; /* messages received when the call / the period
                                               began */
-  gboolean call_resumes;              /* the last call timed out: the next continues it */
+  gboolean call_resumes;                  /* the last call timed out: the next continues it */
   RdmaPollCostWay period_way;
   gint64 period_start, period_cpu;
-  gpointer period_thread;             /* whose clock period_cpu is (a server's connection
+  gpointer period_thread; /* whose clock period_cpu is (a server's connection
                                          moves between dispatchers) */
-  guint unacked_events;               /* CQ events taken, not yet acknowledged */
-  RdmaArm armed;                      /* which completion raises the CQ's next event */
+  guint unacked_events;   /* CQ events taken, not yet acknowledged */
+  RdmaArm armed;          /* which completion raises the CQ's next event */
 } RdmaPoller;
 
 /* Hybrid polling spins through a wait whose typical time is at most half this. */
@@ -134,9 +134,9 @@ typedef struct
 /* How a hybrid wait spends the time before its completion. */
 typedef enum
 {
-  RDMA_SPIN_SHORT,       /* a short wait: spun through (typical_us) */
-  RDMA_SPIN_BLOCK,       /* a long wait: spin_us, then block */
-  RDMA_SPIN_THROUGH      /* a long wait spun through (through_us) */
+  RDMA_SPIN_SHORT,  /* a short wait: spun through (typical_us) */
+  RDMA_SPIN_BLOCK,  /* a long wait: spin_us, then block */
+  RDMA_SPIN_THROUGH /* a long wait spun through (through_us) */
 } RdmaSpinWay;
 
 /* A wait took @took_us to find a completion: into the moving average (typical_us). */
@@ -154,10 +154,10 @@ RdmaSpinWay rdma_poller_choose (RdmaPoller *p, guint *budget_us);
 /* How a wait for a message ended. */
 typedef enum
 {
-  RDMA_CALL_MESSAGE,        /* with a message */
-  RDMA_CALL_TIMED_OUT,      /* its deadline passed: a wait that follows continues it (a
+  RDMA_CALL_MESSAGE,   /* with a message */
+  RDMA_CALL_TIMED_OUT, /* its deadline passed: a wait that follows continues it (a
                                linger in slices, thrift_hybrid.c) */
-  RDMA_CALL_FAILED          /* an error */
+  RDMA_CALL_FAILED     /* an error */
 } RdmaCallEnd;
 
 /* A wait for a message begins (@received: the messages the connection has received so far)

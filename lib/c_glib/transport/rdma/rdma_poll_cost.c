@@ -52,8 +52,8 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
   RdmaPollCostWay way = rdma_choice_next (&c->choice, cost_of (c, RDMA_POLL_COST_BLOCK, m),
                                           cost_of (c, RDMA_POLL_COST_SPIN, m))
-                          ? RDMA_POLL_COST_SPIN
-                          : RDMA_POLL_COST_BLOCK;
+                            ? RDMA_POLL_COST_SPIN
+                            : RDMA_POLL_COST_BLOCK;
 
   *budget_us = way == RDMA_POLL_COST_SPIN ? spin_budget (c, m) : 0;
   return way;
@@ -72,7 +72,7 @@ rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m)
   /* often while the averages form, then seldom: what a wake-up costs changes with the
    * machine, not from call to call */
   guint every = c->sampled < 32 * RDMA_POLL_COST_SAMPLE_EVERY ? RDMA_POLL_COST_SAMPLE_EVERY
-                                                                : 8 * RDMA_POLL_COST_SAMPLE_EVERY;
+                                                              : 8 * RDMA_POLL_COST_SAMPLE_EVERY;
 
   return m == RDMA_MEASURE_CPU && c->sampled++ % every == 0;
 }
@@ -98,10 +98,10 @@ rdma_poll_cost_thread_cpu_us (void)
 }
 
 static void
-append_way (GString *s, const gchar *what, const RdmaPollCost *c, RdmaPollCostWay w,
-            RdmaMeasure m)
+append_way (GString *s, const gchar *what, const RdmaPollCost *c, RdmaPollCostWay w, RdmaMeasure m)
 {
-  if (c->wall_us[w] == 0) {
+  if (c->wall_us[w] == 0)
+  {
     g_string_append_printf (s, "%s not measured yet", what);
     return;
   }

@@ -72,11 +72,11 @@ typedef enum
 
 typedef struct
 {
-  guint wall_us[RDMA_POLL_COST_WAYS];   /* a call by each way: its time; 0: none yet */
-  guint cpu_us[RDMA_POLL_COST_WAYS];    /* ... and its thread's CPU; 0: none yet */
-  guint wall_n[RDMA_POLL_COST_WAYS], cpu_n[RDMA_POLL_COST_WAYS];   /* samples (up to 8) */
-  guint sampled;           /* calls asked whether to read the CPU (the sampling's turn) */
-  RdmaChoice choice;       /* blocking the prior, spinning the alternative */
+  guint wall_us[RDMA_POLL_COST_WAYS]; /* a call by each way: its time; 0: none yet */
+  guint cpu_us[RDMA_POLL_COST_WAYS];  /* ... and its thread's CPU; 0: none yet */
+  guint wall_n[RDMA_POLL_COST_WAYS], cpu_n[RDMA_POLL_COST_WAYS]; /* samples (up to 8) */
+  guint sampled;     /* calls asked whether to read the CPU (the sampling's turn) */
+  RdmaChoice choice; /* blocking the prior, spinning the alternative */
 } RdmaPollCost;
 
 /* The way of the next call measured by @m (not RDMA_MEASURE_NONE), and for a spin its budget
@@ -88,8 +88,7 @@ RdmaPollCostWay rdma_poll_cost_current (const RdmaPollCost *c, RdmaMeasure m, gu
 /* A call begins: whether it should read its thread's CPU time (by @m). */
 gboolean rdma_poll_cost_sample_cpu (RdmaPollCost *c, RdmaMeasure m);
 /* A call of @way took @wall_us, and @cpu_us of its thread's CPU time (-1: not read). */
-void rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us,
-                           gint64 cpu_us);
+void rdma_poll_cost_learn (RdmaPollCost *c, RdmaPollCostWay way, gint64 wall_us, gint64 cpu_us);
 /* What @c measured and does by @m, for explain: "a spun call S us[ (CPU C us)], a blocked one
  * B us[ (CPU D us)] (by call time|by CPU per call, over N calls): spins|blocks, K changes"
  * (no newline).  Free with g_free (). */

@@ -30,15 +30,16 @@
 #include "rdma_status.h"
 
 gboolean
-rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_size,
-                gint access, gint numa_node, GError **error)
+rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_size, gint access,
+                gint numa_node, GError **error)
 {
   gsize len = (gsize) count * slot_size;
   void *mem;
 
   memset (pool, 0, sizeof *pool);
   mem = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
+  if (mem == MAP_FAILED)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
                            "%" G_GSIZE_FORMAT " bytes of slots", len);
@@ -51,7 +52,8 @@ rdma_pool_init (RdmaPool *pool, struct ibv_pd *pd, guint32 count, guint32 slot_s
   pool->slot_size = slot_size;
   pool->count = count;
   pool->mr = rdma_res_mr_reg (pd, mem, len, access, error);
-  if (pool->mr == NULL) {
+  if (pool->mr == NULL)
+  {
     rdma_pool_clear (pool);
     return FALSE;
   }

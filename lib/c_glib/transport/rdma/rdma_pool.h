@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  guint8 *base;            /* mmap'ed, len bytes */
+  guint8 *base; /* mmap'ed, len bytes */
   gsize len;
   guint32 slot_size;
   guint32 count;

@@ -54,22 +54,22 @@ typedef enum
 
 /* The immediate of a WRITE_WITH_IMM: the protocol in the top 3 bits, the rest is its own. */
 #define RDMA_IMM_PROTO(imm) ((guint) ((imm) >> 29))
-#define RDMA_IMM_MAKE(proto, rest) (((guint32) (proto) << 29) | ((rest) & 0x1fffffffu))
-#define RDMA_IMM_REST(imm) ((guint32) ((imm) & 0x1fffffffu))
+#define RDMA_IMM_MAKE(proto, rest) (((guint32) (proto) << 29) | ((rest) &0x1fffffffu))
+#define RDMA_IMM_REST(imm) ((guint32) ((imm) &0x1fffffffu))
 
 /* What a protocol's open slot found. */
 typedef enum
 {
   RDMA_OPEN_READY,
-  RDMA_OPEN_REFUSED,       /* the peer cannot take this protocol's messages: Eager-SendRecv */
+  RDMA_OPEN_REFUSED, /* the peer cannot take this protocol's messages: Eager-SendRecv */
   RDMA_OPEN_ERROR
 } RdmaOpenStatus;
 
 typedef struct _RdmaProtoOps
 {
-  const gchar *name;        /* as in the IDL hint: "eager" */
+  const gchar *name; /* as in the IDL hint: "eager" */
   RdmaProtoId id;
-  ThriftHintProto hint;     /* the proto hint that selects it */
+  ThriftHintProto hint; /* the proto hint that selects it */
 
   /* Once the connection is up (both hellos taken): allocate the protocol's per-connection
    * state in conn->proto_state[id].  Registered memory should wait for the first message
@@ -106,13 +106,12 @@ typedef struct _RdmaProtoOps
   gint (*progress) (RdmaConn *conn, GError **error);
   /* A message this protocol delivered in its own registered memory (not a receive slot) was
    * read: give that memory back.  @token is what it passed to rdma_conn_deliver. */
-  gboolean (*release) (RdmaConn *conn, guint8 *data, gsize len, guint64 token,
-                       GError **error);
+  gboolean (*release) (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **error);
   /* Runs before every message the connection sends, whatever protocol @ops carries it, and
    * may wait until @deadline_us: a protocol that leaves a message in its own memory holds
    * the next one back until the peer has taken it, so messages arrive in order (RFP). */
-  gboolean (*before_send) (RdmaConn *conn, const struct _RdmaProtoOps *ops,
-                           gint64 deadline_us, GError **error);
+  gboolean (*before_send) (RdmaConn *conn, const struct _RdmaProtoOps *ops, gint64 deadline_us,
+                           GError **error);
   /* Messages this protocol posted that the peer has not been told about yet (plain WRITEs,
    * which complete nothing at the peer: Batched-Write): tell it now.  Called before another
    * protocol sends on the connection (so the peer delivers in order) and, with @closing,

@@ -26,22 +26,22 @@
 
 typedef struct
 {
-  RdmaRcacheEntry pub;        /* first: the holder's pointer is the entry's */
+  RdmaRcacheEntry pub; /* first: the holder's pointer is the entry's */
   int access;
   guint refs;
-  gboolean cached;            /* in the lookup list (else: dropped at its release) */
-  GList link;                 /* in cache->lru while cached, else in cache->orphans */
+  gboolean cached; /* in the lookup list (else: dropped at its release) */
+  GList link;      /* in cache->lru while cached, else in cache->orphans */
 } Entry;
 
 struct _RdmaRcache
 {
-  struct ibv_pd *pd;          /* (unowned): its maker's, which outlives the cache */
+  struct ibv_pd *pd; /* (unowned): its maker's, which outlives the cache */
   guint max_entries;
   gsize max_bytes;
 
-  GMutex lock;                /* everything below but the event ring */
-  GQueue lru;                 /* Entry * (owned): cached entries, most recently used first */
-  GQueue orphans;             /* Entry * (owned): held entries not cached (uncached, or
+  GMutex lock;    /* everything below but the event ring */
+  GQueue lru;     /* Entry * (owned): cached entries, most recently used first */
+  GQueue orphans; /* Entry * (owned): held entries not cached (uncached, or
                                  dropped meanwhile), destroyed at their last release */
   RdmaRcacheStats stats;
 
@@ -138,11 +138,13 @@ invalidate_range (RdmaRcache *cache, guintptr start, guintptr end, gboolean all)
 {
   GList *l = cache->lru.head;
 
-  while (l != NULL) {
+  while (l != NULL)
+  {
     Entry *e = l->data;
 
     l = l->next;
-    if (all || overlaps (e, start, end)) {
+    if (all || overlaps (e, start, end))
+    {
       cache->stats.invalidations++;
       entry_drop (cache, e);
     }
@@ -181,7 +183,8 @@ make_room (RdmaRcache *cache, gsize len)
   GList *l = cache->lru.tail;
 
   while (cache->stats.entries + 1 > cache->max_entries
-         || cache->stats.pinned_bytes + len > cache->max_bytes) {
+         || cache->stats.pinned_bytes + len > cache->max_bytes)
+  {
     Entry *e;
 
     while (l != NULL && ((Entry *) l->data)->refs > 0)
@@ -210,15 +213,18 @@ find_cached (RdmaRcache *cache, gconstpointer addr, gsize len, int access, gint 
   GList *l = cache->lru.head;
 
   *still = -1;
-  while (l != NULL) {
+  while (l != NULL)
+  {
     Entry *e = l->data;
 
     l = l->next;
     if ((guintptr) e->pub.addr <= a && a + len <= (guintptr) e->pub.addr + e->pub.length
-        && (e->access & access) == access) {
+        && (e->access & access) == access)
+    {
       if (*still < 0)
         *still = rdma_unmap_watch_still (addr);
-      if (!*still) {
+      if (!*still)
+      {
         cache->stats.invalidations++;
         entry_drop (cache, e);
         continue;
@@ -258,8 +264,7 @@ rdma_rcache_raise_bounds (RdmaRcache *cache, guint max_entries, gsize max_bytes)
 }
 
 RdmaRcacheEntry *
-rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
-                     GError **error)
+rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access, GError **error)
 {
   return rdma_rcache_acquire_for (cache, addr, len, access, NULL, error);
 }
@@ -276,14 +281,16 @@ rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int a
   g_mutex_lock (&cache->lock);
   drain_events (cache);
 
-  if ((e = find_cached (cache, addr, len, access, &still)) != NULL) {
+  if ((e = find_cached (cache, addr, len, access, &still)) != NULL)
+  {
     g_mutex_unlock (&cache->lock);
     if (tally != NULL)
       tally->hits++;
     return &e->pub;
   }
 
-  if (len > cache->max_bytes || !make_room (cache, len)) {
+  if (len > cache->max_bytes || !make_room (cache, len))
+  {
     g_set_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_NO_MEMORY,
                  "registration cache full: %p+%" G_GSIZE_FORMAT " does not fit in %u entries "
                  "and %" G_GSIZE_FORMAT " bytes with %u entries (%" G_GUINT64_FORMAT
@@ -307,10 +314,12 @@ rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int a
    * entry at the next acquire. */
   e->cached = watch (cache, addr, len);
   mr = rdma_verbs->reg_mr (cache->pd, (void *) addr, len, access);
-  if (mr == NULL) {
+  if (mr == NULL)
+  {
     int err = errno;
 
-    if (e->cached) {
+    if (e->cached)
+    {
       e->pub.addr = (guint8 *) addr;
       e->pub.length = len;
       unwatch (cache, e);
@@ -337,7 +346,8 @@ rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len, int a
   cache->stats.pinned_bytes += len;
   g_queue_push_head_link (e->cached ? &cache->lru : &cache->orphans, &e->link);
   g_mutex_unlock (&cache->lock);
-  if (tally != NULL) {
+  if (tally != NULL)
+  {
     tally->misses++;
     if (!e->cached)
       tally->uncached++;
@@ -352,15 +362,18 @@ rdma_rcache_release (RdmaRcache *cache, RdmaRcacheEntry *entry)
 
   g_return_if_fail (cache != NULL && entry != NULL);
   g_mutex_lock (&cache->lock);
-  if (e->refs == 0) {
+  if (e->refs == 0)
+  {
     cache->stats.misuse++;
     g_mutex_unlock (&cache->lock);
     g_warning ("rdma_rcache: release of an entry not held (%p)", entry);
     return;
   }
-  if (--e->refs == 0) {
+  if (--e->refs == 0)
+  {
     cache->stats.held--;
-    if (!e->cached) {
+    if (!e->cached)
+    {
       g_queue_unlink (&cache->orphans, &e->link);
       entry_destroy (cache, e);
     }
@@ -393,20 +406,23 @@ rdma_rcache_free (RdmaRcache *cache)
   if (cache == NULL)
     return;
   g_mutex_lock (&cache->lock);
-  if (cache->stats.held > 0) {
+  if (cache->stats.held > 0)
+  {
     g_warning ("rdma_rcache_free: %u entries still held (%" G_GUINT64_FORMAT
-               " bytes); deregistering them under their holders", cache->stats.held,
-               cache->stats.pinned_bytes);
+               " bytes); deregistering them under their holders",
+               cache->stats.held, cache->stats.pinned_bytes);
     G_LOCK (misuse);
     misuse_total += cache->stats.held;
     G_UNLOCK (misuse);
   }
-  while ((e = g_queue_peek_head (&cache->lru)) != NULL) {
+  while ((e = g_queue_peek_head (&cache->lru)) != NULL)
+  {
     g_queue_unlink (&cache->lru, &e->link);
     unwatch (cache, e);
     entry_destroy (cache, e);
   }
-  while ((e = g_queue_peek_head (&cache->orphans)) != NULL) {
+  while ((e = g_queue_peek_head (&cache->orphans)) != NULL)
+  {
     g_queue_unlink (&cache->orphans, &e->link);
     entry_destroy (cache, e);
   }

@@ -82,24 +82,24 @@ typedef struct _RdmaRcache RdmaRcache;
  * from acquire to release. */
 typedef struct
 {
-  guint8 *addr;               /* (unowned): the region's start and length, the holder's
+  guint8 *addr; /* (unowned): the region's start and length, the holder's
                                  memory (registered, never freed here) */
   gsize length;
   guint32 lkey, rkey;
-  struct ibv_mr *mr;          /* (owned): the cache's, deregistered when the entry goes */
+  struct ibv_mr *mr; /* (owned): the cache's, deregistered when the entry goes */
 } RdmaRcacheEntry;
 
 typedef struct
 {
-  guint64 hits;               /* acquires served by a cached region */
-  guint64 misses;             /* acquires that registered a region */
-  guint64 evictions;          /* cached regions deregistered to stay in the bounds */
-  guint64 invalidations;      /* cached regions dropped because their memory changed */
-  guint64 uncached;           /* misses registered for one use (memory not watched) */
-  guint64 misuse;             /* releases of entries not held */
-  guint entries;              /* live registrations (cached or held) */
-  guint held;                 /* entries acquired and not yet released */
-  guint64 pinned_bytes;       /* bytes of the live registrations */
+  guint64 hits;          /* acquires served by a cached region */
+  guint64 misses;        /* acquires that registered a region */
+  guint64 evictions;     /* cached regions deregistered to stay in the bounds */
+  guint64 invalidations; /* cached regions dropped because their memory changed */
+  guint64 uncached;      /* misses registered for one use (memory not watched) */
+  guint64 misuse;        /* releases of entries not held */
+  guint entries;         /* live registrations (cached or held) */
+  guint held;            /* entries acquired and not yet released */
+  guint64 pinned_bytes;  /* bytes of the live registrations */
 } RdmaRcacheStats;
 
 /* A cache over @pd holding at most @max_entries registrations and @max_bytes pinned bytes
@@ -112,8 +112,8 @@ gboolean rdma_rcache_watching (RdmaRcache *cache);
 /* A region covering [@addr, @addr + @len) registered with at least @access; held until
  * rdma_rcache_release.  NULL with @error (RDMA_ENGINE_ERROR) if reg_mr fails or the bounds
  * cannot be met because every entry is held. */
-RdmaRcacheEntry *rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len,
-                                      int access, GError **error);
+RdmaRcacheEntry *rdma_rcache_acquire (RdmaRcache *cache, gconstpointer addr, gsize len, int access,
+                                      GError **error);
 /* The same, also counting the hit or miss (and uncached) in @tally (nullable): what one user
  * of a shared cache did. */
 RdmaRcacheEntry *rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr, gsize len,
@@ -122,8 +122,7 @@ RdmaRcacheEntry *rdma_rcache_acquire_for (RdmaRcache *cache, gconstpointer addr,
 void rdma_rcache_raise_bounds (RdmaRcache *cache, guint max_entries, gsize max_bytes);
 /* The same, but only from what is cached: NULL (and nothing registered, nothing counted as a
  * miss) when no cached region covers the range. */
-RdmaRcacheEntry *rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len,
-                                     int access);
+RdmaRcacheEntry *rdma_rcache_lookup (RdmaRcache *cache, gconstpointer addr, gsize len, int access);
 void rdma_rcache_release (RdmaRcache *cache, RdmaRcacheEntry *entry);
 
 /* Drops cached regions touching [@addr, @addr + @len): for memory the engine frees itself.

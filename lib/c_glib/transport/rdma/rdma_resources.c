@@ -23,7 +23,7 @@
 #include "rdma_verbs.h"
 
 static gint live_qps, live_cqs, live_mrs, live_pds, live_comp_channels, live_cm_ids,
-  live_cm_channels;
+    live_cm_channels;
 static gint64 live_pinned;
 G_LOCK_DEFINE_STATIC (pinned);
 
@@ -46,7 +46,8 @@ static gboolean
 set_nonblocking (int fd, const gchar *what, GError **error)
 {
   int flags = fcntl (fd, F_GETFL);
-  if (flags < 0 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+  if (flags < 0 || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_SYSTEM, "fcntl", err, -1,
                            "cannot make the %s fd non-blocking", what);
@@ -62,19 +63,20 @@ rdma_res_channel_create (GError **error)
 
   errno = 0;
   ch = rdma_verbs->create_event_channel ();
-  if (ch == NULL) {
+  if (ch == NULL)
+  {
     int err = errno;
-    rdma_status_set_error (error, err == ENODEV || err == ENOENT ? RDMA_ERR_NO_DEVICE
-                                                                 : rdma_status_from_errno (err),
-                           "rdma_create_event_channel", err, -1,
-                           err == EMFILE || err == ENFILE
-                             ? "cannot open the RDMA CM: out of file descriptors (each "
-                               "connection holds a few; raise the limit, ulimit -n)"
-                             : "cannot open the RDMA CM (is rdma_ucm loaded, "
-                               "/dev/infiniband/rdma_cm present?)");
+    rdma_status_set_error (
+        error, err == ENODEV || err == ENOENT ? RDMA_ERR_NO_DEVICE : rdma_status_from_errno (err),
+        "rdma_create_event_channel", err, -1,
+        err == EMFILE || err == ENFILE ? "cannot open the RDMA CM: out of file descriptors (each "
+                                         "connection holds a few; raise the limit, ulimit -n)"
+                                       : "cannot open the RDMA CM (is rdma_ucm loaded, "
+                                         "/dev/infiniband/rdma_cm present?)");
     return NULL;
   }
-  if (!set_nonblocking (ch->fd, "CM event channel", error)) {
+  if (!set_nonblocking (ch->fd, "CM event channel", error))
+  {
     rdma_verbs->destroy_event_channel (ch);
     return NULL;
   }
@@ -97,7 +99,8 @@ rdma_res_id_create (struct rdma_event_channel *channel, gpointer context, GError
 {
   struct rdma_cm_id *id = NULL;
 
-  if (rdma_create_id (channel, &id, context, RDMA_PS_TCP) != 0) {
+  if (rdma_create_id (channel, &id, context, RDMA_PS_TCP) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_create_id", err, -1, NULL);
     return NULL;
@@ -132,7 +135,8 @@ rdma_res_pd_alloc (struct ibv_context *verbs, GError **error)
 
   errno = 0;
   pd = rdma_verbs->alloc_pd (verbs);
-  if (pd == NULL) {
+  if (pd == NULL)
+  {
     int err = errno ? errno : ENOMEM;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_alloc_pd", err, -1, NULL);
     return NULL;
@@ -160,10 +164,11 @@ rdma_res_cq_create (struct ibv_context *verbs, gint depth, struct ibv_comp_chann
 
   errno = 0;
   *channel = rdma_verbs->create_comp_channel (verbs);
-  if (*channel == NULL) {
+  if (*channel == NULL)
+  {
     err = errno ? errno : ENOMEM;
-    rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_comp_channel", err,
-                           -1, NULL);
+    rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_comp_channel", err, -1,
+                           NULL);
     return FALSE;
   }
   g_atomic_int_inc (&live_comp_channels);
@@ -171,7 +176,8 @@ rdma_res_cq_create (struct ibv_context *verbs, gint depth, struct ibv_comp_chann
     goto clean_channel;
   errno = 0;
   *cq = rdma_verbs->create_cq (verbs, depth, NULL, *channel, 0);
-  if (*cq == NULL) {
+  if (*cq == NULL)
+  {
     err = errno ? errno : ENOMEM;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_cq", err, -1,
                            "%d entries", depth);
@@ -188,10 +194,10 @@ clean_channel:
 }
 
 void
-rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
-                     guint *unacked_events)
+rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel, guint *unacked_events)
 {
-  if (*cq != NULL) {
+  if (*cq != NULL)
+  {
     if (*unacked_events > 0)
       rdma_verbs->ack_cq_events (*cq, *unacked_events);
     *unacked_events = 0;
@@ -200,7 +206,8 @@ rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
     *cq = NULL;
     g_atomic_int_add (&live_cqs, -1);
   }
-  if (*channel != NULL) {
+  if (*channel != NULL)
+  {
     if (rdma_verbs->destroy_comp_channel (*channel) != 0)
       g_warning ("ibv_destroy_comp_channel: %s", g_strerror (errno));
     *channel = NULL;
@@ -217,12 +224,15 @@ rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
     .recv_cq = cq,
     .srq = srq,
     .qp_type = IBV_QPT_RC,
-    .cap = { .max_send_wr = send_wr, .max_recv_wr = srq != NULL ? 0 : recv_wr,
-             .max_send_sge = 3, .max_recv_sge = 1 },
+    .cap = { .max_send_wr = send_wr,
+             .max_recv_wr = srq != NULL ? 0 : recv_wr,
+             .max_send_sge = 3,
+             .max_recv_sge = 1 },
     .sq_sig_all = 0,
   };
 
-  if (rdma_verbs->create_qp (id, pd, &attr) != 0) {
+  if (rdma_verbs->create_qp (id, pd, &attr) != 0)
+  {
     int err = errno;
     rdma_status_set_error (error, rdma_status_from_errno (err), "rdma_create_qp", err, -1,
                            "RC QP with %u send and %u receive WRs", send_wr, recv_wr);
@@ -249,12 +259,14 @@ rdma_res_mr_reg (struct ibv_pd *pd, gpointer addr, gsize len, gint access, GErro
 
   errno = 0;
   mr = rdma_verbs->reg_mr (pd, addr, len, access);
-  if (mr == NULL) {
+  if (mr == NULL)
+  {
     int err = errno ? errno : ENOMEM;
     if (err == ENOMEM || err == EAGAIN || err == EPERM)
       rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "ibv_reg_mr", err, -1,
                              "cannot pin %" G_GSIZE_FORMAT " bytes: the locked-memory limit "
-                             "(ulimit -l, RLIMIT_MEMLOCK) is too small", len);
+                             "(ulimit -l, RLIMIT_MEMLOCK) is too small",
+                             len);
     else
       rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_reg_mr", err, -1,
                              "%" G_GSIZE_FORMAT " bytes", len);

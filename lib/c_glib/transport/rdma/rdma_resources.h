@@ -57,8 +57,7 @@ void rdma_res_pd_destroy (struct ibv_pd **pd);
 
 /* A CQ of @depth entries with its own completion channel (non-blocking fd). */
 gboolean rdma_res_cq_create (struct ibv_context *verbs, gint depth,
-                             struct ibv_comp_channel **channel, struct ibv_cq **cq,
-                             GError **error);
+                             struct ibv_comp_channel **channel, struct ibv_cq **cq, GError **error);
 /* Acks @unacked_events CQ events, then destroys the CQ and the channel. */
 void rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
                           guint *unacked_events);
@@ -66,8 +65,7 @@ void rdma_res_cq_destroy (struct ibv_cq **cq, struct ibv_comp_channel **channel,
 /* An RC QP on @id with both queues on @cq, up to three SGEs per send WR (header, payload
  * and Batched-Write's trailer), unsignalled-capable; receives from @srq if not NULL. */
 gboolean rdma_res_qp_create (struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq,
-                             struct ibv_srq *srq, guint send_wr, guint recv_wr,
-                             GError **error);
+                             struct ibv_srq *srq, guint send_wr, guint recv_wr, GError **error);
 void rdma_res_qp_destroy (struct rdma_cm_id *id);
 
 struct ibv_mr *rdma_res_mr_reg (struct ibv_pd *pd, gpointer addr, gsize len, gint access,

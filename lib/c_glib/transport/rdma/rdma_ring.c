@@ -30,7 +30,7 @@
 
 typedef enum
 {
-  TX_UNKNOWN,      /* not asked for yet */
+  TX_UNKNOWN, /* not asked for yet */
   TX_REQUESTED,
   TX_READY,
   TX_REFUSED
@@ -39,43 +39,43 @@ typedef enum
 struct _RdmaRing
 {
   /* owner: the ring the peer writes into */
-  guint8 *base;                            /* (owned) (nullable): mmap'd, NULL while no ring */
+  guint8 *base; /* (owned) (nullable): mmap'd, NULL while no ring */
   guint32 size;
-  struct ibv_mr *mr;                       /* (owned) (nullable) */
-  RdmaWindow *window;                      /* (owned) (nullable): the peer's way in
+  struct ibv_mr *mr;                    /* (owned) (nullable) */
+  RdmaWindow *window;                   /* (owned) (nullable): the peer's way in
                                               (rdma_conn_window.h) */
-  guint32 rx_off;                          /* where the next chunk lands */
-  guint32 rx_used;                         /* bytes of chunks not yet freed */
-  guint64 rx_next;                         /* sequence number of the next chunk */
-  guint64 rx_oldest;                       /* oldest chunk not yet freed */
-  guint32 rx_len[RDMA_RING_MAX_CHUNKS];    /* by sequence number modulo the size */
+  guint32 rx_off;                       /* where the next chunk lands */
+  guint32 rx_used;                      /* bytes of chunks not yet freed */
+  guint64 rx_next;                      /* sequence number of the next chunk */
+  guint64 rx_oldest;                    /* oldest chunk not yet freed */
+  guint32 rx_len[RDMA_RING_MAX_CHUNKS]; /* by sequence number modulo the size */
   gboolean rx_free[RDMA_RING_MAX_CHUNKS];
-  guint rx_unreported;                     /* freed in order, not yet reported */
+  guint rx_unreported; /* freed in order, not yet reported */
   guint32 rx_unreported_bytes;
-  guint8 *partial;                         /* (owned) (nullable): a message of several chunks,
+  guint8 *partial; /* (owned) (nullable): a message of several chunks,
                                               being copied; handed to the connection once
                                               complete (RDMA_MSG_ON_HEAP) */
   gsize partial_len, partial_cap;
-  guint rx_in_place;                       /* messages read in place, not yet released */
-  gboolean rx_written;                     /* a chunk came since the last idle check */
-  gint64 rx_due_us;                        /* next idle check (0: none) */
-  gboolean revoking;                       /* REVOKE sent, no answer yet */
+  guint rx_in_place;   /* messages read in place, not yet released */
+  gboolean rx_written; /* a chunk came since the last idle check */
+  gint64 rx_due_us;    /* next idle check (0: none) */
+  gboolean revoking;   /* REVOKE sent, no answer yet */
 
   /* writer: the peer's ring */
   TxState tx_state;
   guint64 tx_addr;
   guint32 tx_rkey;
   guint32 tx_size;
-  guint32 tx_off;                          /* where the next chunk goes */
-  guint32 tx_used;                         /* bytes written, not yet reported freed */
-  guint32 tx_len[RDMA_RING_MAX_CHUNKS];    /* FIFO of chunk lengths */
+  guint32 tx_off;                       /* where the next chunk goes */
+  guint32 tx_used;                      /* bytes written, not yet reported freed */
+  guint32 tx_len[RDMA_RING_MAX_CHUNKS]; /* FIFO of chunk lengths */
   guint tx_head, tx_count;
-  gint64 tx_last_us;                       /* when the last chunk was placed */
+  gint64 tx_last_us; /* when the last chunk was placed */
   /* growth (rdma_ring.h) */
-  guint32 tx_asked;                        /* the message size of the last request */
-  guint32 tx_fallback;                     /* while a request for a larger ring is out: the
+  guint32 tx_asked;         /* the message size of the last request */
+  guint32 tx_fallback;      /* while a request for a larger ring is out: the
                                               size of the ring given up for it (0: none) */
-  guint32 tx_tried, tx_got;                /* the largest ring asked for that the owner did
+  guint32 tx_tried, tx_got; /* the largest ring asked for that the owner did
                                               not give (rdma_ring_size_for the message, no
                                               cap; 0: none), and what it gave instead */
 };
@@ -116,7 +116,8 @@ tx_look_before_writing (RdmaConn *conn, RdmaRing *r, GError **error)
   if (conn->settings.ring_idle_ms == 0
       || g_get_monotonic_time () - r->tx_last_us < (gint64) conn->settings.ring_idle_ms * 500)
     return TRUE;
-  if (!rdma_conn_progress (conn, -1, &e) && e != NULL) {
+  if (!rdma_conn_progress (conn, -1, &e) && e != NULL)
+  {
     g_propagate_error (error, e);
     return FALSE;
   }
@@ -145,8 +146,7 @@ tx_release (RdmaConn *conn, RdmaRing *r, GError **error)
   r->tx_rkey = 0;
   r->tx_size = r->tx_off = r->tx_used = 0;
   r->tx_head = 0;
-  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_RELEASED, NULL, 0,
-                                 error);
+  return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_RELEASED, NULL, 0, error);
 }
 
 /* Whether a message of @len bytes should have a larger ring: it would not go whole (it is
@@ -177,7 +177,8 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 
   if (r->tx_state == TX_READY && !tx_look_before_writing (conn, r, error))
     return RDMA_OPEN_ERROR;
-  if (r->tx_state == TX_READY && tx_should_grow (conn, r, len)) {
+  if (r->tx_state == TX_READY && tx_should_grow (conn, r, len))
+  {
     /* given up as the idle path does, and asked for again with this message's size */
     guint32 old = r->tx_size;
 
@@ -193,7 +194,8 @@ rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error)
     r->tx_state = TX_UNKNOWN;
   if (r->tx_state == TX_REFUSED)
     return RDMA_OPEN_REFUSED;
-  do {
+  do
+  {
     if (r->tx_state == TX_UNKNOWN && !tx_request (conn, r, len, error))
       return RDMA_OPEN_ERROR;
     if (!rdma_conn_wait_for (conn, tx_settled, NULL, deadline_us, error))
@@ -232,9 +234,9 @@ tx_fit (const RdmaRing *r, gsize want, guint32 *skip)
 
   *skip = 0;
   /* the end of the ring free (room == tail), and the used bytes, if any, before the offset */
-  if (want > room && room == tail && want <= MIN (r->tx_size / RDMA_RING_WHOLE,
-                                                  RDMA_RING_MAX_CHUNK)
-      && r->tx_off - r->tx_used >= want) {
+  if (want > room && room == tail && want <= MIN (r->tx_size / RDMA_RING_WHOLE, RDMA_RING_MAX_CHUNK)
+      && r->tx_off - r->tx_used >= want)
+  {
     *skip = tail;
     return (guint32) want;
   }
@@ -293,10 +295,12 @@ rdma_ring_tx_freed (RdmaConn *conn, guint n, GError **error)
   RdmaRing *r = conn->ring;
 
   if (r == NULL || n > r->tx_count)
-    return protocol_error (error, "%s: the peer frees %" G_GUINT64_FORMAT " chunks of its ring, "
-                           "%" G_GUINT64_FORMAT " are in flight", "garbage framing", n,
-                           r == NULL ? 0 : r->tx_count);
-  while (n-- > 0) {
+    return protocol_error (error,
+                           "%s: the peer frees %" G_GUINT64_FORMAT " chunks of its ring, "
+                           "%" G_GUINT64_FORMAT " are in flight",
+                           "garbage framing", n, r == NULL ? 0 : r->tx_count);
+  while (n-- > 0)
+  {
     r->tx_used -= r->tx_len[r->tx_head];
     r->tx_head = (r->tx_head + 1) % RDMA_RING_MAX_CHUNKS;
     r->tx_count--;
@@ -323,18 +327,22 @@ rx_create (RdmaConn *conn, RdmaRing *r, guint32 size, GError **error)
 {
   void *mem = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-  if (mem == MAP_FAILED) {
+  if (mem == MAP_FAILED)
+  {
     int err = errno;
-    rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
-                           "a %u-byte direct ring", size);
+    rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1, "a %u-byte direct ring",
+                           size);
     return FALSE;
   }
   rdma_numa_place (mem, size, conn->settings.numa_node);
   /* with windows, the registration itself gives no remote access */
-  r->mr = rdma_res_mr_reg (conn->pd, mem, size, IBV_ACCESS_LOCAL_WRITE
-                           | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND
-                                                           : IBV_ACCESS_REMOTE_WRITE), error);
-  if (r->mr == NULL) {
+  r->mr = rdma_res_mr_reg (
+      conn->pd, mem, size,
+      IBV_ACCESS_LOCAL_WRITE
+          | (rdma_window_supported (conn) ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE),
+      error);
+  if (r->mr == NULL)
+  {
     munmap (mem, size);
     return FALSE;
   }
@@ -354,7 +362,8 @@ static void
 rx_destroy (RdmaConn *conn, RdmaRing *r)
 {
   rdma_window_free (conn, &r->window);
-  if (r->mr != NULL) {
+  if (r->mr != NULL)
+  {
     rdma_res_mr_dereg (&r->mr);
     conn->stats.pinned_bytes -= r->size;
   }
@@ -370,7 +379,8 @@ static void
 rx_free_chunk (RdmaConn *conn, RdmaRing *r, guint64 seq)
 {
   r->rx_free[seq % RDMA_RING_MAX_CHUNKS] = TRUE;
-  while (r->rx_oldest < r->rx_next && r->rx_free[r->rx_oldest % RDMA_RING_MAX_CHUNKS]) {
+  while (r->rx_oldest < r->rx_next && r->rx_free[r->rx_oldest % RDMA_RING_MAX_CHUNKS])
+  {
     guint i = r->rx_oldest % RDMA_RING_MAX_CHUNKS;
     r->rx_used -= r->rx_len[i];
     r->rx_unreported_bytes += r->rx_len[i];
@@ -392,7 +402,8 @@ unhold (RdmaConn *conn, RdmaRing *r)
 
   if (conn->unread_bytes >= conn->settings.unread_limit)
     return 0;
-  for (GList *l = conn->received.head; l != NULL && r->rx_in_place > 0; l = l->next) {
+  for (GList *l = conn->received.head; l != NULL && r->rx_in_place > 0; l = l->next)
+  {
     RdmaMessage *m = l->data;
 
     if (m->owner != RDMA_MSG_IN_PROTO || m->opened || m->proto->release != rdma_ring_release)
@@ -416,17 +427,19 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
   guint moved;
 
   if (r == NULL || r->base == NULL)
-    return protocol_error (error, "%s: %" G_GUINT64_FORMAT " bytes written into a ring this "
-                           "side never advertised%" G_GUINT64_FORMAT "", "garbage framing",
-                           len, 0);
+    return protocol_error (error,
+                           "%s: %" G_GUINT64_FORMAT " bytes written into a ring this "
+                           "side never advertised%" G_GUINT64_FORMAT "",
+                           "garbage framing", len, 0);
   /* a chunk longer than the end of the ring was written at 0, the end left unused
    * (rdma_ring_tx_place) */
   skip = len > r->size - r->rx_off ? r->size - r->rx_off : 0;
   if ((guint64) skip + len > r->size - r->rx_used
       || r->rx_next - r->rx_oldest >= RDMA_RING_MAX_CHUNKS)
-    return protocol_error (error, "%s: a %" G_GUINT64_FORMAT "-byte chunk at offset %"
-                           G_GUINT64_FORMAT " overruns the ring", "garbage framing", len,
-                           r->rx_off);
+    return protocol_error (error,
+                           "%s: a %" G_GUINT64_FORMAT "-byte chunk at offset %" G_GUINT64_FORMAT
+                           " overruns the ring",
+                           "garbage framing", len, r->rx_off);
   if (skip > 0)
     r->rx_off = 0;
   seq = r->rx_next++;
@@ -440,23 +453,27 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
     r->rx_off = 0;
 
   moved = r->rx_in_place > 0 ? unhold (conn, r) : 0;
-  if (last && r->partial == NULL) {
+  if (last && r->partial == NULL)
+  {
     /* read in place; the chunk is freed when the reader is done */
     r->rx_in_place++;
     rdma_conn_deliver (conn, proto, data, len, RDMA_MSG_IN_PROTO, -1, seq);
     return moved == 0 || rdma_conn_return_credits (conn, error);
   }
-  if (r->partial_len + len > conn->settings.max_message) {
+  if (r->partial_len + len > conn->settings.max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
                            "the peer sends a message of more than %" G_GSIZE_FORMAT
-                           " bytes, the max message size is %u", r->partial_len + len,
-                           conn->settings.max_message);
+                           " bytes, the max message size is %u",
+                           r->partial_len + len, conn->settings.max_message);
     return FALSE;
   }
-  if (r->partial_len + len > r->partial_cap || r->partial == NULL) {
+  if (r->partial_len + len > r->partial_cap || r->partial == NULL)
+  {
     gsize cap = MAX (MAX (r->partial_cap * 2, r->partial_len + len), 1);
     guint8 *grown = g_try_realloc (r->partial, cap);
-    if (grown == NULL) {
+    if (grown == NULL)
+    {
       rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_realloc", 0, -1,
                              "reassembling a message of %" G_GSIZE_FORMAT " bytes",
                              r->partial_len + len);
@@ -469,7 +486,8 @@ rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboo
   conn->stats.bytes_copied += len;
   r->partial_len += len;
   rx_free_chunk (conn, r, seq);
-  if (last) {
+  if (last)
+  {
     rdma_conn_deliver (conn, proto, r->partial, r->partial_len, RDMA_MSG_ON_HEAP, -1, 0);
     r->partial = NULL;
     r->partial_len = r->partial_cap = 0;
@@ -511,8 +529,9 @@ rdma_ring_need_report (RdmaConn *conn)
 {
   RdmaRing *r = conn->ring;
 
-  return r != NULL && (r->rx_unreported >= RDMA_RING_MAX_CHUNKS / 2
-                       || (r->size > 0 && r->rx_unreported_bytes >= r->size / 2));
+  return r != NULL
+         && (r->rx_unreported >= RDMA_RING_MAX_CHUNKS / 2
+             || (r->size > 0 && r->rx_unreported_bytes >= r->size / 2));
 }
 
 /* ---- giving an idle ring back ---- */
@@ -540,8 +559,9 @@ rdma_ring_tick (RdmaConn *conn, gint64 now, GError **error)
   r->rx_due_us = now + (gint64) conn->settings.ring_idle_ms * 1000;
   /* only a ring the writer knows, with nothing of its chunks unread or unreported but what
    * the REVOKE reports */
-  if (r->rx_written || r->base == NULL || r->revoking || r->rx_used != 0
-      || r->partial != NULL || rdma_window_pending (r->window)) {
+  if (r->rx_written || r->base == NULL || r->revoking || r->rx_used != 0 || r->partial != NULL
+      || rdma_window_pending (r->window))
+  {
     r->rx_written = FALSE;
     return TRUE;
   }
@@ -566,8 +586,7 @@ tx_revoke (RdmaConn *conn, RdmaRing *r, guint32 freed, GError **error)
   if (r->tx_state != TX_READY)
     return TRUE;
   if (r->tx_count > 0)
-    return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_KEEP, NULL, 0,
-                                   error);
+    return rdma_conn_send_control (conn, RDMA_WIRE_PROTO_ENGINE, RDMA_RING_KEEP, NULL, 0, error);
   return tx_release (conn, r, error);
 }
 
@@ -578,8 +597,7 @@ tx_revoke (RdmaConn *conn, RdmaRing *r, guint32 freed, GError **error)
  * only if that is refused too do its messages go by eager, asked again after the idle period
  * as for any refusal. */
 static gboolean
-tx_advert (RdmaConn *conn, RdmaRing *r, guint64 addr, guint32 rkey, guint32 size,
-           GError **error)
+tx_advert (RdmaConn *conn, RdmaRing *r, guint64 addr, guint32 rkey, guint32 size, GError **error)
 {
   guint32 fallback = r->tx_fallback, want = rdma_ring_size_for (r->tx_asked, G_MAXUINT32);
 
@@ -588,7 +606,8 @@ tx_advert (RdmaConn *conn, RdmaRing *r, guint64 addr, guint32 rkey, guint32 size
   r->tx_rkey = rkey;
   r->tx_size = size;
   r->tx_last_us = g_get_monotonic_time ();
-  if (size < want && (size > 0 || fallback > 0) && want >= r->tx_tried) {
+  if (size < want && (size > 0 || fallback > 0) && want >= r->tx_tried)
+  {
     r->tx_tried = want;
     r->tx_got = size > 0 ? size : fallback;
   }
@@ -606,7 +625,8 @@ send_advert (RdmaConn *conn, RdmaRing *r, guint32 rkey, GError **error)
 {
   guint8 advert[16] = { 0 };
 
-  if (r->base != NULL) {
+  if (r->base != NULL)
+  {
     guint64 addr = GUINT64_TO_LE ((guint64) (guintptr) r->base);
     guint32 key = GUINT32_TO_LE (rkey), size = GUINT32_TO_LE (r->size);
     memcpy (advert, &addr, 8);
@@ -624,42 +644,46 @@ window_bound (RdmaConn *conn, RdmaWindow *w, gpointer data, GError **error)
 }
 
 gboolean
-rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-                   GError **error)
+rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   RdmaRing *r = ring_of (conn);
 
-  switch (kind) {
+  switch (kind)
+  {
   case RDMA_RING_REQUEST: {
     GError *e = NULL;
     guint32 want = 0, size;
 
     if ((len != 0 && len != 4) || rdma_window_pending (r->window) || r->revoking)
       break;
-    if (len == 4) {
+    if (len == 4)
+    {
       memcpy (&want, payload, 4);
       want = GUINT32_FROM_LE (want);
     }
     if (rdma_window_bound (r->window))
       return send_advert (conn, r, rdma_window_rkey (r->window), error);
     size = rdma_ring_size_for (want, conn->settings.ring_size);
-    if (r->base == NULL && (conn->settings.rx_protocols
-                            & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM)
-                               | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
-                               | (1u << RDMA_PROTO_CHAINED_WRITE_SEND)))) {
+    if (r->base == NULL
+        && (conn->settings.rx_protocols
+            & ((1u << RDMA_PROTO_DIRECT_WRITE_IMM) | (1u << RDMA_PROTO_DIRECT_WRITE_SEND)
+               | (1u << RDMA_PROTO_CHAINED_WRITE_SEND))))
+    {
       /* over the budget: no ring, and the writer sends by eager (rdma_budget.h) */
       if (!rdma_budget_admit (size, "a direct ring"))
         conn->stats.budget_refusals++;
-      else if (!rx_create (conn, r, size, &e)) {
+      else if (!rx_create (conn, r, size, &e))
+      {
         g_warning ("ThriftRdma: cannot register a %u-byte direct ring for the peer (%s); its "
-                   "direct messages go by Eager-SendRecv", size, e->message);
+                   "direct messages go by Eager-SendRecv",
+                   size, e->message);
         g_clear_error (&e);
       }
     }
     /* the advert goes once the window is bound (window_bound) */
     if (r->base != NULL && rdma_window_supported (conn))
-      return rdma_window_bind (conn, &r->window, r->mr, r->base, r->size,
-                               IBV_ACCESS_REMOTE_WRITE, window_bound, NULL, error);
+      return rdma_window_bind (conn, &r->window, r->mr, r->base, r->size, IBV_ACCESS_REMOTE_WRITE,
+                               window_bound, NULL, error);
     return send_advert (conn, r, r->mr != NULL ? r->mr->rkey : 0, error);
   }
   case RDMA_RING_ADVERT: {
@@ -699,7 +723,8 @@ rdma_ring_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
   default:
     break;
   }
-  return protocol_error (error, "%s: ring control message of kind %" G_GUINT64_FORMAT
+  return protocol_error (error,
+                         "%s: ring control message of kind %" G_GUINT64_FORMAT
                          " with %" G_GUINT64_FORMAT " bytes, unexpected now",
                          "garbage framing", kind, len);
 }

@@ -90,12 +90,12 @@ G_BEGIN_DECLS
 /* Control kinds (RDMA_WIRE_PROTO_ENGINE). */
 enum
 {
-  RDMA_RING_REQUEST = 1,   /* please register your ring; le32 message size (0: any) */
-  RDMA_RING_ADVERT = 2,    /* le64 addr, le32 rkey, le32 size (0: no ring) */
+  RDMA_RING_REQUEST = 1, /* please register your ring; le32 message size (0: any) */
+  RDMA_RING_ADVERT = 2,  /* le64 addr, le32 rkey, le32 size (0: no ring) */
   /* (3 is bulk transfer's, rdma_bulk.h) */
-  RDMA_RING_REVOKE = 4,    /* owner: please give the ring up; le32 chunks freed */
-  RDMA_RING_RELEASED = 5,  /* writer: given up (answering REVOKE, or to grow); no payload */
-  RDMA_RING_KEEP = 6       /* writer: still in use; no payload */
+  RDMA_RING_REVOKE = 4,   /* owner: please give the ring up; le32 chunks freed */
+  RDMA_RING_RELEASED = 5, /* writer: given up (answering REVOKE, or to grow); no payload */
+  RDMA_RING_KEEP = 6      /* writer: still in use; no payload */
 };
 
 /* The owner's ring size for messages of @message bytes (0: the largest), at most @max. */
@@ -105,18 +105,16 @@ guint32 rdma_ring_size_for (guint32 message, guint32 max);
 RdmaOpenStatus rdma_ring_tx_open (RdmaConn *conn, gint64 deadline_us, GError **error);
 /* Writer: the place of the next chunk, of at most @want bytes (0 for an empty message);
  * waits for room.  The chunk is taken: the caller must write it. */
-gboolean rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us,
-                             guint64 *remote_addr, guint32 *rkey, guint32 *len,
-                             GError **error);
+gboolean rdma_ring_tx_place (RdmaConn *conn, gsize want, gint64 deadline_us, guint64 *remote_addr,
+                             guint32 *rkey, guint32 *len, GError **error);
 /* Writer: the peer freed the @n oldest chunks. */
 gboolean rdma_ring_tx_freed (RdmaConn *conn, guint n, GError **error);
 
 /* Owner: a chunk of @len bytes has arrived for @proto (@last: it ends a message). */
-gboolean rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len,
-                             gboolean last, GError **error);
+gboolean rdma_ring_rx_chunk (RdmaConn *conn, const RdmaProtoOps *proto, guint32 len, gboolean last,
+                             GError **error);
 /* Owner: the release slot of a message read in place. */
-gboolean rdma_ring_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token,
-                            GError **error);
+gboolean rdma_ring_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **error);
 /* Owner: freed chunks not yet reported, at most @max; they count as reported. */
 guint rdma_ring_take_freed (RdmaConn *conn, guint max);
 /* Owner: enough freed chunks or bytes wait that a credit message should report them. */

@@ -66,17 +66,20 @@ rdma_select_warn_unimplemented (const ThriftHintSet *h)
   name = rdma_plan_set_name (h);
   /* (every proto hint has its protocol in the registry, eager_rndv a pair of two that are:
    * /rdma_engine/proto/registry_complete) */
-  if ((h->set & THRIFT_HINT_HAS_TRANSPORT) && h->transport == THRIFT_HINT_TRANSPORT_TCP) {
+  if ((h->set & THRIFT_HINT_HAS_TRANSPORT) && h->transport == THRIFT_HINT_TRANSPORT_TCP)
+  {
     /* hybrid:// sends such calls by its TCP leg: only an RDMA-only connection sees them */
     g_warning ("ThriftRdma: %s: hint transport = tcp cannot be followed on an rdma:// "
-               "connection; the calls go by RDMA (use hybrid:// to send them by TCP)", name);
+               "connection; the calls go by RDMA (use hybrid:// to send them by TCP)",
+               name);
     n++;
   }
   if (rdma_select_polling (h, THRIFT_RDMA_POLLING_HYBRID, NULL) == THRIFT_RDMA_POLLING_BUSY
-      && oversubscribed (h)) {
+      && oversubscribed (h))
+  {
     g_warning ("ThriftRdma: %s asks for busy polling with concurrency %u on %u cores: "
-               "throughput collapses when spinning threads outnumber cores", name,
-               h->concurrency, rdma_machine_get ()->cores);
+               "throughput collapses when spinning threads outnumber cores",
+               name, h->concurrency, rdma_machine_get ()->cores);
     n++;
   }
   return n;

@@ -29,7 +29,8 @@ non_restarting (guint64 *reset_of_noted)
 
   if (reset_of_noted != NULL)
     *reset_of_noted = 0;
-  for (int sig = 1; sig < NSIG && sig < 64; sig++) {
+  for (int sig = 1; sig < NSIG && sig < 64; sig++)
+  {
     struct sigaction sa;
     gboolean caught;
 
@@ -62,7 +63,8 @@ rdma_signal_interrupts_waits (void)
   guint64 reset;
   guint64 now = non_restarting (&reset);
 
-  if (reset != 0) {
+  if (reset != 0)
+  {
     /* that handler ran once and is gone: report it once */
     __atomic_store_n (&noted, now, __ATOMIC_RELEASE);
     return TRUE;

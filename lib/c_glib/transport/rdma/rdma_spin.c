@@ -29,11 +29,13 @@ configured_cores (void)
 {
   static gsize cores = 0;
 
-  if (g_once_init_enter (&cores)) {
+  if (g_once_init_enter (&cores))
+  {
     const gchar *env = g_getenv ("THRIFT_RDMA_SPIN_CORES");
     gsize v = rdma_machine_get ()->cores;
 
-    if (env != NULL && *env != '\0') {
+    if (env != NULL && *env != '\0')
+    {
       /* digits by hand: g_ascii_strtoull's errno is not to be trusted in a process's first
        * concurrent calls (thrift_transport_uri.c, parse_number) */
       guint64 n = 0;
@@ -46,7 +48,8 @@ configured_cores (void)
       else
         g_warning ("THRIFT_RDMA_SPIN_CORES='%s' is not a number of cores (1 or more): "
                    "ignored, spinning is admitted for the %" G_GSIZE_FORMAT " cores of the "
-                   "process's affinity mask", env, v);
+                   "process's affinity mask",
+                   env, v);
     }
     g_once_init_leave (&cores, v);
   }
@@ -76,7 +79,8 @@ rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin)
   t->spinning = FALSE;
   if (!wants_spin || w > cores)
     return FALSE;
-  for (;;) {
+  for (;;)
+  {
     gint s = g_atomic_int_get (&spinners);
 
     if (s >= cores)
@@ -91,7 +95,8 @@ rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin)
 void
 rdma_spin_stop (RdmaSpinTicket *t)
 {
-  if (t->spinning) {
+  if (t->spinning)
+  {
     g_atomic_int_add (&spinners, -1);
     t->spinning = FALSE;
   }

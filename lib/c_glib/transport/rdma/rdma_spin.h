@@ -36,7 +36,7 @@ G_BEGIN_DECLS
 /* A wait's place in the counts. */
 typedef struct
 {
-  gboolean spinning;    /* it holds a spinning slot */
+  gboolean spinning; /* it holds a spinning slot */
 } RdmaSpinTicket;
 
 /* The wait begins: counted among the waiters.  With @wants_spin, it asks for a spinning slot

@@ -26,20 +26,20 @@
 
 typedef struct
 {
-  RdmaPool pool;                     /* RDMA_SRQ_CHUNK slots, one registration */
+  RdmaPool pool; /* RDMA_SRQ_CHUNK slots, one registration */
   RdmaOp ops[RDMA_SRQ_CHUNK];
 } Chunk;
 
 struct _RdmaSrq
 {
-  GMutex lock;                       /* chunks and growth; posting is the verbs' own */
-  struct ibv_srq *srq;               /* (owned) */
-  struct ibv_pd *pd;                 /* (unowned): the domain's, which frees the queue */
+  GMutex lock;         /* chunks and growth; posting is the verbs' own */
+  struct ibv_srq *srq; /* (owned) */
+  struct ibv_pd *pd;   /* (unowned): the domain's, which frees the queue */
   guint32 slot_size;
   guint32 max_slots;
   gint numa_node;
-  GPtrArray *chunks;                 /* (owned): Chunk * (owned) */
-  gint posted;                       /* atomic */
+  GPtrArray *chunks; /* (owned): Chunk * (owned) */
+  gint posted;       /* atomic */
 };
 
 static gboolean
@@ -49,13 +49,14 @@ post_slots (RdmaSrq *srq, Chunk *c, guint32 from, guint32 n, GError **error)
   struct ibv_sge *sge = g_new0 (struct ibv_sge, n);
   int rc;
 
-  for (guint32 i = 0; i < n; i++) {
-    sge[i] = (struct ibv_sge) {
+  for (guint32 i = 0; i < n; i++)
+  {
+    sge[i] = (struct ibv_sge){
       .addr = (uintptr_t) rdma_pool_slot (&c->pool, from + i),
       .length = srq->slot_size,
       .lkey = c->pool.mr->lkey,
     };
-    wr[i] = (struct ibv_recv_wr) {
+    wr[i] = (struct ibv_recv_wr){
       .wr_id = rdma_op_wr_id (&c->ops[from + i]),
       .sg_list = &sge[i],
       .num_sge = 1,
@@ -65,7 +66,8 @@ post_slots (RdmaSrq *srq, Chunk *c, guint32 from, guint32 n, GError **error)
   rc = rdma_verbs->post_srq_recv (srq->srq, wr, &bad);
   g_free (wr);
   g_free (sge);
-  if (rc != 0) {
+  if (rc != 0)
+  {
     rdma_status_set_error (error, rdma_status_from_errno (rc), "ibv_post_srq_recv", rc, -1,
                            "%u receives", n);
     return FALSE;
@@ -84,18 +86,21 @@ add_chunk (RdmaSrq *srq, GError **error)
   if (first + RDMA_SRQ_CHUNK > srq->max_slots)
     return FALSE;
   /* the first chunk is the minimal footprint; growth asks the budget */
-  if (first > 0 && !rdma_budget_admit ((guint64) RDMA_SRQ_CHUNK * srq->slot_size,
-                                       "another chunk of the shared receive queue"))
+  if (first > 0
+      && !rdma_budget_admit ((guint64) RDMA_SRQ_CHUNK * srq->slot_size,
+                             "another chunk of the shared receive queue"))
     return FALSE;
   c = g_new0 (Chunk, 1);
-  if (!rdma_pool_init (&c->pool, srq->pd, RDMA_SRQ_CHUNK, srq->slot_size,
-                       IBV_ACCESS_LOCAL_WRITE, srq->numa_node, error)) {
+  if (!rdma_pool_init (&c->pool, srq->pd, RDMA_SRQ_CHUNK, srq->slot_size, IBV_ACCESS_LOCAL_WRITE,
+                       srq->numa_node, error))
+  {
     g_free (c);
     return FALSE;
   }
   for (guint32 i = 0; i < RDMA_SRQ_CHUNK; i++)
-    c->ops[i] = (RdmaOp) { .kind = RDMA_OP_RECV, .proto = RDMA_WIRE_PROTO_ENGINE,
-                           .slot = first + i, .data = srq };
+    c->ops[i] = (RdmaOp){
+      .kind = RDMA_OP_RECV, .proto = RDMA_WIRE_PROTO_ENGINE, .slot = first + i, .data = srq
+    };
   g_ptr_array_add (srq->chunks, c);
   return post_slots (srq, c, 0, RDMA_SRQ_CHUNK, error);
 }
@@ -107,7 +112,8 @@ arm (RdmaSrq *srq, GError **error)
   struct ibv_srq_attr attr = { .srq_limit = MAX (srq->chunks->len * RDMA_SRQ_CHUNK / 4, 1u) };
   int rc = rdma_verbs->modify_srq (srq->srq, &attr, IBV_SRQ_LIMIT);
 
-  if (rc != 0) {
+  if (rc != 0)
+  {
     rdma_status_set_error (error, rdma_status_from_errno (rc), "ibv_modify_srq", rc, -1,
                            "arming the limit at %u receives", attr.srq_limit);
     return FALSE;
@@ -132,14 +138,16 @@ rdma_srq_new (struct ibv_pd *pd, guint32 slot_size, guint32 max_slots, gint numa
   srq->chunks = g_ptr_array_new ();
   errno = 0;
   srq->srq = rdma_verbs->create_srq (pd, &attr);
-  if (srq->srq == NULL) {
+  if (srq->srq == NULL)
+  {
     int err = errno ? errno : ENOSYS;
     rdma_status_set_error (error, rdma_status_from_errno (err), "ibv_create_srq", err, -1,
                            "a shared receive queue of %u receives", max_slots);
     rdma_srq_free (srq);
     return NULL;
   }
-  if (!add_chunk (srq, error) || !arm (srq, error)) {
+  if (!add_chunk (srq, error) || !arm (srq, error))
+  {
     rdma_srq_free (srq);
     return NULL;
   }
@@ -153,7 +161,8 @@ rdma_srq_free (RdmaSrq *srq)
     return;
   if (srq->srq != NULL && rdma_verbs->destroy_srq (srq->srq) != 0)
     g_warning ("ibv_destroy_srq: %s", g_strerror (errno));
-  for (guint i = 0; i < srq->chunks->len; i++) {
+  for (guint i = 0; i < srq->chunks->len; i++)
+  {
     Chunk *c = g_ptr_array_index (srq->chunks, i);
     rdma_pool_clear (&c->pool);
     g_free (c);
@@ -176,7 +185,8 @@ chunk_of (RdmaSrq *srq, guint32 slot)
 
   g_mutex_lock (&srq->lock);
   c = slot / RDMA_SRQ_CHUNK < srq->chunks->len
-        ? g_ptr_array_index (srq->chunks, slot / RDMA_SRQ_CHUNK) : NULL;
+          ? g_ptr_array_index (srq->chunks, slot / RDMA_SRQ_CHUNK)
+          : NULL;
   g_mutex_unlock (&srq->lock);
   return c;
 }

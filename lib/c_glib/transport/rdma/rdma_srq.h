@@ -44,8 +44,8 @@ typedef struct _RdmaSrq RdmaSrq;
 /* An SRQ on @pd of at most @max_slots slots of @slot_size bytes, the first chunk posted and
  * the limit armed; memory placed on @numa_node (RDMA_NUMA_NONE: anywhere).  NULL with
  * @error (the device has no SRQ, or no memory). */
-RdmaSrq *rdma_srq_new (struct ibv_pd *pd, guint32 slot_size, guint32 max_slots,
-                       gint numa_node, GError **error);
+RdmaSrq *rdma_srq_new (struct ibv_pd *pd, guint32 slot_size, guint32 max_slots, gint numa_node,
+                       GError **error);
 /* After every QP that used it is gone.  Idempotent on NULL. */
 void rdma_srq_free (RdmaSrq *srq);
 

@@ -57,14 +57,14 @@ rdma_status_text (RdmaStatus status)
 gint
 rdma_status_thrift_code (RdmaStatus status)
 {
-  return (guint) status < RDMA_STATUS_COUNT ? status_codes[status]
-                                           : THRIFT_TRANSPORT_ERROR_UNKNOWN;
+  return (guint) status < RDMA_STATUS_COUNT ? status_codes[status] : THRIFT_TRANSPORT_ERROR_UNKNOWN;
 }
 
 RdmaStatus
 rdma_status_from_errno (int err)
 {
-  switch (err) {
+  switch (err)
+  {
   case 0:
     return RDMA_OK;
   case ENOMEM:
@@ -98,7 +98,8 @@ rdma_status_from_errno (int err)
 RdmaStatus
 rdma_status_from_wc (enum ibv_wc_status wc_status)
 {
-  switch (wc_status) {
+  switch (wc_status)
+  {
   case IBV_WC_SUCCESS:
     return RDMA_OK;
   case IBV_WC_RETRY_EXC_ERR:
@@ -115,8 +116,8 @@ rdma_status_from_wc (enum ibv_wc_status wc_status)
 }
 
 void
-rdma_status_set_error (GError **error, RdmaStatus status, const gchar *call, int err,
-                       int wc_status, const gchar *fmt, ...)
+rdma_status_set_error (GError **error, RdmaStatus status, const gchar *call, int err, int wc_status,
+                       const gchar *fmt, ...)
 {
   GString *msg;
 
@@ -125,7 +126,8 @@ rdma_status_set_error (GError **error, RdmaStatus status, const gchar *call, int
   msg = g_string_new (NULL);
   if (call != NULL)
     g_string_append_printf (msg, "%s: ", call);
-  if (fmt != NULL) {
+  if (fmt != NULL)
+  {
     va_list ap;
     va_start (ap, fmt);
     g_string_append_vprintf (msg, fmt, ap);

@@ -32,38 +32,36 @@
 G_BEGIN_DECLS
 
 /* X (NAME, thrift transport error code, what it means / what to check) */
-#define RDMA_STATUS_LIST(X)                                                              \
-  X (RDMA_OK, UNKNOWN, "success")                                                        \
-  X (RDMA_ERR_NO_DEVICE, SOCKET, "no RDMA device")                                       \
-  X (RDMA_ERR_NO_MEMORY, SOCKET,                                                         \
-     "out of memory or locked memory; raise 'ulimit -l' (memlock in "                    \
-     "/etc/security/limits.conf) for the user, or run as root")                          \
-  X (RDMA_ERR_RESOLVE, HOST,                                                             \
-     "address or route resolution failed; check that the address belongs to an RDMA "   \
-     "interface (not lo) and that the route to the peer leaves through it")              \
-  X (RDMA_ERR_REFUSED, CONNECT, "connection refused; is a server listening on the port?") \
-  X (RDMA_ERR_ADDR_IN_USE, SOCKET,                                                       \
-     "the port is in use; stop the other server or choose another port")                \
-  X (RDMA_ERR_UNREACHABLE, CONNECT,                                                      \
-     "peer unreachable; check the port state (ibv_devinfo: PORT_ACTIVE), the RoCE GID "  \
-     "of the address family and the link")                                               \
-  X (RDMA_ERR_VERSION, CONNECT, "the peer speaks another wire protocol version")         \
-  X (RDMA_ERR_TIMED_OUT, RECEIVE, "timed out")                                           \
-  X (RDMA_ERR_PEER_GONE, RECEIVE,                                                        \
-     "the peer disconnected or vanished (process killed, host down)")                   \
-  X (RDMA_ERR_PROTOCOL, RECEIVE, "malformed message from the peer")                      \
-  X (RDMA_ERR_TOO_LARGE, MAX_MESSAGE_SIZE_REACHED,                                       \
-     "message larger than the configuration's max message size")                         \
-  X (RDMA_ERR_COMPLETION, SEND, "a work request completed with an error")                \
-  X (RDMA_ERR_INTERRUPTED, SOCKET, "interrupted")                                        \
-  X (RDMA_ERR_NOT_OPEN, SOCKET, "the transport is not open")                           \
+#define RDMA_STATUS_LIST(X)                                                                        \
+  X (RDMA_OK, UNKNOWN, "success")                                                                  \
+  X (RDMA_ERR_NO_DEVICE, SOCKET, "no RDMA device")                                                 \
+  X (RDMA_ERR_NO_MEMORY, SOCKET,                                                                   \
+     "out of memory or locked memory; raise 'ulimit -l' (memlock in "                              \
+     "/etc/security/limits.conf) for the user, or run as root")                                    \
+  X (RDMA_ERR_RESOLVE, HOST,                                                                       \
+     "address or route resolution failed; check that the address belongs to an RDMA "              \
+     "interface (not lo) and that the route to the peer leaves through it")                        \
+  X (RDMA_ERR_REFUSED, CONNECT, "connection refused; is a server listening on the port?")          \
+  X (RDMA_ERR_ADDR_IN_USE, SOCKET,                                                                 \
+     "the port is in use; stop the other server or choose another port")                           \
+  X (RDMA_ERR_UNREACHABLE, CONNECT,                                                                \
+     "peer unreachable; check the port state (ibv_devinfo: PORT_ACTIVE), the RoCE GID "            \
+     "of the address family and the link")                                                         \
+  X (RDMA_ERR_VERSION, CONNECT, "the peer speaks another wire protocol version")                   \
+  X (RDMA_ERR_TIMED_OUT, RECEIVE, "timed out")                                                     \
+  X (RDMA_ERR_PEER_GONE, RECEIVE, "the peer disconnected or vanished (process killed, host down)") \
+  X (RDMA_ERR_PROTOCOL, RECEIVE, "malformed message from the peer")                                \
+  X (RDMA_ERR_TOO_LARGE, MAX_MESSAGE_SIZE_REACHED,                                                 \
+     "message larger than the configuration's max message size")                                   \
+  X (RDMA_ERR_COMPLETION, SEND, "a work request completed with an error")                          \
+  X (RDMA_ERR_INTERRUPTED, SOCKET, "interrupted")                                                  \
+  X (RDMA_ERR_NOT_OPEN, SOCKET, "the transport is not open")                                       \
   X (RDMA_ERR_SYSTEM, SOCKET, "system call failed")
 
 #define RDMA_STATUS_ENUM(name, code, text) name,
 typedef enum
 {
-  RDMA_STATUS_LIST (RDMA_STATUS_ENUM)
-  RDMA_STATUS_COUNT
+  RDMA_STATUS_LIST (RDMA_STATUS_ENUM) RDMA_STATUS_COUNT
 } RdmaStatus;
 #undef RDMA_STATUS_ENUM
 

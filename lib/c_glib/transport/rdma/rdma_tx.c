@@ -38,7 +38,8 @@ rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, gint numa_node, guin
   while (cap < need)
     cap *= 2;
   mem = mmap (NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
+  if (mem == MAP_FAILED)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
                            "a %" G_GSIZE_FORMAT "-byte transmit buffer", cap);
@@ -46,7 +47,8 @@ rdma_tx_reserve (RdmaTx *tx, struct ibv_pd *pd, gsize need, gint numa_node, guin
   }
   rdma_numa_place (mem, cap, numa_node);
   mr = rdma_res_mr_reg (pd, mem, cap, IBV_ACCESS_LOCAL_WRITE, error);
-  if (mr == NULL) {
+  if (mr == NULL)
+  {
     munmap (mem, cap);
     return FALSE;
   }
@@ -65,7 +67,8 @@ rdma_tx_clear (RdmaTx *tx, guint64 *pinned)
 {
   gsize len = tx->len;
 
-  if (tx->mr != NULL) {
+  if (tx->mr != NULL)
+  {
     rdma_res_mr_dereg (&tx->mr);
     *pinned -= tx->cap;
   }

@@ -39,9 +39,9 @@ struct _RdmaTx
 {
   guint8 *base;
   gsize cap;
-  gsize len;           /* bytes of the message written so far */
+  gsize len; /* bytes of the message written so far */
   struct ibv_mr *mr;
-  guint busy;          /* posted WRs that read it and have not completed */
+  guint busy; /* posted WRs that read it and have not completed */
 };
 
 /* Makes room for @need bytes in all (keeps the first len bytes), placed on @numa_node

@@ -41,14 +41,14 @@ static guint refs;
 static int uffd = -1;
 static int stop_fd = -1;
 static GThread *thread;
-static GArray *watched;       /* RdmaUnmapRange (page-aligned), one per add not yet removed */
+static GArray *watched; /* RdmaUnmapRange (page-aligned), one per add not yet removed */
 
 /* Taken by the thread while it reads and records (and detaches an mremap's destination), by
  * readers of the ring, and by an add around its registration; nobody allocates or frees
  * under it. */
 static GMutex ev_lock;
 static RdmaUnmapRange ring[RDMA_UNMAP_WATCH_RING];
-static guint64 ev_seq;        /* events recorded since the process started */
+static guint64 ev_seq; /* events recorded since the process started */
 
 /* rdma_unmap_watch_hold_for_test */
 static GMutex hold_lock;
@@ -82,8 +82,10 @@ watch_thread (gpointer data)
   struct pollfd fds[2] = { { uffd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
 
   (void) data;
-  for (;;) {
-    if (poll (fds, 2, -1) < 0) {
+  for (;;)
+  {
+    if (poll (fds, 2, -1) < 0)
+    {
       if (errno == EINTR)
         continue;
       g_warning ("rdma_unmap_watch: poll on userfaultfd: %s", g_strerror (errno));
@@ -96,14 +98,16 @@ watch_thread (gpointer data)
       g_cond_wait (&hold_cond, &hold_lock);
     g_mutex_unlock (&hold_lock);
     g_mutex_lock (&ev_lock);
-    for (;;) {
+    for (;;)
+    {
       struct uffd_msg msg;
       ssize_t n = read (fds[0].fd, &msg, sizeof msg);
       RdmaUnmapRange r;
 
       if (n != (ssize_t) sizeof msg)
-        break;               /* EAGAIN: drained */
-      switch (msg.event) {
+        break; /* EAGAIN: drained */
+      switch (msg.event)
+      {
       case UFFD_EVENT_UNMAP:
       case UFFD_EVENT_REMOVE:
         r.start = msg.arg.remove.start;
@@ -139,7 +143,8 @@ watch_thread (gpointer data)
 static gboolean
 probe (int fd, guintptr start)
 {
-  for (guint tries = 0;; tries++) {
+  for (guint tries = 0;; tries++)
+  {
     struct uffdio_zeropage zp = { .range = { .start = start, .len = page_size () },
                                   .mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE };
 
@@ -188,17 +193,20 @@ uffd_open (void)
   fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
   if (fd < 0 && errno == EINVAL)
     fd = (int) syscall (SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
+  if (fd < 0)
+  {
     g_debug ("rdma_unmap_watch: no userfaultfd (%s): caching nothing", g_strerror (errno));
     return -1;
   }
-  if (ioctl (fd, UFFDIO_API, &api) < 0) {
+  if (ioctl (fd, UFFDIO_API, &api) < 0)
+  {
     g_debug ("rdma_unmap_watch: UFFDIO_API with unmap events: %s: caching nothing",
              g_strerror (errno));
     close (fd);
     return -1;
   }
-  if (!probe_works (fd)) {
+  if (!probe_works (fd))
+  {
     g_debug ("rdma_unmap_watch: this kernel cannot tell a watched page from another: "
              "caching nothing");
     close (fd);
@@ -213,13 +221,16 @@ rdma_unmap_watch_ref (guint64 *cursor)
   gboolean watching;
 
   g_mutex_lock (&watch_lock);
-  if (refs++ == 0) {
+  if (refs++ == 0)
+  {
     uffd = uffd_open ();
-    if (uffd >= 0 && (stop_fd = eventfd (0, EFD_CLOEXEC)) < 0) {
+    if (uffd >= 0 && (stop_fd = eventfd (0, EFD_CLOEXEC)) < 0)
+    {
       close (uffd);
       uffd = -1;
     }
-    if (uffd >= 0) {
+    if (uffd >= 0)
+    {
       sigset_t all, old;
 
       watched = g_array_new (FALSE, FALSE, sizeof (RdmaUnmapRange));
@@ -244,11 +255,13 @@ void
 rdma_unmap_watch_unref (void)
 {
   g_mutex_lock (&watch_lock);
-  if (refs == 0) {
+  if (refs == 0)
+  {
     g_mutex_unlock (&watch_lock);
     g_return_if_reached ();
   }
-  if (--refs == 0 && uffd >= 0) {
+  if (--refs == 0 && uffd >= 0)
+  {
     guint64 one = 1;
 
     if (write (stop_fd, &one, sizeof one) != sizeof one)
@@ -276,7 +289,8 @@ rdma_unmap_watch_add (gconstpointer addr, gsize len)
   g_return_val_if_fail (len > 0, FALSE);
   page_span (addr, len, &start, &end);
   g_mutex_lock (&watch_lock);
-  if (uffd >= 0) {
+  if (uffd >= 0)
+  {
     int rc, err;
 
     reg.range.start = start;
@@ -287,10 +301,13 @@ rdma_unmap_watch_add (gconstpointer addr, gsize len)
     rc = ioctl (uffd, UFFDIO_REGISTER, &reg);
     err = errno;
     g_mutex_unlock (&ev_lock);
-    if (rc < 0) {
+    if (rc < 0)
+    {
       g_debug ("rdma_unmap_watch: cannot watch %p+%" G_GSIZE_FORMAT " (%s)", addr, len,
                g_strerror (err));
-    } else {
+    }
+    else
+    {
       RdmaUnmapRange r = { start, end };
       g_array_append_val (watched, r);
       ok = TRUE;
@@ -327,21 +344,25 @@ rdma_unmap_watch_remove (gconstpointer addr, gsize len)
   g_return_if_fail (len > 0);
   page_span (addr, len, &start, &end);
   g_mutex_lock (&watch_lock);
-  if (uffd < 0) {
+  if (uffd < 0)
+  {
     g_mutex_unlock (&watch_lock);
     return;
   }
   /* this add goes; the pages of the span that no other add covers are detached */
   others = g_array_new (FALSE, FALSE, sizeof (RdmaUnmapRange));
-  for (i = 0; i < watched->len; i++) {
+  for (i = 0; i < watched->len; i++)
+  {
     RdmaUnmapRange *r = &g_array_index (watched, RdmaUnmapRange, i);
 
-    if (r->start == start && r->end == end) {
+    if (r->start == start && r->end == end)
+    {
       g_array_remove_index_fast (watched, i);
       break;
     }
   }
-  for (i = 0; i < watched->len; i++) {
+  for (i = 0; i < watched->len; i++)
+  {
     RdmaUnmapRange *r = &g_array_index (watched, RdmaUnmapRange, i);
 
     if (r->start < end && start < r->end)
@@ -349,7 +370,8 @@ rdma_unmap_watch_remove (gconstpointer addr, gsize len)
   }
   g_array_sort (others, by_start);
   at = start;
-  for (i = 0; i < others->len && at < end; i++) {
+  for (i = 0; i < others->len && at < end; i++)
+  {
     RdmaUnmapRange *r = &g_array_index (others, RdmaUnmapRange, i);
 
     if (r->start > at)

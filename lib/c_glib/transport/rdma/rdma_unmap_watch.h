@@ -39,7 +39,7 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  guintptr start, end;        /* a range unmapped, removed or moved away */
+  guintptr start, end; /* a range unmapped, removed or moved away */
 } RdmaUnmapRange;
 
 /* Takes a reference (starting the watch with the first); @cursor is set to "now".  Returns

@@ -41,8 +41,7 @@ typedef struct
   /* the data path */
   int (*post_send) (struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
   int (*post_recv) (struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-  int (*post_srq_recv) (struct ibv_srq *srq, struct ibv_recv_wr *wr,
-                        struct ibv_recv_wr **bad_wr);
+  int (*post_srq_recv) (struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
   int (*poll_cq) (struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
   int (*req_notify_cq) (struct ibv_cq *cq, int solicited_only);
   int (*get_cq_event) (struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context);

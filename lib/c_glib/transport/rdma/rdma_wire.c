@@ -36,15 +36,18 @@ rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError *
   RdmaWireHello h;
 
   /* RDMA CM pads private data with zeros: the buffer may be longer than ours. */
-  if (data == NULL || len < sizeof h) {
+  if (data == NULL || len < sizeof h)
+  {
     rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
                            "the peer sent %" G_GSIZE_FORMAT " bytes of private data, not a "
                            "ThriftRdma hello (%" G_GSIZE_FORMAT " bytes): is it a ThriftRdma "
-                           "peer?", data ? len : 0, sizeof h);
+                           "peer?",
+                           data ? len : 0, sizeof h);
     return FALSE;
   }
   memcpy (&h, data, sizeof h);
-  if (GUINT32_FROM_LE (h.magic) != RDMA_WIRE_HELLO_MAGIC) {
+  if (GUINT32_FROM_LE (h.magic) != RDMA_WIRE_HELLO_MAGIC)
+  {
     rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
                            "the peer's private data is not a ThriftRdma hello (magic 0x%08x)",
                            GUINT32_FROM_LE (h.magic));
@@ -59,13 +62,16 @@ rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError *
   out->rkey = GUINT32_FROM_LE (h.rkey);
   out->addr = GUINT64_FROM_LE (h.addr);
   out->flags = GUINT32_FROM_LE (h.flags);
-  if (out->version != THRIFT_RDMA_WIRE_VERSION) {
+  if (out->version != THRIFT_RDMA_WIRE_VERSION)
+  {
     rdma_status_set_error (error, RDMA_ERR_VERSION, "handshake", 0, -1,
                            "the peer speaks ThriftRdma wire version %u, this library version "
-                           "%u: upgrade one side", out->version, THRIFT_RDMA_WIRE_VERSION);
+                           "%u: upgrade one side",
+                           out->version, THRIFT_RDMA_WIRE_VERSION);
     return FALSE;
   }
-  if (out->credits == 0 || out->slot_size <= RDMA_WIRE_HEADER_SIZE) {
+  if (out->credits == 0 || out->slot_size <= RDMA_WIRE_HEADER_SIZE)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "handshake", 0, -1,
                            "the peer offers %u credits of %u-byte slots", out->credits,
                            out->slot_size);
@@ -83,7 +89,8 @@ rdma_wire_pair_token_parse (const void *data, gsize len, guint8 *token)
   if (data == NULL || len < sizeof (RdmaWireRequest))
     return FALSE;
   for (guint i = 0; i < RDMA_WIRE_PAIR_TOKEN_LEN; i++)
-    if (t[i] != 0) {
+    if (t[i] != 0)
+    {
       memcpy (token, t, RDMA_WIRE_PAIR_TOKEN_LEN);
       return TRUE;
     }
@@ -116,7 +123,8 @@ rdma_wire_refusal_parse (const void *data, gsize len)
 const gchar *
 rdma_wire_refusal_describe (guint16 code)
 {
-  switch (code) {
+  switch (code)
+  {
   case RDMA_WIRE_REFUSE_NONE:
     return "it was not refused";
   case RDMA_WIRE_REFUSE_UNKNOWN_TOKEN:
@@ -162,18 +170,20 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
 {
   RdmaWireHeader h;
 
-  if (byte_len < RDMA_WIRE_HEADER_SIZE) {
+  if (byte_len < RDMA_WIRE_HEADER_SIZE)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                           "truncated message: %u bytes, shorter than the %u-byte header",
-                           byte_len, RDMA_WIRE_HEADER_SIZE);
+                           "truncated message: %u bytes, shorter than the %u-byte header", byte_len,
+                           RDMA_WIRE_HEADER_SIZE);
     return FALSE;
   }
   memcpy (&h, slot, sizeof h);
-  if (h.magic != RDMA_WIRE_MAGIC || h.version != THRIFT_RDMA_WIRE_VERSION) {
+  if (h.magic != RDMA_WIRE_MAGIC || h.version != THRIFT_RDMA_WIRE_VERSION)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: header magic 0x%02x version %u (expected 0x%02x "
-                           "version %u)", h.magic, h.version, RDMA_WIRE_MAGIC,
-                           THRIFT_RDMA_WIRE_VERSION);
+                           "version %u)",
+                           h.magic, h.version, RDMA_WIRE_MAGIC, THRIFT_RDMA_WIRE_VERSION);
     return FALSE;
   }
   out->magic = h.magic;
@@ -186,15 +196,19 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
   out->frag_len = GUINT32_FROM_LE (h.frag_len);
   out->msg_len = GUINT32_FROM_LE (h.msg_len);
 
-  if (out->frag_len != byte_len - RDMA_WIRE_HEADER_SIZE && out->type != RDMA_WIRE_RING) {
+  if (out->frag_len != byte_len - RDMA_WIRE_HEADER_SIZE && out->type != RDMA_WIRE_RING)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "truncated message: the header announces %u payload bytes, %u "
-                           "arrived", out->frag_len, byte_len - RDMA_WIRE_HEADER_SIZE);
+                           "arrived",
+                           out->frag_len, byte_len - RDMA_WIRE_HEADER_SIZE);
     return FALSE;
   }
-  switch (out->type) {
+  switch (out->type)
+  {
   case RDMA_WIRE_CREDIT:
-    if (out->frag_len != 0 || out->msg_len != 0) {
+    if (out->frag_len != 0 || out->msg_len != 0)
+    {
       rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                              "garbage framing: a credit message with %u payload bytes",
                              out->frag_len);
@@ -202,7 +216,8 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
     }
     return TRUE;
   case RDMA_WIRE_CONTROL:
-    if (out->frag_len > RDMA_WIRE_CONTROL_MAX) {
+    if (out->frag_len > RDMA_WIRE_CONTROL_MAX)
+    {
       rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                              "garbage framing: a control message with %u payload bytes",
                              out->frag_len);
@@ -210,7 +225,8 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
     }
     return TRUE;
   case RDMA_WIRE_RING:
-    if (byte_len != RDMA_WIRE_HEADER_SIZE) {
+    if (byte_len != RDMA_WIRE_HEADER_SIZE)
+    {
       rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                              "garbage framing: a ring notice of %u bytes", byte_len);
       return FALSE;
@@ -223,16 +239,17 @@ rdma_wire_header_parse (const void *slot, guint32 byte_len, guint32 max_message,
                            "garbage framing: unknown message type %u", out->type);
     return FALSE;
   }
-  if (out->msg_len > max_message) {
+  if (out->msg_len > max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
                            "the peer sends a %u-byte message, the max message size is %u",
                            out->msg_len, max_message);
     return FALSE;
   }
-  if (out->frag_len > out->msg_len
-      || (out->flags & ~(RDMA_WIRE_FIRST | RDMA_WIRE_LAST)) != 0
+  if (out->frag_len > out->msg_len || (out->flags & ~(RDMA_WIRE_FIRST | RDMA_WIRE_LAST)) != 0
       || ((out->flags & RDMA_WIRE_FIRST) && (out->flags & RDMA_WIRE_LAST)
-          && out->frag_len != out->msg_len)) {
+          && out->frag_len != out->msg_len))
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: fragment of %u bytes, flags 0x%x, message of %u",
                            out->frag_len, out->flags, out->msg_len);

@@ -31,15 +31,15 @@ G_BEGIN_DECLS
 #define RDMA_WIRE_HELLO_MAGIC 0x4d445254u /* "TRDM" */
 typedef struct __attribute__ ((packed))
 {
-  guint32 magic;        /* RDMA_WIRE_HELLO_MAGIC */
-  guint16 version;      /* THRIFT_RDMA_WIRE_VERSION */
-  guint16 protocols;    /* bit (1 << RdmaProtoId) for each protocol the sender receives */
-  guint32 credits;      /* data receive slots the sender posted for its peer */
-  guint32 slot_size;    /* bytes per receive slot, message header included */
-  guint32 max_message;  /* largest message the sender accepts (its max message size) */
-  guint32 rkey;         /* key of the sender's reserved remote buffer (0: none) */
-  guint64 addr;         /* its address (for WRITE based protocols; 0: none) */
-  guint32 flags;        /* RDMA_WIRE_HELLO_* (was the buffer's length, always 0 and never
+  guint32 magic;       /* RDMA_WIRE_HELLO_MAGIC */
+  guint16 version;     /* THRIFT_RDMA_WIRE_VERSION */
+  guint16 protocols;   /* bit (1 << RdmaProtoId) for each protocol the sender receives */
+  guint32 credits;     /* data receive slots the sender posted for its peer */
+  guint32 slot_size;   /* bytes per receive slot, message header included */
+  guint32 max_message; /* largest message the sender accepts (its max message size) */
+  guint32 rkey;        /* key of the sender's reserved remote buffer (0: none) */
+  guint64 addr;        /* its address (for WRITE based protocols; 0: none) */
+  guint32 flags;       /* RDMA_WIRE_HELLO_* (was the buffer's length, always 0 and never
                            read: a peer from before sends none) */
 } RdmaWireHello;
 G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
@@ -58,8 +58,7 @@ G_STATIC_ASSERT (sizeof (RdmaWireHello) == 36);
 
 void rdma_wire_hello_init (RdmaWireHello *hello, guint16 version);
 /* Checks length, magic and version of a peer's hello; @out gets it in host order. */
-gboolean rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out,
-                                GError **error);
+gboolean rdma_wire_hello_parse (const void *data, gsize len, RdmaWireHello *out, GError **error);
 
 /*
  * The pairing token (hybrid://, thrift_rdma.h "pair-token"): a client may follow its hello
@@ -98,8 +97,8 @@ typedef enum
 typedef struct __attribute__ ((packed))
 {
   RdmaWireHello hello;
-  guint32 magic;          /* RDMA_WIRE_REFUSAL_MAGIC */
-  guint16 code;           /* RdmaWireRefusalCode */
+  guint32 magic; /* RDMA_WIRE_REFUSAL_MAGIC */
+  guint16 code;  /* RdmaWireRefusalCode */
   guint16 reserved;
 } RdmaWireRefusal;
 /* what RDMA CM carries in a reject on RoCE and InfiniBand */
@@ -139,25 +138,25 @@ typedef enum
 
 typedef struct __attribute__ ((packed))
 {
-  guint8 magic;      /* RDMA_WIRE_MAGIC */
-  guint8 version;    /* THRIFT_RDMA_WIRE_VERSION */
-  guint8 proto;      /* RdmaProtoId of the protocol that handles it */
-  guint8 type;       /* RdmaWireType */
-  guint8 flags;      /* RDMA_WIRE_FIRST | RDMA_WIRE_LAST for DATA and RING; the kind for
+  guint8 magic;   /* RDMA_WIRE_MAGIC */
+  guint8 version; /* THRIFT_RDMA_WIRE_VERSION */
+  guint8 proto;   /* RdmaProtoId of the protocol that handles it */
+  guint8 type;    /* RdmaWireType */
+  guint8 flags;   /* RDMA_WIRE_FIRST | RDMA_WIRE_LAST for DATA and RING; the kind for
                         CONTROL */
-  guint8 freed;      /* chunks of the sender's direct ring the sender consumed since its
+  guint8 freed;   /* chunks of the sender's direct ring the sender consumed since its
                         last report (rdma_ring.h) */
   guint8 reserved[2];
-  guint32 credits;   /* receive slots the sender freed since its last report */
-  guint32 frag_len;  /* payload bytes following the header in this SEND */
-  guint32 msg_len;   /* the whole message's length */
+  guint32 credits;  /* receive slots the sender freed since its last report */
+  guint32 frag_len; /* payload bytes following the header in this SEND */
+  guint32 msg_len;  /* the whole message's length */
 } RdmaWireHeader;
 G_STATIC_ASSERT (sizeof (RdmaWireHeader) == 20);
 
 #define RDMA_WIRE_HEADER_SIZE ((guint32) sizeof (RdmaWireHeader))
 
-void rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags,
-                             guint32 credits, guint32 frag_len, guint32 msg_len);
+void rdma_wire_header_write (void *slot, guint8 proto, guint8 type, guint8 flags, guint32 credits,
+                             guint32 frag_len, guint32 msg_len);
 /* Sets the freed field of a header written by rdma_wire_header_write. */
 void rdma_wire_header_set_freed (void *slot, guint8 freed);
 

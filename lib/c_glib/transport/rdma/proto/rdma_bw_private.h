@@ -35,37 +35,37 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  TX_UNKNOWN,        /* not asked for yet */
+  TX_UNKNOWN, /* not asked for yet */
   TX_REQUESTED,
   TX_READY,
-  TX_REFUSED         /* the peer has no slots for us: Eager-SendRecv */
+  TX_REFUSED /* the peer has no slots for us: Eager-SendRecv */
 } TxState;
 
 typedef enum
 {
   REFRESH_NONE,
-  REFRESH_READ,      /* the READ of the bitmap is posted */
-  REFRESH_STARVED    /* it showed nothing free: BW_CTL_STARVED sent, waiting for FREED */
+  REFRESH_READ,   /* the READ of the bitmap is posted */
+  REFRESH_STARVED /* it showed nothing free: BW_CTL_STARVED sent, waiting for FREED */
 } RefreshState;
 
 typedef struct
 {
   /* receiver: the slots the peer writes into (made on its request) */
-  guint8 *slots;                  /* BW_REGION bytes (owned) (nullable) */
-  struct ibv_mr *slots_mr;        /* LOCAL_WRITE (owned) (nullable) */
-  guint8 *map;                    /* the bitmap, one page (owned) (nullable) */
-  struct ibv_mr *map_mr;          /* (owned) (nullable) */
-  RdmaWindow *slots_win;          /* the peer's way in: REMOTE_WRITE (rdma_conn_window.h) */
-  RdmaWindow *map_win;            /* REMOTE_READ */
-  guint32 rx_slot;                /* where the next fragment's header lands */
-  guint32 rx_seq;                 /* its sequence number */
-  guint32 rx_last;                /* sequence number of the last fragment taken (0: none) */
-  guint32 rx_imm;                 /* low bits of the sequence number of the last immediate */
-  guint8 rx_held[BW_SLOTS];       /* taken and not yet freed */
+  guint8 *slots;            /* BW_REGION bytes (owned) (nullable) */
+  struct ibv_mr *slots_mr;  /* LOCAL_WRITE (owned) (nullable) */
+  guint8 *map;              /* the bitmap, one page (owned) (nullable) */
+  struct ibv_mr *map_mr;    /* (owned) (nullable) */
+  RdmaWindow *slots_win;    /* the peer's way in: REMOTE_WRITE (rdma_conn_window.h) */
+  RdmaWindow *map_win;      /* REMOTE_READ */
+  guint32 rx_slot;          /* where the next fragment's header lands */
+  guint32 rx_seq;           /* its sequence number */
+  guint32 rx_last;          /* sequence number of the last fragment taken (0: none) */
+  guint32 rx_imm;           /* low bits of the sequence number of the last immediate */
+  guint8 rx_held[BW_SLOTS]; /* taken and not yet freed */
   guint32 n_held;
-  gboolean peer_starved;          /* the peer waits for BW_CTL_FREED */
+  gboolean peer_starved;            /* the peer waits for BW_CTL_FREED */
   guint8 starved_map[BW_MAP_BYTES]; /* the bitmap it saw */
-  guint8 *partial;                /* a message of several fragments, being copied (owned) */
+  guint8 *partial;                  /* a message of several fragments, being copied (owned) */
   gsize partial_len, partial_cap;
   guint32 partial_msg_len;
 
@@ -73,20 +73,20 @@ typedef struct
   TxState tx_state;
   guint64 r_slots, r_map;
   guint32 r_slots_rkey, r_map_rkey;
-  guint8 *mirror;                 /* BW_REGION + a page for the READ (owned) (nullable) */
-  struct ibv_mr *mirror_mr;       /* LOCAL_WRITE (owned) (nullable) */
-  guint8 sent[BW_MAP_BYTES];      /* parity of our writes into each slot */
-  guint8 avail[BW_SLOTS];         /* known free and not taken */
+  guint8 *mirror;            /* BW_REGION + a page for the READ (owned) (nullable) */
+  struct ibv_mr *mirror_mr;  /* LOCAL_WRITE (owned) (nullable) */
+  guint8 sent[BW_MAP_BYTES]; /* parity of our writes into each slot */
+  guint8 avail[BW_SLOTS];    /* known free and not taken */
   guint32 n_avail;
-  guint32 tx_slot;                /* where the next fragment goes (named by the last one) */
-  guint32 tx_seq;                 /* its sequence number */
+  guint32 tx_slot; /* where the next fragment goes (named by the last one) */
+  guint32 tx_seq;  /* its sequence number */
   RefreshState refresh;
-  guint unannounced;              /* fragments written by plain WRITE since the last
+  guint unannounced;      /* fragments written by plain WRITE since the last
                                      immediate */
-  gboolean in_send;               /* waiting inside send_message (for a send queue entry,
+  gboolean in_send;       /* waiting inside send_message (for a send queue entry,
                                      a credit, the bitmap): no doorbell needed for that */
-  guint32 last_seq;               /* sequence number of the last fragment written */
-  guint64 posted, fenced;         /* our posts, and the last one known to be complete */
+  guint32 last_seq;       /* sequence number of the last fragment written */
+  guint64 posted, fenced; /* our posts, and the last one known to be complete */
 } BwState;
 
 #define BW_BIT (1u << RDMA_PROTO_BATCHED_WRITE)

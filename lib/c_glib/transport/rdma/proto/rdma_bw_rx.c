@@ -43,9 +43,9 @@ rx_create (RdmaConn *conn, BwState *st, GError **error)
     return FALSE;
   /* with windows, the registrations themselves give no remote access */
   windows = rdma_window_supported (conn);
-  st->slots_mr = rdma_res_mr_reg (conn->pd, st->slots, BW_REGION, IBV_ACCESS_LOCAL_WRITE
-                                  | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE),
-                                  error);
+  st->slots_mr = rdma_res_mr_reg (
+      conn->pd, st->slots, BW_REGION,
+      IBV_ACCESS_LOCAL_WRITE | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE), error);
   if (st->slots_mr == NULL)
     return FALSE;
   st->map_mr = rdma_res_mr_reg (conn->pd, st->map, BW_MAP_BYTES,
@@ -65,11 +65,13 @@ bw_rx_clear (RdmaConn *conn, BwState *st)
   /* the windows first: a registration with a bound window cannot be deregistered */
   rdma_window_free (conn, &st->slots_win);
   rdma_window_free (conn, &st->map_win);
-  if (st->slots_mr != NULL) {
+  if (st->slots_mr != NULL)
+  {
     rdma_res_mr_dereg (&st->slots_mr);
     conn->stats.pinned_bytes -= BW_REGION;
   }
-  if (st->map_mr != NULL) {
+  if (st->map_mr != NULL)
+  {
     rdma_res_mr_dereg (&st->map_mr);
     conn->stats.pinned_bytes -= BW_MAP_BYTES;
   }
@@ -108,7 +110,8 @@ rx_free (RdmaConn *conn, BwState *st, guint32 s, guint32 span, guint8 *trailer, 
    * not as old bytes), and an old trailer must not pass for a new one: clear them before
    * the peer can learn the slots are free */
   memset (trailer, 0, BW_TRAILER_SIZE);
-  for (guint32 i = s; i < s + span; i++) {
+  for (guint32 i = s; i < s + span; i++)
+  {
     memset (st->slots + (gsize) i * BW_SLOT_SIZE, 0, BW_HEADER_SIZE);
     st->rx_held[i] = 0;
   }
@@ -128,29 +131,33 @@ rx_check (RdmaConn *conn, BwState *st, guint32 s, const BwHeader *h, GError **er
   gboolean first = (h->flags & BW_FIRST) != 0, last = (h->flags & BW_LAST) != 0;
 
   if (h->magic != BW_MAGIC || (h->flags & ~(BW_FIRST | BW_LAST | BW_HOLD)) != 0)
-    return bw_garbage (error, "fragment %u in slot %u has magic 0x%02x and flags 0x%02x",
-                    h->seq, s, h->magic, h->flags);
+    return bw_garbage (error, "fragment %u in slot %u has magic 0x%02x and flags 0x%02x", h->seq, s,
+                       h->magic, h->flags);
   if (h->msg_len > conn->settings.max_message)
     return bw_garbage (error, "a %u-byte message; the max message size is %u", h->msg_len,
-                    conn->settings.max_message);
+                       conn->settings.max_message);
   if (h->frag_len > h->msg_len || h->next >= BW_SLOTS || (h->next >= s && h->next < s + span)
       || st->rx_held[h->next])
-    return bw_garbage (error, "fragment %u in slot %u: %u bytes of a %u-byte message, next in "
-                    "slot %u (busy or out of range)", h->seq, s, h->frag_len, h->msg_len,
-                    h->next);
+    return bw_garbage (error,
+                       "fragment %u in slot %u: %u bytes of a %u-byte message, next in "
+                       "slot %u (busy or out of range)",
+                       h->seq, s, h->frag_len, h->msg_len, h->next);
   for (guint32 i = s; i < s + span; i++)
     if (st->rx_held[i])
-      return bw_garbage (error, "fragment %u written into slot %u, which holds an unread "
-                      "message", h->seq, i);
+      return bw_garbage (error,
+                         "fragment %u written into slot %u, which holds an unread "
+                         "message",
+                         h->seq, i);
   if (first != (st->partial == NULL && st->partial_len == 0)
       || (!first && h->msg_len != st->partial_msg_len)
       || h->frag_len > h->msg_len - (first ? 0 : st->partial_len)
       || last != (h->frag_len == h->msg_len - (first ? 0 : st->partial_len))
       || (!last && h->frag_len == 0))
-    return bw_garbage (error, "fragment %u of %u bytes%s%s does not continue the message (%"
-                    G_GSIZE_FORMAT " of %u bytes so far)", h->seq, h->frag_len,
-                    first ? " (first)" : "", last ? " (last)" : "", st->partial_len,
-                    st->partial_msg_len);
+    return bw_garbage (error,
+                       "fragment %u of %u bytes%s%s does not continue the message (%" G_GSIZE_FORMAT
+                       " of %u bytes so far)",
+                       h->seq, h->frag_len, first ? " (first)" : "", last ? " (last)" : "",
+                       st->partial_len, st->partial_msg_len);
   return TRUE;
 }
 
@@ -167,20 +174,23 @@ rx_take (RdmaConn *conn, BwState *st, guint32 s, const BwHeader *h, GError **err
   st->rx_slot = h->next;
   st->rx_last = h->seq;
   st->rx_seq = seq_next (h->seq);
-  if ((h->flags & (BW_FIRST | BW_LAST)) == (BW_FIRST | BW_LAST)) {
+  if ((h->flags & (BW_FIRST | BW_LAST)) == (BW_FIRST | BW_LAST))
+  {
     /* read in place; freed by the release slot */
-    rdma_conn_deliver (conn, &rdma_proto_batched_write_ops, data, h->frag_len,
-                       RDMA_MSG_IN_PROTO, -1, (guint64) s | ((guint64) span << 16));
+    rdma_conn_deliver (conn, &rdma_proto_batched_write_ops, data, h->frag_len, RDMA_MSG_IN_PROTO,
+                       -1, (guint64) s | ((guint64) span << 16));
     return TRUE;
   }
   if (h->flags & BW_FIRST)
     st->partial_msg_len = h->msg_len;
-  if (st->partial_len + h->frag_len > st->partial_cap) {
+  if (st->partial_len + h->frag_len > st->partial_cap)
+  {
     /* grows with what arrives, not with what is announced */
     gsize cap = MIN ((gsize) st->partial_msg_len,
                      MAX (st->partial_cap * 2, st->partial_len + h->frag_len));
     guint8 *grown = g_try_realloc (st->partial, MAX (cap, 1));
-    if (grown == NULL) {
+    if (grown == NULL)
+    {
       rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "g_try_realloc", 0, -1,
                              "reassembling a %u-byte message", st->partial_msg_len);
       return FALSE;
@@ -191,7 +201,8 @@ rx_take (RdmaConn *conn, BwState *st, guint32 s, const BwHeader *h, GError **err
   memcpy (st->partial + st->partial_len, data, h->frag_len);
   conn->stats.bytes_copied += h->frag_len;
   st->partial_len += h->frag_len;
-  if (h->flags & BW_LAST) {
+  if (h->flags & BW_LAST)
+  {
     rdma_conn_deliver (conn, &rdma_proto_batched_write_ops, st->partial, st->partial_len,
                        RDMA_MSG_ON_HEAP, -1, 0);
     st->partial = NULL;
@@ -211,7 +222,8 @@ bw_rx_scan (RdmaConn *conn, BwState *st, GError **error)
     return 0;
   /* back-pressure: fragments wait in the slots (and the peer for slots) while the reader is
    * behind */
-  while (conn->unread_bytes <= conn->settings.unread_limit) {
+  while (conn->unread_bytes <= conn->settings.unread_limit)
+  {
     guint32 s = st->rx_slot, seq, trailer;
     guint8 *p = st->slots + (gsize) s * BW_SLOT_SIZE;
     BwHeader raw, again, h;
@@ -219,15 +231,17 @@ bw_rx_scan (RdmaConn *conn, BwState *st, GError **error)
     seq = GUINT32_FROM_LE (__atomic_load_n ((guint32 *) p, __ATOMIC_ACQUIRE));
     if (seq == 0)
       break;
-    if (seq != st->rx_seq) {
+    if (seq != st->rx_seq)
+    {
       bw_garbage (error, "fragment %u in slot %u, expected %u", seq, s, st->rx_seq);
       return -1;
     }
     memcpy (&raw, p, sizeof raw);
     h.frag_len = GUINT32_FROM_LE (raw.frag_len);
-    if (h.frag_len > BW_REGION - (gsize) s * BW_SLOT_SIZE - BW_HEADER_SIZE - BW_TRAILER_SIZE) {
+    if (h.frag_len > BW_REGION - (gsize) s * BW_SLOT_SIZE - BW_HEADER_SIZE - BW_TRAILER_SIZE)
+    {
       bw_garbage (error, "a %u-byte fragment in slot %u goes beyond the slot region", h.frag_len,
-               s);
+                  s);
       return -1;
     }
     __atomic_thread_fence (__ATOMIC_ACQUIRE);
@@ -265,7 +279,7 @@ bw_on_imm (RdmaConn *conn, guint32 imm, guint32 byte_len, GError **error)
     return bw_garbage (error, "a write with immediate into slots this side never advertised");
   if (!rdma_credit_grant (&conn->credits, BW_IMM_CREDITS (rest)))
     return bw_garbage (error, "the peer returns %u credits, only %u are outstanding",
-                    BW_IMM_CREDITS (rest), conn->credits.in_flight);
+                       BW_IMM_CREDITS (rest), conn->credits.in_flight);
   st->rx_imm = BW_IMM_SEQ (rest);
   if (bw_rx_scan (conn, st, error) < 0)
     return FALSE;
@@ -273,7 +287,7 @@ bw_on_imm (RdmaConn *conn, guint32 imm, guint32 byte_len, GError **error)
   if (conn->unread_bytes <= conn->settings.unread_limit
       && seq_ahead (st->rx_imm, st->rx_last & BW_SEQ_BITS))
     return bw_garbage (error, "an immediate announces fragment %u; the last that arrived is %u",
-                    st->rx_imm, st->rx_last & BW_SEQ_BITS);
+                       st->rx_imm, st->rx_last & BW_SEQ_BITS);
   return TRUE;
 }
 
@@ -286,7 +300,8 @@ bw_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **err
 
   if (st == NULL || st->slots == NULL)
     return TRUE;
-  if (!rx_free (conn, st, s, span, data + len, &e)) {
+  if (!rx_free (conn, st, s, span, data + len, &e))
+  {
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
     return FALSE;
@@ -299,14 +314,14 @@ send_advert (RdmaConn *conn, BwState *st, GError **error)
 {
   guint8 advert[BW_ADVERT_SIZE] = { 0 };
 
-  if (st->slots != NULL) {
+  if (st->slots != NULL)
+  {
     gboolean windows = rdma_window_bound (st->slots_win);
     guint64 slots = GUINT64_TO_LE ((guint64) (guintptr) st->slots);
     guint64 map = GUINT64_TO_LE ((guint64) (guintptr) st->map);
     guint32 slots_rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->slots_win)
                                                 : st->slots_mr->rkey);
-    guint32 map_rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->map_win)
-                                              : st->map_mr->rkey);
+    guint32 map_rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->map_win) : st->map_mr->rkey);
     guint16 count = GUINT16_TO_LE (BW_SLOTS);
     guint32 size = GUINT32_TO_LE (BW_SLOT_SIZE);
 
@@ -337,15 +352,18 @@ bw_rx_advertise (RdmaConn *conn, BwState *st, GError **error)
 {
   if (rdma_window_pending (st->slots_win) || rdma_window_pending (st->map_win))
     return bw_garbage (error, "the peer asks for the batched-write slots again before they "
-                    "were advertised");
-  if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT)) {
+                              "were advertised");
+  if (st->slots == NULL && (conn->settings.rx_protocols & BW_BIT))
+  {
     GError *e = NULL;
     /* over the budget: no slots, and the peer sends by eager (rdma_budget.h) */
     if (!rdma_budget_admit (BW_REGION + BW_MAP_BYTES, "batched-write slots"))
       conn->stats.budget_refusals++;
-    else if (!rx_create (conn, st, &e)) {
+    else if (!rx_create (conn, st, &e))
+    {
       g_warning ("ThriftRdma: cannot register %u bytes of batched-write slots for the peer "
-                 "(%s); its batched messages go by Eager-SendRecv", BW_REGION, e->message);
+                 "(%s); its batched messages go by Eager-SendRecv",
+                 BW_REGION, e->message);
       g_clear_error (&e);
       bw_rx_clear (conn, st);
     }
@@ -368,4 +386,3 @@ bw_rx_starved (RdmaConn *conn, BwState *st, const guint8 *seen, GError **error)
   st->peer_starved = TRUE;
   return rx_answer_starved (conn, st, error);
 }
-

@@ -36,7 +36,8 @@ static void
 tx_apply (BwState *st, const guint8 *map)
 {
   st->n_avail = 0;
-  for (guint32 i = 0; i < BW_SLOTS; i++) {
+  for (guint32 i = 0; i < BW_SLOTS; i++)
+  {
     st->avail[i] = map_bit (map, i) == map_bit (st->sent, i) && i != st->tx_slot;
     st->n_avail += st->avail[i];
   }
@@ -59,7 +60,8 @@ tx_create (RdmaConn *conn, BwState *st, GError **error)
 void
 bw_tx_clear (RdmaConn *conn, BwState *st)
 {
-  if (st->mirror_mr != NULL) {
+  if (st->mirror_mr != NULL)
+  {
     rdma_res_mr_dereg (&st->mirror_mr);
     conn->stats.pinned_bytes -= MIRROR_SIZE;
   }
@@ -82,23 +84,26 @@ bw_open (RdmaConn *conn, gint64 deadline_us, GError **error)
 {
   BwState *st = state_of (conn);
 
-  if (st->tx_state == TX_UNKNOWN) {
+  if (st->tx_state == TX_UNKNOWN)
+  {
     GError *e = NULL;
     /* over the budget: this message by eager, the next asks again (rdma_budget.h) */
-    if (!rdma_budget_admit (MIRROR_SIZE, "a batched-write mirror")) {
+    if (!rdma_budget_admit (MIRROR_SIZE, "a batched-write mirror"))
+    {
       conn->stats.budget_refusals++;
       return RDMA_OPEN_REFUSED;
     }
-    if (!tx_create (conn, st, &e)) {
+    if (!tx_create (conn, st, &e))
+    {
       g_warning ("ThriftRdma: cannot register a batched-write mirror (%s); batched messages "
-                 "go by Eager-SendRecv", e->message);
+                 "go by Eager-SendRecv",
+                 e->message);
       g_clear_error (&e);
       bw_tx_clear (conn, st);
       st->tx_state = TX_REFUSED;
       return RDMA_OPEN_REFUSED;
     }
-    if (!rdma_conn_send_control (conn, RDMA_PROTO_BATCHED_WRITE, BW_CTL_REQUEST, NULL, 0,
-                                 error))
+    if (!rdma_conn_send_control (conn, RDMA_PROTO_BATCHED_WRITE, BW_CTL_REQUEST, NULL, 0, error))
       return RDMA_OPEN_ERROR;
     st->tx_state = TX_REQUESTED;
   }
@@ -122,14 +127,15 @@ bw_tx_advert (RdmaConn *conn, BwState *st, const guint8 *p, GError **error)
   memcpy (&size, p + 26, 4);
   count = GUINT16_FROM_LE (count);
   size = GUINT32_FROM_LE (size);
-  if (count == 0) {
+  if (count == 0)
+  {
     bw_tx_clear (conn, st);
     st->tx_state = TX_REFUSED;
     return TRUE;
   }
   if (count != BW_SLOTS || size != BW_SLOT_SIZE)
     return bw_garbage (error, "the peer advertises %u slots of %u bytes, this side uses %u of %u",
-                    count, size, BW_SLOTS, BW_SLOT_SIZE);
+                       count, size, BW_SLOTS, BW_SLOT_SIZE);
   st->r_slots = GUINT64_FROM_LE (slots);
   st->r_slots_rkey = GUINT32_FROM_LE (slots_rkey);
   st->r_map = GUINT64_FROM_LE (map);
@@ -160,7 +166,8 @@ read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
 
   fence_done (conn, op, wc, error);
   tx_apply (st, snapshot);
-  if (st->n_avail > 0) {
+  if (st->n_avail > 0)
+  {
     st->refresh = REFRESH_NONE;
     return TRUE;
   }
@@ -188,14 +195,17 @@ tx_mark (RdmaConn *conn, BwState *st, struct ibv_send_wr *wr, RdmaTx *tx, gboole
 {
   guint every = MAX (1u, MIN (BW_SIGNAL_EVERY, conn->sq_depth / 4));
 
-  if (signal || tx != NULL || conn->sq_unsignalled + 1 >= every) {
+  if (signal || tx != NULL || conn->sq_unsignalled + 1 >= every)
+  {
     RdmaOp *op = rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_PROTO_BATCHED_WRITE);
     op->tx = tx;
     op->done = fence_done;
     op->arg = st->posted + 1;
     wr->wr_id = rdma_op_wr_id (op);
     wr->send_flags = IBV_SEND_SIGNALED;
-  } else {
+  }
+  else
+  {
     wr->wr_id = rdma_op_wr_id (&conn->quiet_op);
     wr->send_flags = 0;
   }
@@ -206,8 +216,7 @@ tx_imm (RdmaConn *conn, BwState *st, guint32 seq)
 {
   rdma_credit_take (&conn->credits);
   return htonl (RDMA_IMM_MAKE (RDMA_PROTO_BATCHED_WRITE,
-                               BW_IMM_REST (rdma_credit_piggyback_max (&conn->credits, 15),
-                                            seq)));
+                               BW_IMM_REST (rdma_credit_piggyback_max (&conn->credits, 15), seq)));
 }
 
 static gboolean
@@ -215,7 +224,8 @@ tx_post_read (RdmaConn *conn, BwState *st, GError **error)
 {
   RdmaOp *op = rdma_conn_op_get (conn, RDMA_OP_READ, RDMA_PROTO_BATCHED_WRITE);
   struct ibv_sge sge = {
-    .addr = (uintptr_t) (st->mirror + BW_REGION), .length = BW_MAP_BYTES,
+    .addr = (uintptr_t) (st->mirror + BW_REGION),
+    .length = BW_MAP_BYTES,
     .lkey = st->mirror_mr->lkey,
   };
   struct ibv_send_wr wr = {
@@ -248,10 +258,10 @@ bw_tx_doorbell (RdmaConn *conn, BwState *st, gboolean imm, gboolean signal, GErr
     wr.imm_data = tx_imm (conn, st, st->last_seq);
   tx_mark (conn, st, &wr, NULL, signal);
   st->posted++;
-  if (!rdma_conn_post_wr (conn, &wr, imm ? "WRITE_WITH_IMM (doorbell)" : "WRITE (fence)",
-                          error))
+  if (!rdma_conn_post_wr (conn, &wr, imm ? "WRITE_WITH_IMM (doorbell)" : "WRITE (fence)", error))
     return FALSE;
-  if (imm) {
+  if (imm)
+  {
     st->unannounced = 0;
     bw_update_mask (conn, st);
   }
@@ -268,20 +278,23 @@ tx_plan (BwState *st, gsize left, guint32 *span, guint32 *next)
 
   want = (guint32) MIN ((gsize) BW_MAX_RUN,
                         (BW_HEADER_SIZE + left + BW_TRAILER_SIZE + BW_SLOT_SIZE - 1)
-                          / BW_SLOT_SIZE);
+                            / BW_SLOT_SIZE);
   while (k < want && s + k < BW_SLOTS && st->avail[s + k])
     k++;
   /* the next fragment goes where the run ends, or to the first free slot after it */
-  for (guint32 i = 0; i < BW_SLOTS; i++) {
+  for (guint32 i = 0; i < BW_SLOTS; i++)
+  {
     guint32 c = (s + k + i) % BW_SLOTS;
-    if (st->avail[c] && (c < s || c >= s + k)) {
+    if (st->avail[c] && (c < s || c >= s + k))
+    {
       *span = k;
       *next = c;
       return TRUE;
     }
   }
   /* every free slot is in the run: leave the last one for the next fragment */
-  if (k > 1) {
+  if (k > 1)
+  {
     *span = k - 1;
     *next = s + k - 1;
     return TRUE;
@@ -314,27 +327,36 @@ tx_fragment (RdmaConn *conn, BwState *st, RdmaTx *tx, gsize off, guint32 frag, g
 
   memcpy (m, &h, sizeof h);
   memcpy (m + BW_HEADER_SIZE + frag, &trailer, sizeof trailer);
-  if (frag <= BW_SLOT_ROOM) {
+  if (frag <= BW_SLOT_ROOM)
+  {
     /* small: copied beside header and trailer, so the WRITE holds no transmit buffer and
      * needs no completion */
     memcpy (m + BW_HEADER_SIZE, tx->base + off, frag);
     conn->stats.bytes_copied += frag;
-    sge[0] = (struct ibv_sge) {
-      .addr = (uintptr_t) m, .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
+    sge[0] = (struct ibv_sge){
+      .addr = (uintptr_t) m,
+      .length = BW_HEADER_SIZE + frag + BW_TRAILER_SIZE,
       .lkey = st->mirror_mr->lkey,
     };
     wr.num_sge = 1;
     tx_mark (conn, st, &wr, NULL, FALSE);
-  } else {
+  }
+  else
+  {
     /* large: the payload straight from the transmit buffer, held until the WRITE is done */
-    sge[0] = (struct ibv_sge) {
-      .addr = (uintptr_t) m, .length = BW_HEADER_SIZE, .lkey = st->mirror_mr->lkey,
+    sge[0] = (struct ibv_sge){
+      .addr = (uintptr_t) m,
+      .length = BW_HEADER_SIZE,
+      .lkey = st->mirror_mr->lkey,
     };
-    sge[1] = (struct ibv_sge) {
-      .addr = (uintptr_t) (tx->base + off), .length = frag, .lkey = tx->mr->lkey,
+    sge[1] = (struct ibv_sge){
+      .addr = (uintptr_t) (tx->base + off),
+      .length = frag,
+      .lkey = tx->mr->lkey,
     };
-    sge[2] = (struct ibv_sge) {
-      .addr = (uintptr_t) (m + BW_HEADER_SIZE + frag), .length = BW_TRAILER_SIZE,
+    sge[2] = (struct ibv_sge){
+      .addr = (uintptr_t) (m + BW_HEADER_SIZE + frag),
+      .length = BW_TRAILER_SIZE,
       .lkey = st->mirror_mr->lkey,
     };
     wr.num_sge = 3;
@@ -343,9 +365,11 @@ tx_fragment (RdmaConn *conn, BwState *st, RdmaTx *tx, gsize off, guint32 frag, g
   if (imm)
     wr.imm_data = tx_imm (conn, st, seq);
   /* take the run and the next slot */
-  for (guint32 i = s; i < s + span; i++) {
+  for (guint32 i = s; i < s + span; i++)
+  {
     st->sent[i / 8] ^= (guint8) (1u << (i % 8));
-    if (st->avail[i]) {
+    if (st->avail[i])
+    {
       st->avail[i] = 0;
       st->n_avail--;
     }
@@ -374,22 +398,26 @@ bw_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   gboolean answer = !conn->last_was_send;
 
   /* the engine called bw_open first: the peer's slots are known */
-  if (st->tx_state != TX_READY) {
+  if (st->tx_state != TX_READY)
+  {
     rdma_status_set_error (error, RDMA_ERR_NOT_OPEN, "batched_write", 0, -1,
                            "sent before the peer's slots were known");
     return FALSE;
   }
-  do {
+  do
+  {
     guint32 span = 0, next = 0, frag = 0;
     guint8 flags = 0;
     gboolean imm = FALSE, ok;
 
-    for (;;) {
+    for (;;)
+    {
       if (!rdma_conn_check_usable (conn, error))
         return FALSE;
-      if (tx_plan (st, len - off, &span, &next)) {
-        frag = (guint32) MIN (len - off, (gsize) span * BW_SLOT_SIZE - BW_HEADER_SIZE
-                                           - BW_TRAILER_SIZE);
+      if (tx_plan (st, len - off, &span, &next))
+      {
+        frag = (guint32) MIN (len - off,
+                              (gsize) span * BW_SLOT_SIZE - BW_HEADER_SIZE - BW_TRAILER_SIZE);
         flags = (off == 0 ? BW_FIRST : 0) | (off + frag == len ? BW_LAST : 0);
         if (off == 0 && after_other)
           flags |= BW_HOLD;
@@ -398,7 +426,9 @@ bw_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
               || st->n_avail == span; /* the run's free slots and the next one are the last */
         if (conn->sq_used + 1 <= conn->sq_depth && (!imm || conn->credits.send > 0))
           break;
-      } else if (st->refresh == REFRESH_NONE && conn->sq_used + 1 <= conn->sq_depth) {
+      }
+      else if (st->refresh == REFRESH_NONE && conn->sq_used + 1 <= conn->sq_depth)
+      {
         /* out of known-free slots: the one READ of the batch */
         if (!tx_post_read (conn, st, error))
           return FALSE;
@@ -429,4 +459,3 @@ rdma_bw_next_fragment (RdmaConn *conn, guint64 *remote_addr, guint32 *rkey, guin
   *seq = st->tx_seq;
   return TRUE;
 }
-

@@ -101,8 +101,8 @@ bw_garbage (GError **error, const gchar *fmt, ...)
   va_start (ap, fmt);
   msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "batched write", 0, -1,
-                         "bw_garbage framing: %s", msg);
+  rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "batched write", 0, -1, "bw_garbage framing: %s",
+                         msg);
   g_free (msg);
   return FALSE;
 }
@@ -122,7 +122,8 @@ bw_map_region (RdmaConn *conn, gsize len, const gchar *what, GError **error)
 {
   void *mem = mmap (NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-  if (mem == MAP_FAILED) {
+  if (mem == MAP_FAILED)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1, "%s", what);
     return NULL;
@@ -149,7 +150,8 @@ bw_progress (RdmaConn *conn, GError **error)
       && conn->credits.send > 0 && conn->sq_used + 1 <= conn->sq_depth
       && !bw_tx_doorbell (conn, st, TRUE, FALSE, &e))
     n = -1;
-  if (n < 0) {
+  if (n < 0)
+  {
     rdma_conn_fail (conn, e);
     g_propagate_error (error, e);
   }
@@ -169,8 +171,7 @@ can_ring (RdmaConn *conn, gpointer data)
 
   if (w->st->unannounced == 0 && !w->closing)
     return TRUE;
-  return conn->sq_used + 1 <= conn->sq_depth
-         && (w->st->unannounced == 0 || conn->credits.send > 0);
+  return conn->sq_used + 1 <= conn->sq_depth && (w->st->unannounced == 0 || conn->credits.send > 0);
 }
 
 static gboolean
@@ -202,13 +203,14 @@ bw_flush (RdmaConn *conn, gboolean closing, gint64 deadline_us, GError **error)
 }
 
 static gboolean
-bw_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-               GError **error)
+bw_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   BwState *st = state_of (conn);
 
-  if (st != NULL) {
-    switch (kind) {
+  if (st != NULL)
+  {
+    switch (kind)
+    {
     case BW_CTL_REQUEST:
       if (len == 0)
         return bw_rx_advertise (conn, st, error);
@@ -229,8 +231,10 @@ bw_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
       break;
     }
   }
-  return bw_garbage (error, "a batched-write control message of kind %u with %u bytes, "
-                  "unexpected now", kind, len);
+  return bw_garbage (error,
+                     "a batched-write control message of kind %u with %u bytes, "
+                     "unexpected now",
+                     kind, len);
 }
 
 static gboolean

@@ -44,20 +44,20 @@ G_BEGIN_DECLS
 
 enum
 {
-  BW_FIRST = 0x1,   /* the first fragment of a message */
-  BW_LAST = 0x2,    /* the last one */
-  BW_HOLD = 0x4     /* deliver only once this fragment's immediate came (the order of
+  BW_FIRST = 0x1, /* the first fragment of a message */
+  BW_LAST = 0x2,  /* the last one */
+  BW_HOLD = 0x4   /* deliver only once this fragment's immediate came (the order of
                        messages across protocols) */
 };
 
 typedef struct __attribute__ ((packed))
 {
-  guint32 seq;        /* fragment sequence number: 1, 2, ... (0: an empty slot) */
-  guint32 frag_len;   /* payload bytes after the header */
-  guint32 msg_len;    /* the whole message */
-  guint16 next;       /* slot of the next fragment's header (the first goes to slot 0) */
-  guint8 flags;       /* BW_FIRST | BW_LAST | BW_HOLD */
-  guint8 magic;       /* BW_MAGIC */
+  guint32 seq;      /* fragment sequence number: 1, 2, ... (0: an empty slot) */
+  guint32 frag_len; /* payload bytes after the header */
+  guint32 msg_len;  /* the whole message */
+  guint16 next;     /* slot of the next fragment's header (the first goes to slot 0) */
+  guint8 flags;     /* BW_FIRST | BW_LAST | BW_HOLD */
+  guint8 magic;     /* BW_MAGIC */
 } BwHeader;
 G_STATIC_ASSERT (sizeof (BwHeader) == 16);
 #define BW_HEADER_SIZE ((guint32) sizeof (BwHeader))
@@ -71,24 +71,23 @@ G_STATIC_ASSERT (sizeof (BwHeader) == 16);
  */
 #define BW_SEQ_BITS 0xfffffu
 #define BW_IMM_CREDITS(rest) (((rest) >> 25) & 0xfu)
-#define BW_IMM_SEQ(rest) ((rest) & BW_SEQ_BITS)
-#define BW_IMM_REST(credits, seq) (((guint32) (credits) << 25) | ((seq) & BW_SEQ_BITS))
+#define BW_IMM_SEQ(rest) ((rest) &BW_SEQ_BITS)
+#define BW_IMM_REST(credits, seq) (((guint32) (credits) << 25) | ((seq) &BW_SEQ_BITS))
 
 /* Control kinds (RdmaWireHeader.flags of RDMA_WIRE_CONTROL for this protocol). */
 enum
 {
-  BW_CTL_REQUEST = 1,   /* sender -> receiver: register your slots for me; no payload */
-  BW_CTL_ADVERT = 2,    /* receiver -> sender: le64 slots, le32 rkey, le64 bitmap, le32 rkey,
+  BW_CTL_REQUEST = 1, /* sender -> receiver: register your slots for me; no payload */
+  BW_CTL_ADVERT = 2,  /* receiver -> sender: le64 slots, le32 rkey, le64 bitmap, le32 rkey,
                            le16 slot count (0: no slots for you), le32 slot size */
-  BW_CTL_STARVED = 3,   /* sender -> receiver: no free slot; the bitmap it READ */
-  BW_CTL_FREED = 4      /* receiver -> sender: slots were freed since; the bitmap now */
+  BW_CTL_STARVED = 3, /* sender -> receiver: no free slot; the bitmap it READ */
+  BW_CTL_FREED = 4    /* receiver -> sender: slots were freed since; the bitmap now */
 };
 #define BW_ADVERT_SIZE 30u
 
 /* For tests that play a bad peer: where the next fragment goes in the peer's slots and its
  * sequence number.  FALSE while the peer's slots are not known. */
-gboolean rdma_bw_next_fragment (RdmaConn *conn, guint64 *remote_addr, guint32 *rkey,
-                                guint32 *seq);
+gboolean rdma_bw_next_fragment (RdmaConn *conn, guint64 *remote_addr, guint32 *rkey, guint32 *seq);
 
 G_END_DECLS
 

@@ -25,7 +25,8 @@
 static gboolean
 send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
 {
-  return rdma_write_send_message (conn, &rdma_proto_chained_write_send_ops, TRUE, tx, deadline_us, error);
+  return rdma_write_send_message (conn, &rdma_proto_chained_write_send_ops, TRUE, tx, deadline_us,
+                                  error);
 }
 
 static gboolean

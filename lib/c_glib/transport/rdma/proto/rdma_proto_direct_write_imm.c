@@ -35,7 +35,7 @@
 #define IMM_LAST (1u << 28)
 #define IMM_CREDITS(rest) (((rest) >> 24) & 0xfu)
 #define IMM_FREED(rest) (((rest) >> 20) & 0xfu)
-#define IMM_LEN(rest) ((rest) & 0xfffffu)
+#define IMM_LEN(rest) ((rest) &0xfffffu)
 
 static gboolean
 can_write (RdmaConn *conn, gpointer data)
@@ -48,7 +48,8 @@ dwi_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
 {
   gsize len = tx->len, off = 0;
 
-  do {
+  do
+  {
     guint64 raddr;
     guint32 rkey, n, rest;
     struct ibv_sge sge;
@@ -63,15 +64,16 @@ dwi_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
     if (!rdma_conn_wait_for (conn, can_write, NULL, deadline_us, error))
       return FALSE;
     rdma_credit_take (&conn->credits);
-    rest = (off + n == len ? IMM_LAST : 0)
-           | (rdma_credit_piggyback_max (&conn->credits, 15) << 24)
+    rest = (off + n == len ? IMM_LAST : 0) | (rdma_credit_piggyback_max (&conn->credits, 15) << 24)
            | (rdma_ring_take_freed (conn, 15) << 20) | n;
     op = rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_PROTO_DIRECT_WRITE_IMM);
     op->tx = tx;
-    sge = (struct ibv_sge) {
-      .addr = (uintptr_t) (tx->base + off), .length = n, .lkey = tx->mr->lkey,
+    sge = (struct ibv_sge){
+      .addr = (uintptr_t) (tx->base + off),
+      .length = n,
+      .lkey = tx->mr->lkey,
     };
-    wr = (struct ibv_send_wr) {
+    wr = (struct ibv_send_wr){
       .wr_id = rdma_op_wr_id (op),
       .sg_list = &sge,
       .num_sge = n > 0 ? 1 : 0,
@@ -92,16 +94,20 @@ dwi_on_imm (RdmaConn *conn, guint32 imm, guint32 byte_len, GError **error)
 {
   guint32 rest = RDMA_IMM_REST (imm);
 
-  if (byte_len != IMM_LEN (rest)) {
+  if (byte_len != IMM_LEN (rest))
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: a write with immediate announces %u bytes, %u "
-                           "arrived", IMM_LEN (rest), byte_len);
+                           "arrived",
+                           IMM_LEN (rest), byte_len);
     return FALSE;
   }
-  if (!rdma_credit_grant (&conn->credits, IMM_CREDITS (rest))) {
+  if (!rdma_credit_grant (&conn->credits, IMM_CREDITS (rest)))
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: the peer returns %u credits, only %u are "
-                           "outstanding", IMM_CREDITS (rest), conn->credits.in_flight);
+                           "outstanding",
+                           IMM_CREDITS (rest), conn->credits.in_flight);
     return FALSE;
   }
   if (IMM_FREED (rest) > 0 && !rdma_ring_tx_freed (conn, IMM_FREED (rest), error))

@@ -24,7 +24,8 @@
 static gboolean
 send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
 {
-  return rdma_write_send_message (conn, &rdma_proto_direct_write_send_ops, FALSE, tx, deadline_us, error);
+  return rdma_write_send_message (conn, &rdma_proto_direct_write_send_ops, FALSE, tx, deadline_us,
+                                  error);
 }
 
 static gboolean

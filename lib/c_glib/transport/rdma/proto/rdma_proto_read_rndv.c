@@ -69,18 +69,18 @@ typedef struct
 {
   guint8 *base;
   gsize cap;
-  struct ibv_mr *mr;    /* (owned) (nullable): over base, cap bytes */
-  RdmaWindow *window;   /* REMOTE_READ over all of it (with windows) */
+  struct ibv_mr *mr;  /* (owned) (nullable): over base, cap bytes */
+  RdmaWindow *window; /* REMOTE_READ over all of it (with windows) */
 } Key;
 
 typedef struct
 {
   RdmaRndvRx rx;
-  guint reads;          /* READs posted and not completed */
-  guint32 tx_seq;       /* of the next message sent */
-  GQueue lent;          /* Lent (owned), oldest first */
-  Key keys[2];          /* one per transmit buffer of the connection (conn->tx) */
-  GSList *retired;      /* (owned) Key: keys of buffers replaced since the last DONE */
+  guint reads;     /* READs posted and not completed */
+  guint32 tx_seq;  /* of the next message sent */
+  GQueue lent;     /* Lent (owned), oldest first */
+  Key keys[2];     /* one per transmit buffer of the connection (conn->tx) */
+  GSList *retired; /* (owned) Key: keys of buffers replaced since the last DONE */
 } ReadRndv;
 
 static void
@@ -94,7 +94,8 @@ key_clear (RdmaConn *conn, Key *k)
 static void
 dereg_retired (RdmaConn *conn, ReadRndv *st)
 {
-  while (st->retired != NULL) {
+  while (st->retired != NULL)
+  {
     Key *k = st->retired->data;
 
     key_clear (conn, k);
@@ -112,10 +113,10 @@ key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, gint64 deadline_us, guint32 *
   Key *k = &st->keys[tx == &conn->tx[0] ? 0 : 1];
   gboolean windows = rdma_window_supported (conn);
 
-  if (k->mr == NULL || k->base != tx->base || k->cap != tx->cap
-      || rdma_window_pending (k->window)) {
+  if (k->mr == NULL || k->base != tx->base || k->cap != tx->cap || rdma_window_pending (k->window))
+  {
     if (rdma_window_pending (k->window))
-      rdma_window_free (conn, &k->window);   /* never given out: its bind did not complete */
+      rdma_window_free (conn, &k->window); /* never given out: its bind did not complete */
     if (k->mr != NULL)
       st->retired = g_slist_prepend (st->retired, g_memdup2 (k, sizeof *k));
     memset (k, 0, sizeof *k);
@@ -125,8 +126,9 @@ key_for (RdmaConn *conn, ReadRndv *st, RdmaTx *tx, gint64 deadline_us, guint32 *
       return FALSE;
     k->base = tx->base;
     k->cap = tx->cap;
-    if (windows && !rdma_window_bind_wait (conn, &k->window, k->mr, k->base, k->cap,
-                                           IBV_ACCESS_REMOTE_READ, deadline_us, error))
+    if (windows
+        && !rdma_window_bind_wait (conn, &k->window, k->mr, k->base, k->cap, IBV_ACCESS_REMOTE_READ,
+                                   deadline_us, error))
       return FALSE;
   }
   *rkey = windows ? rdma_window_rkey (k->window) : k->mr->rkey;
@@ -168,7 +170,8 @@ rr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   struct ibv_send_wr send;
 
   /* the key first: a bind waits, and what it held back meanwhile may take the room */
-  if (m.len > 0) {
+  if (m.len > 0)
+  {
     if (!key_for (conn, st, tx, deadline_us, &m.rkey, error))
       return FALSE;
     m.addr = (guint64) (guintptr) tx->base;
@@ -179,18 +182,18 @@ rr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   if (!rdma_conn_post_wr (conn, &send, "SEND (request-to-send)", error))
     return FALSE;
   st->tx_seq++;
-  if (m.len > 0) {
+  if (m.len > 0)
+  {
     Lent *l = g_new (Lent, 1);
     l->seq = m.seq;
     l->tx = tx;
     g_queue_push_tail (&st->lent, l);
-    tx->busy++;   /* until the DONE */
+    tx->busy++; /* until the DONE */
   }
   return TRUE;
 }
 
-static gboolean read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc,
-                           GError **error);
+static gboolean read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error);
 
 /* The next message with bytes to READ: the newest being read, or the oldest waiting (its
  * buffer set up now, if the bytes held allow).  NULL: none, or not now. */
@@ -205,7 +208,8 @@ next_to_read (RdmaConn *conn, ReadRndv *st, GError **error, gboolean *failed)
   if (buf == NULL || !rdma_rndv_rx_may_map (conn, &st->rx, buf->len))
     return NULL;
   g_queue_push_tail (&st->rx.active, g_queue_pop_head (&st->rx.waiting));
-  if (!rdma_rndv_rx_map (conn, &st->rx, buf, IBV_ACCESS_LOCAL_WRITE, error)) {
+  if (!rdma_rndv_rx_map (conn, &st->rx, buf, IBV_ACCESS_LOCAL_WRITE, error))
+  {
     *failed = TRUE;
     return NULL;
   }
@@ -220,7 +224,8 @@ kick (RdmaConn *conn, ReadRndv *st, GError **error)
   gint started = 0;
 
   rdma_conn_want_progress (conn, RDMA_PROTO_READ_RNDV, FALSE);
-  while (conn->state == RDMA_CONN_CONNECTED && st->reads < MAX (conn->max_rd_atomic, 1)) {
+  while (conn->state == RDMA_CONN_CONNECTED && st->reads < MAX (conn->max_rd_atomic, 1))
+  {
     gboolean failed = FALSE;
     RdmaRndvBuf *buf;
     struct ibv_sge sge;
@@ -228,7 +233,8 @@ kick (RdmaConn *conn, ReadRndv *st, GError **error)
     RdmaOp *op;
     guint32 n;
 
-    if (conn->sq_used + 1 > conn->sq_depth) {
+    if (conn->sq_used + 1 > conn->sq_depth)
+    {
       /* rare (the queue has room beyond the send slots): try again in the next wait */
       rdma_conn_want_progress (conn, RDMA_PROTO_READ_RNDV, TRUE);
       break;
@@ -243,10 +249,12 @@ kick (RdmaConn *conn, ReadRndv *st, GError **error)
     op->done = read_done;
     op->data = buf;
     op->arg = n;
-    sge = (struct ibv_sge) {
-      .addr = (uintptr_t) (buf->base + buf->posted), .length = n, .lkey = buf->mr->lkey,
+    sge = (struct ibv_sge){
+      .addr = (uintptr_t) (buf->base + buf->posted),
+      .length = n,
+      .lkey = buf->mr->lkey,
     };
-    wr = (struct ibv_send_wr) {
+    wr = (struct ibv_send_wr){
       .wr_id = rdma_op_wr_id (op),
       .sg_list = &sge,
       .num_sge = 1,
@@ -274,7 +282,8 @@ read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
 
   st->reads--;
   buf->arrived += (guint32) op->arg;
-  if (buf->arrived == buf->len) {
+  if (buf->arrived == buf->len)
+  {
     g_queue_remove (&st->rx.active, buf);
     g_queue_push_tail (&st->rx.delivered, buf);
     /* only our own key (lkey) was on it: the bytes stay mapped for the reader */
@@ -297,7 +306,8 @@ rr_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const gu
 
   if (!rdma_rndv_decode_send (&rdma_proto_read_rndv_ops, hdr, payload, &m, error))
     return FALSE;
-  if (m.kind != RDMA_RNDV_RTS) {
+  if (m.kind != RDMA_RNDV_RTS)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: read_rndv message of kind %u", m.kind);
     return FALSE;
@@ -315,8 +325,7 @@ rr_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const gu
 }
 
 static gboolean
-rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-               GError **error)
+rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   ReadRndv *st = conn->proto_state[RDMA_PROTO_READ_RNDV];
   Lent *l = g_queue_peek_head (&st->lent);
@@ -324,10 +333,12 @@ rr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
 
   if (!rdma_rndv_decode (&rdma_proto_read_rndv_ops, payload, len, &m, error))
     return FALSE;
-  if (kind != RDMA_RNDV_DONE || m.kind != kind || l == NULL || m.seq != l->seq) {
+  if (kind != RDMA_RNDV_DONE || m.kind != kind || l == NULL || m.seq != l->seq)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: read_rndv control of kind %u for message %u, "
-                           "unexpected now", kind, m.seq);
+                           "unexpected now",
+                           kind, m.seq);
     return FALSE;
   }
   g_queue_pop_head (&st->lent);

@@ -94,10 +94,10 @@
 #define RFP_HDR_OFF 64u
 #define RFP_BODY_OFF 96u
 #define RFP_HDR_SIZE 32u
-#define RFP_CHECKED 4096u          /* message bytes the check covers; the largest window */
+#define RFP_CHECKED 4096u /* message bytes the check covers; the largest window */
 #define RFP_FIRST_WINDOW 256u
 #define RFP_MIN_WINDOW 64u
-#define RFP_GRAIN (64u << 10)      /* regions and fetch buffers are multiples of it */
+#define RFP_GRAIN (64u << 10) /* regions and fetch buffers are multiples of it */
 /* The largest READ.  Soft-RoCE in the TCG guest fetched a 16 MiB message at 1.7 MB/s by
  * 4 MiB READs; test_protocols' rfp sizes (16 MiB each way) took 25 s with 1 MiB or 4 MiB
  * READs and 7.5 to 8.8 s with 64 KiB or 256 KiB ones.  On hardware it costs a round trip
@@ -108,34 +108,34 @@
 /* The header in the sender's region; little-endian. */
 typedef struct __attribute__ ((packed))
 {
-  guint64 seq;     /* the sender's message number; stored last */
-  guint64 ack;     /* the last of the receiver's messages the sender had fetched */
-  guint32 len;     /* message bytes */
+  guint64 seq; /* the sender's message number; stored last */
+  guint64 ack; /* the last of the receiver's messages the sender had fetched */
+  guint32 len; /* message bytes */
   guint32 zero;
-  guint64 check;   /* rfp_check of all the above and the first bytes of the message */
+  guint64 check; /* rfp_check of all the above and the first bytes of the message */
 } RfpHeader;
 G_STATIC_ASSERT (sizeof (RfpHeader) == RFP_HDR_SIZE);
 
 /* The notice: the payload of a SEND (RDMA_WIRE_DATA, proto RFP); little-endian. */
 typedef struct __attribute__ ((packed))
 {
-  guint64 seq;     /* this message of the sender's is in its region */
-  guint64 ack;     /* as in RfpHeader */
+  guint64 seq; /* this message of the sender's is in its region */
+  guint64 ack; /* as in RfpHeader */
 } RfpNotice;
 
 /* Control kinds (RdmaWireHeader.proto = RDMA_PROTO_RFP), little-endian payloads. */
 enum
 {
-  RFP_ADVERT = 1,  /* le64 addr, le32 rkey, le32 size: the sender's region, new or grown */
-  RFP_ASK = 2,     /* le64 seq: the sender wants to send again: fetch seq and say so */
-  RFP_ACK = 3,     /* le64 seq: the last of the peer's messages fetched */
-  RFP_NOTIFY = 4   /* le32 1: announce every message to us, we do not poll for them; 0: we
+  RFP_ADVERT = 1, /* le64 addr, le32 rkey, le32 size: the sender's region, new or grown */
+  RFP_ASK = 2,    /* le64 seq: the sender wants to send again: fetch seq and say so */
+  RFP_ACK = 3,    /* le64 seq: the last of the peer's messages fetched */
+  RFP_NOTIFY = 4  /* le32 1: announce every message to us, we do not poll for them; 0: we
                       poll (RDMA_WIRE_HELLO_RFP_NOTIFY) */
 };
 
 typedef struct
 {
-  guint8 *base;    /* mmap'ed */
+  guint8 *base; /* mmap'ed */
   gsize size;
   struct ibv_mr *mr;
   RdmaWindow *window; /* the peer's way in (the response region only) */
@@ -144,32 +144,32 @@ typedef struct
 typedef enum
 {
   FETCH_IDLE,
-  FETCH_POLL,      /* the READ of the header and the window is in flight */
-  FETCH_BODY       /* READs of the rest of the message */
+  FETCH_POLL, /* the READ of the header and the window is in flight */
+  FETCH_BODY  /* READs of the rest of the message */
 } FetchPhase;
 
 typedef struct
 {
   /* sender: the region the peer fetches our messages from */
-  RfpMem region;             /* (owned) */
-  RfpMem retired;            /* (owned) the region before it grew, until the peer fetched
+  RfpMem region;        /* (owned) */
+  RfpMem retired;       /* (owned) the region before it grew, until the peer fetched
                                 from the new one */
-  guint64 region_first;      /* the first message written into region */
-  guint64 last_seq;          /* our last RFP message (0: none) */
-  guint64 peer_acked;        /* the last of them the peer reported fetched */
-  guint64 asked;             /* the last one we sent an RFP_ASK for */
+  guint64 region_first; /* the first message written into region */
+  guint64 last_seq;     /* our last RFP message (0: none) */
+  guint64 peer_acked;   /* the last of them the peer reported fetched */
+  guint64 asked;        /* the last one we sent an RFP_ASK for */
   gboolean fence_waiting;
-  gboolean peer_notified;    /* the peer asked for every message announced (RFP_NOTIFY) */
+  gboolean peer_notified; /* the peer asked for every message announced (RFP_NOTIFY) */
 
   /* receiver: the peer's region */
   gboolean peer_known;
   guint64 peer_addr;
   guint32 peer_rkey;
   guint32 peer_size;
-  guint peer_gen;            /* adverts taken */
-  RfpMem fetch;              /* (owned) where READs land: header, then message */
-  RfpMem ack_page;           /* (owned) the source of the ack WRITE */
-  gboolean held;             /* a delivered message is still in fetch */
+  guint peer_gen;  /* adverts taken */
+  RfpMem fetch;    /* (owned) where READs land: header, then message */
+  RfpMem ack_page; /* (owned) the source of the ack WRITE */
+  gboolean held;   /* a delivered message is still in fetch */
   FetchPhase phase;
   guint reads_out;           /* our READs in flight */
   guint fetch_gen;           /* peer_gen when the poll was posted */
@@ -182,16 +182,15 @@ typedef struct
   guint64 ack_told;          /* the last one reported to the peer */
   guint64 ack_addr;          /* the ack word of the region it came from */
   guint32 ack_rkey;
-  guint64 notified;          /* the last message the peer announced (notice, RFP_ASK) */
-  gboolean notify_told;      /* client: we asked the peer to announce every message */
-  guint64 ask_pending;       /* the peer asked for an RFP_ACK once this one is fetched */
-  gint64 sent_us;            /* when this side last sent a message (monotonic) */
-  gint64 reply_us;           /* time from it to an unannounced reply found: a minimum
+  guint64 notified;     /* the last message the peer announced (notice, RFP_ASK) */
+  gboolean notify_told; /* client: we asked the peer to announce every message */
+  guint64 ask_pending;  /* the peer asked for an RFP_ACK once this one is fetched */
+  gint64 sent_us;       /* when this side last sent a message (monotonic) */
+  gint64 reply_us;      /* time from it to an unannounced reply found: a minimum
                                 that decays upwards */
 } RfpState;
 
-static gboolean read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc,
-                           GError **error);
+static gboolean read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error);
 
 static RfpState *
 state_of (RdmaConn *conn)
@@ -216,12 +215,14 @@ rfp_check (guint64 seq, guint64 ack, guint32 len, const guint8 *data, gsize n)
 
   h = mix (h ^ ack);
   h = mix (h ^ len);
-  for (i = 0; i + 8 <= n; i += 8) {
+  for (i = 0; i + 8 <= n; i += 8)
+  {
     guint64 w;
     memcpy (&w, data + i, 8);
     h = mix (h ^ GUINT64_FROM_LE (w));
   }
-  if (i < n) {
+  if (i < n)
+  {
     guint64 w = 0;
     memcpy (&w, data + i, n - i);
     h = mix (h ^ GUINT64_FROM_LE (w) ^ ((guint64) (n - i) << 56));
@@ -238,12 +239,12 @@ round_grain (gsize n)
 }
 
 static gboolean
-mem_alloc (RdmaConn *conn, RfpMem *m, gsize size, gint access, const gchar *what,
-           GError **error)
+mem_alloc (RdmaConn *conn, RfpMem *m, gsize size, gint access, const gchar *what, GError **error)
 {
   void *base = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-  if (base == MAP_FAILED) {
+  if (base == MAP_FAILED)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
                            "a %" G_GSIZE_FORMAT "-byte RFP %s", size, what);
@@ -251,7 +252,8 @@ mem_alloc (RdmaConn *conn, RfpMem *m, gsize size, gint access, const gchar *what
   }
   rdma_numa_place (base, size, conn->settings.numa_node);
   m->mr = rdma_res_mr_reg (conn->pd, base, size, access, error);
-  if (m->mr == NULL) {
+  if (m->mr == NULL)
+  {
     munmap (base, size);
     return FALSE;
   }
@@ -267,7 +269,8 @@ mem_free (RdmaConn *conn, RfpMem *m)
 {
   /* the window first: a registration with a bound window cannot be deregistered */
   rdma_window_free (conn, &m->window);
-  if (m->mr != NULL) {
+  if (m->mr != NULL)
+  {
     rdma_res_mr_dereg (&m->mr);
     conn->stats.pinned_bytes -= m->size;
   }
@@ -288,18 +291,20 @@ protocol_error (GError **error, const gchar *what)
 static guint64
 ack_word (const RfpMem *m)
 {
-  return GUINT64_FROM_LE (__atomic_load_n ((const guint64 *) (m->base + RFP_ACK_OFF),
-                                           __ATOMIC_ACQUIRE));
+  return GUINT64_FROM_LE (
+      __atomic_load_n ((const guint64 *) (m->base + RFP_ACK_OFF), __ATOMIC_ACQUIRE));
 }
 
 /* The peer fetched our messages up to @seq. */
 static gboolean
 take_ack (RdmaConn *conn, RfpState *st, guint64 seq, GError **error)
 {
-  if (seq > st->last_seq) {
-    gchar *what = g_strdup_printf ("the peer acknowledges message %" G_GUINT64_FORMAT
-                                   " of this side's; the last one sent by RFP is %"
-                                   G_GUINT64_FORMAT, seq, st->last_seq);
+  if (seq > st->last_seq)
+  {
+    gchar *what = g_strdup_printf (
+        "the peer acknowledges message %" G_GUINT64_FORMAT
+        " of this side's; the last one sent by RFP is %" G_GUINT64_FORMAT,
+        seq, st->last_seq);
     protocol_error (error, what);
     g_free (what);
     return FALSE;
@@ -348,10 +353,12 @@ post_ack (RdmaConn *conn, RfpState *st, gint64 deadline_us, GError **error)
   /* unsignalled, unless the engine would signal it (which needs an op of its own) */
   quiet = conn->sq_unsignalled + 2 < conn->sq_depth / 2;
   op = quiet ? &conn->quiet_op : rdma_conn_op_get (conn, RDMA_OP_WRITE, RDMA_PROTO_RFP);
-  sge = (struct ibv_sge) {
-    .addr = (uintptr_t) src, .length = sizeof *src, .lkey = st->ack_page.mr->lkey,
+  sge = (struct ibv_sge){
+    .addr = (uintptr_t) src,
+    .length = sizeof *src,
+    .lkey = st->ack_page.mr->lkey,
   };
-  wr = (struct ibv_send_wr) {
+  wr = (struct ibv_send_wr){
     .wr_id = rdma_op_wr_id (op),
     .sg_list = &sge,
     .num_sge = 1,
@@ -386,7 +393,8 @@ controls_posted (RdmaConn *conn, gpointer data)
 static gboolean
 wait_may_block (RdmaConn *conn)
 {
-  switch (rdma_conn_polling (conn)) {
+  switch (rdma_conn_polling (conn))
+  {
   case THRIFT_RDMA_POLLING_BUSY:
     return FALSE;
   case THRIFT_RDMA_POLLING_HYBRID:
@@ -411,8 +419,7 @@ tell_notify (RdmaConn *conn, RfpState *st, gint64 deadline_us, GError **error)
    * it waits, polled it by READ until the reply was there, a READ and a wake-up per round trip
    * (4,528 READs for one reply on a loaded host) */
   if (!conn->is_client || (!st->peer_known && !want) || want == st->notify_told
-      || !(conn->peer.flags & RDMA_WIRE_HELLO_RFP_NOTIFY)
-      || conn->msgs_sent != conn->msgs_received)
+      || !(conn->peer.flags & RDMA_WIRE_HELLO_RFP_NOTIFY) || conn->msgs_sent != conn->msgs_received)
     return TRUE;
   if (!rdma_conn_send_control (conn, RDMA_PROTO_RFP, RFP_NOTIFY, &word, sizeof word, error))
     return FALSE;
@@ -433,14 +440,17 @@ rfp_before_send (RdmaConn *conn, const RdmaProtoOps *ops, gint64 deadline_us, GE
     st->sent_us = g_get_monotonic_time ();
   if (!tell_notify (conn, st, deadline_us, error))
     return FALSE;
-  if (st->last_seq > st->peer_acked) {
+  if (st->last_seq > st->peer_acked)
+  {
     gboolean ok;
 
     if (!sender_check (conn, st, &e))
       return rdma_conn_fail_with (conn, e, error);
-    if (st->last_seq > st->peer_acked) {
+    if (st->last_seq > st->peer_acked)
+    {
       /* the peer reports on its own only with its next message: ask */
-      if (st->asked < st->last_seq) {
+      if (st->asked < st->last_seq)
+      {
         guint64 seq = GUINT64_TO_LE (st->last_seq);
         if (!rdma_conn_send_control (conn, RDMA_PROTO_RFP, RFP_ASK, &seq, sizeof seq, error))
           return FALSE;
@@ -463,8 +473,7 @@ rfp_before_send (RdmaConn *conn, const RdmaProtoOps *ops, gint64 deadline_us, GE
 
 /* A new region of at least @need bytes, advertised; the message @seq goes there first. */
 static gboolean
-grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
-      GError **error)
+grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us, GError **error)
 {
   const gint remote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
   gboolean windows = rdma_window_supported (conn);
@@ -473,8 +482,9 @@ grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
   guint64 addr;
   guint32 rkey, size;
 
-  if (!mem_alloc (conn, &fresh, round_grain (need), IBV_ACCESS_LOCAL_WRITE
-                  | (windows ? IBV_ACCESS_MW_BIND : remote), "response region", error))
+  if (!mem_alloc (conn, &fresh, round_grain (need),
+                  IBV_ACCESS_LOCAL_WRITE | (windows ? IBV_ACCESS_MW_BIND : remote),
+                  "response region", error))
     return FALSE;
   /* (an older retired region was freed when the fence saw our last message fetched; a
    * region whose bind never completed was never advertised) */
@@ -484,9 +494,9 @@ grow (RdmaConn *conn, RfpState *st, gsize need, guint64 seq, gint64 deadline_us,
   st->retired = st->region;
   st->region = fresh;
   st->region_first = seq;
-  if (windows && !rdma_window_bind_wait (conn, &st->region.window, st->region.mr,
-                                         st->region.base, st->region.size, remote,
-                                         deadline_us, error))
+  if (windows
+      && !rdma_window_bind_wait (conn, &st->region.window, st->region.mr, st->region.base,
+                                 st->region.size, remote, deadline_us, error))
     return FALSE;
   addr = GUINT64_TO_LE ((guint64) (guintptr) st->region.base);
   rkey = GUINT32_TO_LE (windows ? rdma_window_rkey (st->region.window) : st->region.mr->rkey);
@@ -512,7 +522,8 @@ send_notice (RdmaConn *conn, RfpState *st, guint64 seq, gint64 deadline_us, GErr
   guint8 *dst;
 
   /* not before the advert, which may wait in the control queue for a free slot */
-  for (;;) {
+  for (;;)
+  {
     if (!rdma_conn_check_usable (conn, error) || !rdma_conn_return_credits (conn, error))
       return FALSE;
     if (notice_ready (conn))
@@ -526,8 +537,8 @@ send_notice (RdmaConn *conn, RfpState *st, guint64 seq, gint64 deadline_us, GErr
   rdma_conn_header (conn, dst, RDMA_PROTO_RFP, RDMA_WIRE_DATA, RDMA_WIRE_FIRST | RDMA_WIRE_LAST,
                     sizeof n, sizeof n);
   memcpy (dst + RDMA_WIRE_HEADER_SIZE, &n, sizeof n);
-  return rdma_conn_post_send (conn, RDMA_PROTO_RFP, slot, RDMA_WIRE_HEADER_SIZE + sizeof n,
-                              NULL, 0, 0, error);
+  return rdma_conn_post_send (conn, RDMA_PROTO_RFP, slot, RDMA_WIRE_HEADER_SIZE + sizeof n, NULL, 0,
+                              0, error);
 }
 
 /* A message that needs a larger region than the one it has asks the budget first
@@ -554,10 +565,10 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
   guint8 *body;
   RfpHeader *h;
 
-  if (len > G_MAXUINT32 - RFP_GRAIN - RFP_BODY_OFF) {
+  if (len > G_MAXUINT32 - RFP_GRAIN - RFP_BODY_OFF)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "send", 0, -1,
-                           "a %" G_GSIZE_FORMAT "-byte message does not fit an RFP region",
-                           len);
+                           "a %" G_GSIZE_FORMAT "-byte message does not fit an RFP region", len);
     return FALSE;
   }
   /* before_send saw the last message fetched: the region is ours to rewrite */
@@ -571,8 +582,8 @@ rfp_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error
   h->ack = GUINT64_TO_LE (st->fetched);
   h->len = GUINT32_TO_LE ((guint32) len);
   h->zero = 0;
-  h->check = GUINT64_TO_LE (rfp_check (seq, st->fetched, (guint32) len, body,
-                                       MIN (len, (gsize) RFP_CHECKED)));
+  h->check = GUINT64_TO_LE (
+      rfp_check (seq, st->fetched, (guint32) len, body, MIN (len, (gsize) RFP_CHECKED)));
   /* the sequence number last: a reader that sees it finds the rest written */
   __atomic_store_n ((guint64 *) (st->region.base + RFP_HDR_OFF), GUINT64_TO_LE (seq),
                     __ATOMIC_RELEASE);
@@ -599,10 +610,10 @@ ensure_fetch (RdmaConn *conn, RfpState *st, gsize need, gsize keep, GError **err
     return FALSE;
   if (st->fetch.size >= need)
     return TRUE;
-  if (!mem_alloc (conn, &fresh, round_grain (need), IBV_ACCESS_LOCAL_WRITE, "fetch buffer",
-                  error))
+  if (!mem_alloc (conn, &fresh, round_grain (need), IBV_ACCESS_LOCAL_WRITE, "fetch buffer", error))
     return FALSE;
-  if (keep > 0) {
+  if (keep > 0)
+  {
     memcpy (fresh.base, st->fetch.base, keep);
     conn->stats.bytes_copied += keep;
   }
@@ -614,9 +625,8 @@ ensure_fetch (RdmaConn *conn, RfpState *st, gsize need, gsize keep, GError **err
 static gboolean
 fetch_wanted (RdmaConn *conn, RfpState *st)
 {
-  if (conn->state != RDMA_CONN_CONNECTED || !st->peer_known || st->held
-      || st->phase != FETCH_IDLE || st->reads_out >= conn->max_rd_atomic
-      || conn->sq_used + 1 > conn->sq_depth)
+  if (conn->state != RDMA_CONN_CONNECTED || !st->peer_known || st->held || st->phase != FETCH_IDLE
+      || st->reads_out >= conn->max_rd_atomic || conn->sq_used + 1 > conn->sq_depth)
     return FALSE;
   return st->notified > conn->msgs_received
          || (conn->is_client && !st->notify_told && conn->msgs_sent > conn->msgs_received);
@@ -628,7 +638,8 @@ post_read (RdmaConn *conn, RfpState *st, gsize local_off, guint64 remote_off, gu
 {
   RdmaOp *op = rdma_conn_op_get (conn, RDMA_OP_READ, RDMA_PROTO_RFP);
   struct ibv_sge sge = {
-    .addr = (uintptr_t) (st->fetch.base + local_off), .length = len,
+    .addr = (uintptr_t) (st->fetch.base + local_off),
+    .length = len,
     .lkey = st->fetch.mr->lkey,
   };
   struct ibv_send_wr wr = {
@@ -663,10 +674,12 @@ unhold (RdmaConn *conn, RfpState *st)
       || !(st->notified > conn->msgs_received
            || (conn->is_client && conn->msgs_sent > conn->msgs_received)))
     return;
-  for (GList *l = conn->received.head; l != NULL; l = l->next) {
+  for (GList *l = conn->received.head; l != NULL; l = l->next)
+  {
     RdmaMessage *m = l->data;
 
-    if (m->proto == &rdma_proto_rfp_ops && m->owner == RDMA_MSG_IN_PROTO) {
+    if (m->proto == &rdma_proto_rfp_ops && m->owner == RDMA_MSG_IN_PROTO)
+    {
       rdma_conn_message_to_heap (conn, m);
       st->held = FALSE;
       return;
@@ -696,10 +709,10 @@ static gboolean
 post_body (RdmaConn *conn, RfpState *st, GError **error)
 {
   while (st->body_next < st->body_end && st->reads_out < conn->max_rd_atomic
-         && conn->sq_used + 1 <= conn->sq_depth) {
+         && conn->sq_used + 1 <= conn->sq_depth)
+  {
     guint32 n = (guint32) MIN (st->body_end - st->body_next, (gsize) RFP_READ_MAX);
-    if (!post_read (conn, st, RFP_HDR_SIZE + st->body_next, RFP_BODY_OFF + st->body_next, n,
-                    error))
+    if (!post_read (conn, st, RFP_HDR_SIZE + st->body_next, RFP_BODY_OFF + st->body_next, n, error))
       return FALSE;
     st->body_next += n;
   }
@@ -711,12 +724,14 @@ static gboolean
 not_ready (RdmaConn *conn, RfpState *st, gboolean check_failed, GError **error)
 {
   st->phase = FETCH_IDLE;
-  if (st->fetch_strict && st->fetch_gen == st->peer_gen) {
+  if (st->fetch_strict && st->fetch_gen == st->peer_gen)
+  {
     /* announced before the READ: it must be there, whole */
     gchar *what = g_strdup_printf ("the peer announced message %" G_GUINT64_FORMAT " in its "
                                    "region, which holds message %" G_GUINT64_FORMAT " of %u "
-                                   "bytes%s", conn->msgs_received + 1, st->hdr.seq,
-                                   st->hdr.len, check_failed ? " that fails its check" : "");
+                                   "bytes%s",
+                                   conn->msgs_received + 1, st->hdr.seq, st->hdr.len,
+                                   check_failed ? " that fails its check" : "");
     protocol_error (error, what);
     g_free (what);
     return FALSE;
@@ -743,14 +758,16 @@ complete (RdmaConn *conn, RfpState *st, GError **error)
   st->ack_rkey = st->peer_rkey;
   st->held = TRUE;
   st->window = CLAMP ((h->len + 63u) / 64u * 64u, RFP_MIN_WINDOW, RFP_CHECKED);
-  if (h->seq > st->notified && st->sent_us > 0) {
+  if (h->seq > st->notified && st->sent_us > 0)
+  {
     gint64 took = g_get_monotonic_time () - st->sent_us;
     if (st->reply_us == 0 || took < st->reply_us)
       st->reply_us = took;
     else
       st->reply_us += (took - st->reply_us) / 16;
   }
-  if (st->ask_pending != 0 && st->ask_pending <= h->seq) {
+  if (st->ask_pending != 0 && st->ask_pending <= h->seq)
+  {
     st->ask_pending = 0;
     if (!send_ack (conn, st, error))
       return FALSE;
@@ -766,13 +783,14 @@ poll_done (RdmaConn *conn, RfpState *st, GError **error)
   guint32 got = st->poll_window;
 
   memcpy (&raw, st->fetch.base, sizeof raw);
-  st->hdr = (RfpHeader) {
+  st->hdr = (RfpHeader){
     .seq = GUINT64_FROM_LE (raw.seq),
     .ack = GUINT64_FROM_LE (raw.ack),
     .len = GUINT32_FROM_LE (raw.len),
     .check = GUINT64_FROM_LE (raw.check),
   };
-  if (st->fetch_gen != st->peer_gen) {
+  if (st->fetch_gen != st->peer_gen)
+  {
     /* the region moved while the READ was out */
     st->phase = FETCH_IDLE;
     return st->notified > conn->msgs_received ? try_fetch (conn, st, error) : TRUE;
@@ -781,7 +799,8 @@ poll_done (RdmaConn *conn, RfpState *st, GError **error)
     return not_ready (conn, st, FALSE, error);
   /* (the header is within one cache line and its sequence number is stored last: with the
    * number comes the message's length) */
-  if (st->hdr.len > conn->settings.max_message) {
+  if (st->hdr.len > conn->settings.max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
                            "the peer's RFP message has %u bytes, the max message size is %u",
                            st->hdr.len, conn->settings.max_message);
@@ -791,7 +810,8 @@ poll_done (RdmaConn *conn, RfpState *st, GError **error)
     return protocol_error (error, "an RFP message longer than the region it is in");
   if (st->hdr.len <= got)
     return complete (conn, st, error);
-  if (conn->state != RDMA_CONN_CONNECTED) {
+  if (conn->state != RDMA_CONN_CONNECTED)
+  {
     st->phase = FETCH_IDLE;
     return TRUE;
   }
@@ -811,9 +831,12 @@ read_done (RdmaConn *conn, RdmaOp *op, const struct ibv_wc *wc, GError **error)
   gboolean ok = TRUE;
 
   st->reads_out--;
-  if (st->phase == FETCH_POLL) {
+  if (st->phase == FETCH_POLL)
+  {
     ok = poll_done (conn, st, &e);
-  } else if (st->phase == FETCH_BODY) {
+  }
+  else if (st->phase == FETCH_BODY)
+  {
     if (st->body_next < st->body_end)
       ok = conn->state != RDMA_CONN_CONNECTED || post_body (conn, st, &e);
     else if (st->reads_out == 0)
@@ -835,8 +858,8 @@ rfp_release (RdmaConn *conn, guint8 *data, gsize len, guint64 token, GError **er
 
 /* A notice. */
 static gboolean
-rfp_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
-                const guint8 *payload, GError **error)
+rfp_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const guint8 *payload,
+                GError **error)
 {
   RfpState *st = state_of (conn);
   RfpNotice n;
@@ -853,13 +876,13 @@ rfp_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr,
 }
 
 static gboolean
-rfp_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-                GError **error)
+rfp_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   RfpState *st = state_of (conn);
   guint64 seq;
 
-  switch (kind) {
+  switch (kind)
+  {
   case RFP_ADVERT: {
     guint64 addr;
     guint32 rkey, size;
@@ -921,7 +944,8 @@ rfp_progress (RdmaConn *conn, GError **error)
 
   if (st == NULL)
     return 0;
-  if (st->last_seq > st->peer_acked) {
+  if (st->last_seq > st->peer_acked)
+  {
     if (!sender_check (conn, st, &e))
       goto fail;
     if (st->fence_waiting && st->peer_acked >= st->last_seq)
@@ -933,9 +957,8 @@ rfp_progress (RdmaConn *conn, GError **error)
    * poll (a slow call does not delay the next fast one much); a wait that may block in the
    * kernel polls at once, so a READ's completion wakes it (a client that asked for notices
    * polls only on one: fetch_wanted). */
-  if (rdma_conn_polling (conn) == THRIFT_RDMA_POLLING_BUSY
-      && st->notified <= conn->msgs_received && fetch_wanted (conn, st)
-      && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
+  if (rdma_conn_polling (conn) == THRIFT_RDMA_POLLING_BUSY && st->notified <= conn->msgs_received
+      && fetch_wanted (conn, st) && g_get_monotonic_time () < st->sent_us + st->reply_us / 2)
     return n;
   if (!try_fetch (conn, st, &e))
     goto fail;

@@ -24,13 +24,13 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  gboolean peer_known;     /* the peer advertised its response region */
-  guint64 peer_addr;       /* ... and where it is */
+  gboolean peer_known; /* the peer advertised its response region */
+  guint64 peer_addr;   /* ... and where it is */
   guint32 peer_rkey;
   guint32 peer_size;
-  gboolean fetching_body;  /* a READ of a message's body is in flight */
-  gsize region_size;       /* this side's own region (0: none yet) */
-  gboolean retired;        /* an outgrown region of this side's is still registered */
+  gboolean fetching_body; /* a READ of a message's body is in flight */
+  gsize region_size;      /* this side's own region (0: none yet) */
+  gboolean retired;       /* an outgrown region of this side's is still registered */
 } RdmaRfpInfo;
 
 void rdma_proto_rfp_info (RdmaConn *conn, RdmaRfpInfo *out);

@@ -40,10 +40,10 @@
 typedef struct
 {
   RdmaRndvRx rx;
-  guint32 tx_seq;       /* of the next message sent */
-  gboolean awaiting;    /* an RTS is out and its CTS not yet here */
+  guint32 tx_seq;    /* of the next message sent */
+  gboolean awaiting; /* an RTS is out and its CTS not yet here */
   guint32 await_seq, await_len;
-  gboolean cts;         /* the CTS came: */
+  gboolean cts; /* the CTS came: */
   guint64 cts_addr;
   guint32 cts_rkey;
 } WriteRndv;
@@ -109,10 +109,12 @@ wr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
   m.kind = RDMA_RNDV_NOTIFY;
   op = rdma_rndv_prepare_send (conn, &rdma_proto_write_rndv_ops, &m, &sge, &send);
   op->tx = tx;
-  wsge = (struct ibv_sge) {
-    .addr = (uintptr_t) tx->base, .length = m.len, .lkey = tx->mr->lkey,
+  wsge = (struct ibv_sge){
+    .addr = (uintptr_t) tx->base,
+    .length = m.len,
+    .lkey = tx->mr->lkey,
   };
-  write = (struct ibv_send_wr) {
+  write = (struct ibv_send_wr){
     .wr_id = rdma_op_wr_id (&conn->quiet_op),
     .next = &send,
     .sg_list = &wsge,
@@ -126,8 +128,11 @@ wr_send_message (RdmaConn *conn, RdmaTx *tx, gint64 deadline_us, GError **error)
 static gboolean
 send_cts (RdmaConn *conn, RdmaRndvBuf *buf, guint32 rkey, GError **error)
 {
-  RdmaRndvMsg cts = { .kind = RDMA_RNDV_CTS, .seq = buf->seq, .len = buf->len,
-                      .addr = (guint64) (guintptr) buf->base, .rkey = rkey };
+  RdmaRndvMsg cts = { .kind = RDMA_RNDV_CTS,
+                      .seq = buf->seq,
+                      .len = buf->len,
+                      .addr = (guint64) (guintptr) buf->base,
+                      .rkey = rkey };
 
   return rdma_rndv_send_control (conn, &rdma_proto_write_rndv_ops, &cts, error);
 }
@@ -146,12 +151,14 @@ kick (RdmaConn *conn, WriteRndv *st, GError **error)
   gboolean windows = rdma_window_supported (conn);
   RdmaRndvBuf *buf;
 
-  while (conn->state == RDMA_CONN_CONNECTED
-         && (buf = g_queue_peek_head (&st->rx.waiting)) != NULL
-         && rdma_rndv_rx_may_map (conn, &st->rx, buf->len)) {
+  while (conn->state == RDMA_CONN_CONNECTED && (buf = g_queue_peek_head (&st->rx.waiting)) != NULL
+         && rdma_rndv_rx_may_map (conn, &st->rx, buf->len))
+  {
     g_queue_push_tail (&st->rx.active, g_queue_pop_head (&st->rx.waiting));
-    if (!rdma_rndv_rx_map (conn, &st->rx, buf, IBV_ACCESS_LOCAL_WRITE
-                           | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE), error))
+    if (!rdma_rndv_rx_map (conn, &st->rx, buf,
+                           IBV_ACCESS_LOCAL_WRITE
+                               | (windows ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_WRITE),
+                           error))
       return FALSE;
     if (windows ? !rdma_window_bind (conn, &buf->window, buf->mr, buf->base, buf->len,
                                      IBV_ACCESS_REMOTE_WRITE, window_bound, buf, error)
@@ -171,7 +178,8 @@ wr_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const gu
 
   if (!rdma_rndv_decode_send (&rdma_proto_write_rndv_ops, hdr, payload, &m, error))
     return FALSE;
-  switch (m.kind) {
+  switch (m.kind)
+  {
   case RDMA_RNDV_RTS:
     if (!rdma_rndv_rx_rts (conn, &rdma_proto_write_rndv_ops, &st->rx, slot, &m, &buf, error))
       return FALSE;
@@ -181,18 +189,20 @@ wr_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const gu
     return kick (conn, st, error);
   case RDMA_RNDV_NOTIFY:
     buf = g_queue_peek_head (&st->rx.active);
-    if (buf == NULL || buf->seq != m.seq || buf->len != m.len) {
+    if (buf == NULL || buf->seq != m.seq || buf->len != m.len)
+    {
       rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                              "garbage framing: write_rndv notice for message %u (%u bytes), "
-                             "no such write was cleared", m.seq, m.len);
+                             "no such write was cleared",
+                             m.seq, m.len);
       return FALSE;
     }
     if (!rdma_conn_repost (conn, slot, TRUE, error))
       return FALSE;
     g_queue_push_tail (&st->rx.delivered, g_queue_pop_head (&st->rx.active));
     rdma_rndv_rx_unpin (conn, buf);
-    rdma_conn_deliver (conn, &rdma_proto_write_rndv_ops, buf->base, buf->len,
-                       RDMA_MSG_IN_PROTO, -1, (guint64) (guintptr) buf);
+    rdma_conn_deliver (conn, &rdma_proto_write_rndv_ops, buf->base, buf->len, RDMA_MSG_IN_PROTO, -1,
+                       (guint64) (guintptr) buf);
     return TRUE;
   default:
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
@@ -202,19 +212,20 @@ wr_on_receive (RdmaConn *conn, guint32 slot, const RdmaWireHeader *hdr, const gu
 }
 
 static gboolean
-wr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len,
-               GError **error)
+wr_on_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 len, GError **error)
 {
   WriteRndv *st = conn->proto_state[RDMA_PROTO_WRITE_RNDV];
   RdmaRndvMsg m;
 
   if (!rdma_rndv_decode (&rdma_proto_write_rndv_ops, payload, len, &m, error))
     return FALSE;
-  if (kind != RDMA_RNDV_CTS || m.kind != kind || !st->awaiting || st->cts
-      || m.seq != st->await_seq || m.len != st->await_len) {
+  if (kind != RDMA_RNDV_CTS || m.kind != kind || !st->awaiting || st->cts || m.seq != st->await_seq
+      || m.len != st->await_len)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: write_rndv control of kind %u for message %u "
-                           "(%u bytes), unexpected now", kind, m.seq, m.len);
+                           "(%u bytes), unexpected now",
+                           kind, m.seq, m.len);
     return FALSE;
   }
   st->cts_addr = m.addr;

@@ -38,15 +38,16 @@ rdma_rndv_encode (void *dst, const RdmaRndvMsg *m)
 }
 
 gboolean
-rdma_rndv_decode (const RdmaProtoOps *ops, const guint8 *payload, guint32 len,
-                  RdmaRndvMsg *out, GError **error)
+rdma_rndv_decode (const RdmaProtoOps *ops, const guint8 *payload, guint32 len, RdmaRndvMsg *out,
+                  GError **error)
 {
   RdmaRndvWire w;
 
-  if (len != sizeof w) {
+  if (len != sizeof w)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                           "garbage framing: a %s message of %u bytes (%u expected)",
-                           ops->name, len, (guint) sizeof w);
+                           "garbage framing: a %s message of %u bytes (%u expected)", ops->name,
+                           len, (guint) sizeof w);
     return FALSE;
   }
   memcpy (&w, payload, sizeof w);
@@ -59,10 +60,11 @@ rdma_rndv_decode (const RdmaProtoOps *ops, const guint8 *payload, guint32 len,
 }
 
 gboolean
-rdma_rndv_decode_send (const RdmaProtoOps *ops, const RdmaWireHeader *hdr,
-                       const guint8 *payload, RdmaRndvMsg *out, GError **error)
+rdma_rndv_decode_send (const RdmaProtoOps *ops, const RdmaWireHeader *hdr, const guint8 *payload,
+                       RdmaRndvMsg *out, GError **error)
 {
-  if (hdr->type != RDMA_WIRE_DATA || hdr->flags != (RDMA_WIRE_FIRST | RDMA_WIRE_LAST)) {
+  if (hdr->type != RDMA_WIRE_DATA || hdr->flags != (RDMA_WIRE_FIRST | RDMA_WIRE_LAST))
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: message type %u, flags 0x%x for %s", hdr->type,
                            hdr->flags, ops->name);
@@ -110,13 +112,13 @@ rdma_rndv_prepare_send (RdmaConn *conn, const RdmaProtoOps *ops, const RdmaRndvM
                     sizeof (RdmaRndvWire), sizeof (RdmaRndvWire));
   rdma_rndv_encode (dst + RDMA_WIRE_HEADER_SIZE, m);
   op = &conn->send_ops[slot];
-  *op = (RdmaOp) { .kind = RDMA_OP_SEND, .proto = ops->id, .slot = slot };
-  *sge = (struct ibv_sge) {
+  *op = (RdmaOp){ .kind = RDMA_OP_SEND, .proto = ops->id, .slot = slot };
+  *sge = (struct ibv_sge){
     .addr = (uintptr_t) dst,
     .length = RDMA_WIRE_HEADER_SIZE + sizeof (RdmaRndvWire),
     .lkey = conn->send_pool.mr->lkey,
   };
-  *wr = (struct ibv_send_wr) {
+  *wr = (struct ibv_send_wr){
     .wr_id = rdma_op_wr_id (op),
     .sg_list = sge,
     .num_sge = 1,
@@ -133,23 +135,26 @@ rdma_rndv_rx_rts (RdmaConn *conn, const RdmaProtoOps *ops, RdmaRndvRx *rx, guint
                   const RdmaRndvMsg *m, RdmaRndvBuf **buf, GError **error)
 {
   *buf = NULL;
-  if (m->seq != rx->next_seq) {
+  if (m->seq != rx->next_seq)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
-                           "garbage framing: %s request-to-send number %u, %u expected",
-                           ops->name, m->seq, rx->next_seq);
+                           "garbage framing: %s request-to-send number %u, %u expected", ops->name,
+                           m->seq, rx->next_seq);
     return FALSE;
   }
-  if (m->len > conn->settings.max_message) {
+  if (m->len > conn->settings.max_message)
+  {
     rdma_status_set_error (error, RDMA_ERR_TOO_LARGE, "receive", 0, -1,
                            "the peer announces a %u-byte message (%s), the max message size "
-                           "is %u", m->len, ops->name, conn->settings.max_message);
+                           "is %u",
+                           m->len, ops->name, conn->settings.max_message);
     return FALSE;
   }
   rx->next_seq++;
-  if (m->len == 0) {
+  if (m->len == 0)
+  {
     /* nothing to move: the RTS is the message, read from its slot */
-    rdma_conn_deliver (conn, ops, rdma_conn_recv_slot (conn, slot), 0,
-                       RDMA_MSG_IN_SLOT, slot, 0);
+    rdma_conn_deliver (conn, ops, rdma_conn_recv_slot (conn, slot), 0, RDMA_MSG_IN_SLOT, slot, 0);
     return TRUE;
   }
   *buf = g_new0 (RdmaRndvBuf, 1);
@@ -173,7 +178,8 @@ mem_get (RdmaRndvRx *rx, guint32 len, gint numa_node, gsize *cap, GError **error
   guint8 *mem;
   gsize want = RDMA_RNDV_MIN_CAP;
 
-  if (rx->spare != NULL && rx->spare_cap >= len) {
+  if (rx->spare != NULL && rx->spare_cap >= len)
+  {
     mem = rx->spare;
     *cap = rx->spare_cap;
     rx->spare = NULL;
@@ -182,7 +188,8 @@ mem_get (RdmaRndvRx *rx, guint32 len, gint numa_node, gsize *cap, GError **error
   while (want < len)
     want *= 2;
   mem = mmap (NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
+  if (mem == MAP_FAILED)
+  {
     int err = errno;
     rdma_status_set_error (error, RDMA_ERR_NO_MEMORY, "mmap", err, -1,
                            "a %u-byte rendezvous buffer", len);
@@ -197,7 +204,8 @@ mem_get (RdmaRndvRx *rx, guint32 len, gint numa_node, gsize *cap, GError **error
 static void
 mem_put (RdmaRndvRx *rx, guint8 *mem, gsize cap)
 {
-  if (cap <= RDMA_RNDV_SPARE_MAX && (rx->spare == NULL || cap > rx->spare_cap)) {
+  if (cap <= RDMA_RNDV_SPARE_MAX && (rx->spare == NULL || cap > rx->spare_cap))
+  {
     if (rx->spare != NULL)
       munmap (rx->spare, rx->spare_cap);
     rx->spare = mem;
@@ -208,8 +216,7 @@ mem_put (RdmaRndvRx *rx, guint8 *mem, gsize cap)
 }
 
 gboolean
-rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access,
-                  GError **error)
+rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access, GError **error)
 {
   gsize cap;
   guint8 *mem = mem_get (rx, buf->len, conn->settings.numa_node, &cap, error);
@@ -218,7 +225,8 @@ rdma_rndv_rx_map (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf, gint access,
   if (mem == NULL)
     return FALSE;
   buf->mr = rdma_res_mr_reg (conn->pd, mem, buf->len, access, error);
-  if (buf->mr == NULL) {
+  if (buf->mr == NULL)
+  {
     mem_put (rx, mem, cap);
     return FALSE;
   }
@@ -247,7 +255,8 @@ buf_free (RdmaConn *conn, RdmaRndvRx *rx, RdmaRndvBuf *buf)
   if (buf->slot >= 0)
     rdma_conn_drop_slot (conn, (guint32) buf->slot);
   rdma_rndv_rx_unpin (conn, buf);
-  if (buf->base != NULL) {
+  if (buf->base != NULL)
+  {
     mem_put (rx, buf->base, buf->cap);
     rx->mapped -= buf->len;
   }

@@ -47,11 +47,11 @@ G_BEGIN_DECLS
 /* RdmaRndvWire.kind.  CTS and DONE go on the control channel (kind = the control kind). */
 enum
 {
-  RDMA_RNDV_RTS = 1,     /* sender -> receiver, SEND: a message of len bytes (Read-RNDV: to be
+  RDMA_RNDV_RTS = 1,    /* sender -> receiver, SEND: a message of len bytes (Read-RNDV: to be
                             read at addr with rkey) */
-  RDMA_RNDV_CTS = 2,     /* Write-RNDV receiver -> sender, control: write it at addr, rkey */
-  RDMA_RNDV_NOTIFY = 3,  /* Write-RNDV sender -> receiver, SEND: it is written */
-  RDMA_RNDV_DONE = 4     /* Read-RNDV receiver -> sender, control: it is read; drop the key */
+  RDMA_RNDV_CTS = 2,    /* Write-RNDV receiver -> sender, control: write it at addr, rkey */
+  RDMA_RNDV_NOTIFY = 3, /* Write-RNDV sender -> receiver, SEND: it is written */
+  RDMA_RNDV_DONE = 4    /* Read-RNDV receiver -> sender, control: it is read; drop the key */
 };
 
 /* Little-endian on the wire. */
@@ -59,10 +59,10 @@ typedef struct __attribute__ ((packed))
 {
   guint8 kind;
   guint8 reserved[3];
-  guint32 seq;       /* the message's sequence number (per protocol and direction) */
-  guint32 len;       /* the message's length */
-  guint32 rkey;      /* Read-RNDV's RTS, CTS: the key of the buffer; else 0 */
-  guint64 addr;      /* its address; else 0 */
+  guint32 seq;  /* the message's sequence number (per protocol and direction) */
+  guint32 len;  /* the message's length */
+  guint32 rkey; /* Read-RNDV's RTS, CTS: the key of the buffer; else 0 */
+  guint64 addr; /* its address; else 0 */
 } RdmaRndvWire;
 G_STATIC_ASSERT (sizeof (RdmaRndvWire) == 24);
 
@@ -89,8 +89,7 @@ gboolean rdma_rndv_send_control (RdmaConn *conn, const RdmaProtoOps *ops, const 
                                  GError **error);
 
 /* Waits until a SEND may go: a credit, a send slot and @entries free send queue entries. */
-gboolean rdma_rndv_wait_room (RdmaConn *conn, guint entries, gint64 deadline_us,
-                              GError **error);
+gboolean rdma_rndv_wait_room (RdmaConn *conn, guint entries, gint64 deadline_us, GError **error);
 /* After rdma_rndv_wait_room: takes the credit and the slot, writes the header and @m into the
  * slot and fills @sge and @wr (signalled) with them.  Returns the SEND's op (the caller may set
  * its tx). */
@@ -102,27 +101,27 @@ typedef struct
 {
   guint32 seq;
   guint32 len;
-  gint64 slot;          /* the RTS's receive slot, held until the buffer is set up; -1 */
-  guint64 peer_addr;    /* Read-RNDV: where the peer's bytes are */
+  gint64 slot;       /* the RTS's receive slot, held until the buffer is set up; -1 */
+  guint64 peer_addr; /* Read-RNDV: where the peer's bytes are */
   guint32 peer_rkey;
-  guint32 posted;       /* Read-RNDV: bytes whose READ is posted */
-  guint32 arrived;      /* Read-RNDV: bytes whose READ completed */
-  guint8 *base;         /* (owned) (nullable): mapped, cap bytes */
+  guint32 posted;  /* Read-RNDV: bytes whose READ is posted */
+  guint32 arrived; /* Read-RNDV: bytes whose READ completed */
+  guint8 *base;    /* (owned) (nullable): mapped, cap bytes */
   gsize cap;
-  struct ibv_mr *mr;    /* (owned) (nullable): registered while the transfer runs */
-  RdmaWindow *window;   /* Write-RNDV: the peer's way in, as long as mr (rdma_conn_window.h) */
-  RdmaMessage *msg;     /* Read-RNDV: its place in the received queue (the engine's) */
+  struct ibv_mr *mr;  /* (owned) (nullable): registered while the transfer runs */
+  RdmaWindow *window; /* Write-RNDV: the peer's way in, as long as mr (rdma_conn_window.h) */
+  RdmaMessage *msg;   /* Read-RNDV: its place in the received queue (the engine's) */
 } RdmaRndvBuf;
 
 /* A protocol's receiving side. */
 typedef struct
 {
-  guint32 next_seq;     /* of the next RTS */
-  GQueue waiting;       /* RdmaRndvBuf (owned): announced, no buffer yet */
-  GQueue active;        /* (owned): buffer set up, bytes on the way */
-  GQueue delivered;     /* (owned): delivered, not yet released by the reader */
-  gsize mapped;         /* bytes of all buffers' messages */
-  guint8 *spare;        /* (owned) (nullable): the memory of a freed buffer, kept for the
+  guint32 next_seq; /* of the next RTS */
+  GQueue waiting;   /* RdmaRndvBuf (owned): announced, no buffer yet */
+  GQueue active;    /* (owned): buffer set up, bytes on the way */
+  GQueue delivered; /* (owned): delivered, not yet released by the reader */
+  gsize mapped;     /* bytes of all buffers' messages */
+  guint8 *spare;    /* (owned) (nullable): the memory of a freed buffer, kept for the
                            next (an unmap costs every CPU running the process a TLB
                            flush); not registered */
   gsize spare_cap;
@@ -131,9 +130,8 @@ typedef struct
 /* An RTS arrived in receive slot @slot: checks it (kind, order, length).  A 0-byte message is
  * delivered from the slot at once (*@buf NULL); otherwise *@buf is a new RdmaRndvBuf that
  * holds the slot, for the caller to queue. */
-gboolean rdma_rndv_rx_rts (RdmaConn *conn, const RdmaProtoOps *ops, RdmaRndvRx *rx,
-                           guint32 slot, const RdmaRndvMsg *m, RdmaRndvBuf **buf,
-                           GError **error);
+gboolean rdma_rndv_rx_rts (RdmaConn *conn, const RdmaProtoOps *ops, RdmaRndvRx *rx, guint32 slot,
+                           const RdmaRndvMsg *m, RdmaRndvBuf **buf, GError **error);
 /* TRUE if a buffer of @len bytes may be set up now (the bytes held stay bounded). */
 gboolean rdma_rndv_rx_may_map (RdmaConn *conn, const RdmaRndvRx *rx, guint32 len);
 /* Maps and registers @buf's memory with @access, and gives the RTS's slot back. */

@@ -27,12 +27,13 @@ can_notify (RdmaConn *conn, gpointer data)
 }
 
 gboolean
-rdma_write_send_message (RdmaConn *conn, const RdmaProtoOps *ops, gboolean chained,
-                         RdmaTx *tx, gint64 deadline_us, GError **error)
+rdma_write_send_message (RdmaConn *conn, const RdmaProtoOps *ops, gboolean chained, RdmaTx *tx,
+                         gint64 deadline_us, GError **error)
 {
   gsize len = tx->len, off = 0;
 
-  do {
+  do
+  {
     guint64 raddr;
     guint32 rkey, n, slot;
     guint8 flags;
@@ -47,10 +48,10 @@ rdma_write_send_message (RdmaConn *conn, const RdmaProtoOps *ops, gboolean chain
     flags = (off == 0 ? RDMA_WIRE_FIRST : 0) | (off + n == len ? RDMA_WIRE_LAST : 0);
     rdma_credit_take (&conn->credits);
     rdma_pool_get (&conn->send_pool, &slot);
-    rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), ops->id, RDMA_WIRE_RING,
-                      flags, n, (guint32) len);
+    rdma_conn_header (conn, rdma_pool_slot (&conn->send_pool, slot), ops->id, RDMA_WIRE_RING, flags,
+                      n, (guint32) len);
     op = &conn->send_ops[slot];
-    *op = (RdmaOp) { .kind = RDMA_OP_SEND, .proto = ops->id, .slot = slot, .tx = tx };
+    *op = (RdmaOp){ .kind = RDMA_OP_SEND, .proto = ops->id, .slot = slot, .tx = tx };
     {
       struct ibv_sge hsge = {
         .addr = (uintptr_t) rdma_pool_slot (&conn->send_pool, slot),
@@ -65,26 +66,33 @@ rdma_write_send_message (RdmaConn *conn, const RdmaProtoOps *ops, gboolean chain
         .send_flags = IBV_SEND_SIGNALED,
       };
 
-      sge = (struct ibv_sge) {
-        .addr = (uintptr_t) (tx->base + off), .length = n, .lkey = tx->mr->lkey,
+      sge = (struct ibv_sge){
+        .addr = (uintptr_t) (tx->base + off),
+        .length = n,
+        .lkey = tx->mr->lkey,
       };
-      write = (struct ibv_send_wr) {
+      write = (struct ibv_send_wr){
         .wr_id = rdma_op_wr_id (&conn->quiet_op),
         .sg_list = &sge,
         .num_sge = 1,
         .opcode = IBV_WR_RDMA_WRITE,
         .wr.rdma = { .remote_addr = raddr, .rkey = rkey },
       };
-      if (n == 0) {
+      if (n == 0)
+      {
         /* nothing to write: the notice alone */
         if (!rdma_conn_post_wr (conn, &send, "SEND (ring notice)", error))
           return FALSE;
-      } else if (chained) {
+      }
+      else if (chained)
+      {
         write.next = &send;
         if (!rdma_conn_post_wr (conn, &write, "WRITE + SEND", error))
           return FALSE;
-      } else if (!rdma_conn_post_wr (conn, &write, "WRITE", error)
-                 || !rdma_conn_post_wr (conn, &send, "SEND (ring notice)", error)) {
+      }
+      else if (!rdma_conn_post_wr (conn, &write, "WRITE", error)
+               || !rdma_conn_post_wr (conn, &send, "SEND (ring notice)", error))
+      {
         return FALSE;
       }
     }
@@ -97,7 +105,8 @@ gboolean
 rdma_write_send_on_receive (RdmaConn *conn, const RdmaProtoOps *ops, guint32 slot,
                             const RdmaWireHeader *hdr, GError **error)
 {
-  if (hdr->type != RDMA_WIRE_RING) {
+  if (hdr->type != RDMA_WIRE_RING)
+  {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
                            "garbage framing: message type %u for %s", hdr->type, ops->name);
     return FALSE;
@@ -105,6 +114,5 @@ rdma_write_send_on_receive (RdmaConn *conn, const RdmaProtoOps *ops, guint32 slo
   /* the notice's slot holds nothing more: it goes back at once */
   if (!rdma_conn_repost (conn, slot, TRUE, error))
     return FALSE;
-  return rdma_ring_rx_chunk (conn, ops, hdr->frag_len, (hdr->flags & RDMA_WIRE_LAST) != 0,
-                             error);
+  return rdma_ring_rx_chunk (conn, ops, hdr->frag_len, (hdr->flags & RDMA_WIRE_LAST) != 0, error);
 }
