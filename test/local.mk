@@ -17,6 +17,10 @@ test_link = -no-install
 TESTS += test/check-license.sh
 EXTRA_DIST += test/check-license.sh
 
+# --- one C style, .clang-format's ---
+TESTS += test/style.sh
+EXTRA_DIST += test/style.sh .clang-format
+
 # --- the installed library exports the public API only ---
 TESTS += test/unit/exports.sh
 EXTRA_DIST += test/unit/exports.sh
