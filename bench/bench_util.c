@@ -120,14 +120,25 @@ bench_parse_list (const gchar *text, gboolean sizes, GArray *out, GError **error
   return ok;
 }
 
-const gchar *const bench_counter_names[BENCH_N_COUNTERS] = {
-  "wr_posted",           "post_send_calls", "post_recv_calls",
-  "completions",         "sends",           "writes",
-  "write_imms",          "reads",           "recvs",
-  "bytes_copied",        "round_trips",     "cq_events",
-  "control_messages",    "credit_messages", "window_binds",
-  "window_invalidations"
-};
+const gchar *const bench_counter_names[BENCH_N_COUNTERS] = { "wr_posted",
+                                                             "post_send_calls",
+                                                             "post_recv_calls",
+                                                             "completions",
+                                                             "sends",
+                                                             "writes",
+                                                             "write_imms",
+                                                             "reads",
+                                                             "recvs",
+                                                             "bytes_copied",
+                                                             "round_trips",
+                                                             "cq_events",
+                                                             "control_messages",
+                                                             "credit_messages",
+                                                             "window_binds",
+                                                             "window_invalidations",
+                                                             "poll_waits",
+                                                             "read_waits",
+                                                             "spins_declined" };
 
 void
 bench_counters_from_stats (const ThriftRdmaStats *st, guint64 out[BENCH_N_COUNTERS])
@@ -148,6 +159,10 @@ bench_counters_from_stats (const ThriftRdmaStats *st, guint64 out[BENCH_N_COUNTE
   out[BENCH_C_CREDITS] = st->credit_messages;
   out[BENCH_C_BINDS] = st->window_binds;
   out[BENCH_C_INVALIDATIONS] = st->window_invalidations;
+  /* how the waits blocked: the wake-ups cq_events counts, by the system call that slept */
+  out[BENCH_C_POLL_WAITS] = st->poll_waits;
+  out[BENCH_C_READ_WAITS] = st->read_waits;
+  out[BENCH_C_SPINS_DECLINED] = st->spins_declined;
 }
 
 void

@@ -56,7 +56,7 @@ gboolean bench_parse_list (const gchar *text, gboolean sizes, GArray *out, GErro
 /* The ThriftRdmaStats counters written to CSV, in this order (totals over the calls of a
  * row, not per call). */
 extern const gchar *const bench_counter_names[];
-#define BENCH_N_COUNTERS 16
+#define BENCH_N_COUNTERS 19
 
 /* Copies the counters named by bench_counter_names out of @st into @out. */
 void bench_counters_from_stats (const ThriftRdmaStats *st, guint64 out[BENCH_N_COUNTERS]);
@@ -85,7 +85,10 @@ enum
   BENCH_C_CONTROL,
   BENCH_C_CREDITS,
   BENCH_C_BINDS,
-  BENCH_C_INVALIDATIONS
+  BENCH_C_INVALIDATIONS,
+  BENCH_C_POLL_WAITS,
+  BENCH_C_READ_WAITS,
+  BENCH_C_SPINS_DECLINED
 };
 
 G_END_DECLS
