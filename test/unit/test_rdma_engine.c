@@ -942,6 +942,17 @@ test_poll_cost_steady (void)
 #undef SPIN
 #undef BLOCK
 
+/* The machine as test_spin_contention's reader shows it. */
+static guint fake_runnable = 1, fake_online = 2;
+
+static gboolean
+fake_load (guint *runnable, guint *online)
+{
+  *runnable = fake_runnable;
+  *online = fake_online;
+  return TRUE;
+}
+
 /* Waits may spin while the waiters are no more than the cores, and fewer than the cores
  * already spin; a slot given back (its wait blocking now) admits the next one. */
 static void
@@ -949,6 +960,9 @@ test_spin_admission (void)
 {
   RdmaSpinTicket a, b, c, d, e;
 
+  /* (a machine whose other threads leave the cores free: test_spin_contention) */
+  fake_runnable = 1;
+  rdma_spin_set_load_reader (fake_load);
   rdma_spin_set_cores (2);
   g_assert_true (rdma_spin_begin (&a, TRUE));
   g_assert_true (rdma_spin_begin (&b, TRUE));
@@ -976,7 +990,67 @@ test_spin_admission (void)
   g_assert_cmpuint (rdma_spin_waiters (), ==, 0);
   g_assert_cmpuint (rdma_spin_spinners (), ==, 0);
   rdma_spin_set_cores (0);
+  rdma_spin_set_load_reader (NULL);
   g_assert_cmpuint (rdma_spin_cores (), ==, rdma_machine_get ()->cores);
+}
+
+/* Whether a wait is let spin after the reading that the next wait takes (one per
+ * RDMA_SPIN_SAMPLE_US). */
+static gboolean
+spins_after_reading (void)
+{
+  RdmaSpinTicket t;
+  gboolean spun;
+
+  g_usleep (RDMA_SPIN_SAMPLE_US + 1000);
+  spun = rdma_spin_begin (&t, TRUE);
+  rdma_spin_end (&t);
+  return spun;
+}
+
+/* A machine whose runnable threads, other than the process's spinners, and the process's
+ * waiters would be more than its cores is contended: once the readings say so half the
+ * time, no wait spins; one reading alone does not stop them, and the process's own spinners
+ * do not count against it. */
+static void
+test_spin_contention (void)
+{
+  RdmaSpinTicket a, b;
+  guint i;
+
+  rdma_spin_set_cores (2);
+  rdma_spin_set_load_reader (fake_load);
+  /* the reader alone is runnable */
+  fake_runnable = 1;
+  g_assert_true (spins_after_reading ());
+  /* the peer and another process want the cores: the reader and two more, on two cores */
+  fake_runnable = 3;
+  g_assert_true (spins_after_reading ()); /* one instant */
+  for (i = 0; i < 8 && spins_after_reading (); i++)
+    ;
+  g_assert_cmpuint (i, <, 8);
+  g_assert_true (rdma_spin_contended ());
+  g_assert_false (spins_after_reading ());
+  /* the other threads are gone: spinning comes back */
+  fake_runnable = 1;
+  for (i = 0; i < 12 && !spins_after_reading (); i++)
+    ;
+  g_assert_cmpuint (i, <, 12);
+  g_assert_false (rdma_spin_contended ());
+  /* the process's own spinner and its reader are the runnable threads: two waiters on two
+   * cores, not contended however long it lasts */
+  g_assert_true (rdma_spin_begin (&a, TRUE));
+  fake_runnable = 2;
+  for (i = 0; i < 10; i++)
+  {
+    g_usleep (RDMA_SPIN_SAMPLE_US + 1000);
+    g_assert_true (rdma_spin_begin (&b, TRUE));
+    rdma_spin_end (&b);
+  }
+  g_assert_false (rdma_spin_contended ());
+  rdma_spin_end (&a);
+  rdma_spin_set_load_reader (NULL);
+  rdma_spin_set_cores (0);
 }
 
 /* THRIFT_RDMA_SPIN_CORES sets the cores admission counts with; a value that is not a count
@@ -1046,12 +1120,15 @@ test_spin_admission_threads (void)
   SpinRace r = { 0 };
   GThread *t[8];
 
+  fake_runnable = 1;
+  rdma_spin_set_load_reader (fake_load);
   rdma_spin_set_cores (3);
   for (guint i = 0; i < G_N_ELEMENTS (t); i++)
     t[i] = g_thread_new ("spin", spin_race_main, &r);
   for (guint i = 0; i < G_N_ELEMENTS (t); i++)
     g_thread_join (t[i]);
   rdma_spin_set_cores (0);
+  rdma_spin_set_load_reader (NULL);
   g_assert_cmpint (r.over, ==, 0);
   g_assert_cmpint (r.admitted, >, 0);
   g_assert_cmpuint (rdma_spin_waiters (), ==, 0);
@@ -1188,6 +1265,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/poll/spin_admission_threads", test_spin_admission_threads);
   g_test_add_func ("/rdma_engine/poll/spin_cores_env", test_spin_cores_env);
   g_test_add_func ("/rdma_engine/poll/spin_cores_env_bad", test_spin_cores_env_bad);
+  g_test_add_func ("/rdma_engine/poll/spin_contention", test_spin_contention);
   g_test_add_func ("/rdma_engine/transport/properties", test_properties);
   g_test_add_func ("/rdma_engine/transport/no_device", test_no_device);
   return g_test_run ();

@@ -235,7 +235,8 @@ typedef struct _ThriftRdmaStats
                                  measured cheaper for their size (bulk-threshold left at its
                                  default) */
   guint64 spins_declined;       /* hybrid waits that blocked at once, without spinning: the
-                                 process's waiting threads outnumbered its cores */
+                                 process's waiting threads outnumbered its cores, or the
+                                 machine's cores were contended (rdma_spin.h) */
   guint64 budget_refusals;      /* buffers that would have sped this connection up (a direct
                                  ring, batched-write slots, an RFP region), not made: the
                                  process reached max-pinned-bytes; those messages went by

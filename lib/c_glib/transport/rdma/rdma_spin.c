@@ -15,12 +15,24 @@
 /* rdma_spin.c: spinning admission (see rdma_spin.h). */
 #include "config.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "rdma_machine.h"
 #include "rdma_spin.h"
 
 static gint waiters;
 static gint spinners;
 static guint cores_override;
+
+/* the machine's contention: the share of recent readings that found it contended, in
+ * 1/CONTENDED_ONE (a moving average over about 8 readings, 80 ms), and when it was last read */
+#define CONTENDED_ONE 1024
+static gint contended_share;
+static gint64 sampled_at;
+static RdmaSpinLoadReader load_reader;
 
 /* THRIFT_RDMA_SPIN_CORES: a container's CPU quota is not in its affinity mask, and a
  * process that shares its cores with another (its peer on one host) has fewer than it sees. */
@@ -70,6 +82,85 @@ rdma_spin_set_cores (guint cores)
   g_atomic_int_set ((gint *) &cores_override, (gint) cores);
 }
 
+/* /proc/loadavg's fourth field is "runnable/threads": the threads running or waiting for a
+ * core at this instant, machine-wide */
+static gboolean
+read_loadavg (guint *runnable, guint *online)
+{
+  static gint fd = -2;
+  static guint cpus;
+  gchar buf[128], *slash, *p;
+  ssize_t n;
+  gint f = g_atomic_int_get (&fd);
+
+  if (f == -2)
+  {
+    long c = sysconf (_SC_NPROCESSORS_ONLN);
+
+    cpus = c > 0 ? (guint) c : 1;
+    f = open ("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    /* (two first readers: the loser closes its own) */
+    if (!g_atomic_int_compare_and_exchange (&fd, -2, f))
+    {
+      if (f >= 0)
+        close (f);
+      f = g_atomic_int_get (&fd);
+    }
+  }
+  if (f < 0)
+    return FALSE;
+  n = pread (f, buf, sizeof buf - 1, 0);
+  if (n <= 0)
+    return FALSE;
+  buf[n] = '\0';
+  slash = strchr (buf, '/');
+  if (slash == NULL)
+    return FALSE;
+  for (p = slash; p > buf && p[-1] != ' '; p--)
+    ;
+  *runnable = (guint) strtoul (p, NULL, 10);
+  *online = cpus;
+  return TRUE;
+}
+
+void
+rdma_spin_set_load_reader (RdmaSpinLoadReader read)
+{
+  load_reader = read;
+  g_atomic_int_set (&contended_share, 0);
+  __atomic_store_n (&sampled_at, 0, __ATOMIC_RELAXED);
+}
+
+/* One reading, by one waiter at a time, every RDMA_SPIN_SAMPLE_US.  The reader itself is
+ * runnable and a waiter; the process's spinners are runnable and would stay so. */
+static void
+sample (gint64 now)
+{
+  gint64 last = __atomic_load_n (&sampled_at, __ATOMIC_RELAXED);
+  guint runnable, online;
+  gint others, share, old;
+
+  if (now - last < RDMA_SPIN_SAMPLE_US
+      || !__atomic_compare_exchange_n (&sampled_at, &last, now, FALSE, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED))
+    return;
+  if (!(load_reader != NULL ? load_reader : read_loadavg) (&runnable, &online))
+    return;
+  others = (gint) runnable - g_atomic_int_get (&spinners) - 1;
+  old = g_atomic_int_get (&contended_share);
+  share = old
+          + ((MAX (others, 0) + g_atomic_int_get (&waiters) > (gint) online ? CONTENDED_ONE : 0)
+             - old)
+                / 8;
+  g_atomic_int_set (&contended_share, share);
+}
+
+gboolean
+rdma_spin_contended (void)
+{
+  return g_atomic_int_get (&contended_share) >= CONTENDED_ONE / 2;
+}
+
 gboolean
 rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin)
 {
@@ -78,6 +169,9 @@ rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin)
 
   t->spinning = FALSE;
   if (!wants_spin || w > cores)
+    return FALSE;
+  sample (g_get_monotonic_time ());
+  if (rdma_spin_contended ())
     return FALSE;
   for (;;)
   {

@@ -24,7 +24,17 @@
  * than the cores the process may run on, and fewer than that already spin; otherwise it
  * blocks at once.  It gives its spinning slot back as soon as it stops spinning.
  *
- * Lock-free (two atomic counters), taken on every wait: no system call.
+ * The cores are not the process's alone: its peer on the same host, or any other process, may
+ * need them too, and a spinner then keeps that thread waiting for the scheduler (at 2 clients
+ * on the 2 cores of the soft-RoCE guest, both clients spun while the server waited: 2 clients
+ * did fewer calls per second than 1).  So every RDMA_SPIN_SAMPLE_US a waiter reads the
+ * machine's runnable threads (/proc/loadavg) and counts those that are not this process's
+ * spinners: when they and the process's waiters would be more than the machine's cores, the
+ * cores are contended.  Averaged over recent readings (one reading is an instant), a
+ * machine contended half the time or more lets no wait spin.
+ *
+ * Lock-free (atomic counters), taken on every wait; one pread (2) per RDMA_SPIN_SAMPLE_US
+ * for the whole process.
  */
 #ifndef RDMA_SPIN_H
 #define RDMA_SPIN_H
@@ -39,6 +49,9 @@ typedef struct
   gboolean spinning; /* it holds a spinning slot */
 } RdmaSpinTicket;
 
+/* How often the machine's runnable threads are read. */
+#define RDMA_SPIN_SAMPLE_US 10000
+
 /* The wait begins: counted among the waiters.  With @wants_spin, it asks for a spinning slot
  * as well; TRUE if it got one (then it may spin until rdma_spin_stop). */
 gboolean rdma_spin_begin (RdmaSpinTicket *t, gboolean wants_spin);
@@ -52,6 +65,13 @@ void rdma_spin_end (RdmaSpinTicket *t);
 guint rdma_spin_cores (void);
 /* Tests: admit as if the process had @cores cores (0: back to the real count). */
 void rdma_spin_set_cores (guint cores);
+/* Tests: read the machine's runnable threads and online cores from @read instead of
+ * /proc/loadavg (NULL: back to it); the average starts again. */
+typedef gboolean (*RdmaSpinLoadReader) (guint *runnable, guint *online);
+void rdma_spin_set_load_reader (RdmaSpinLoadReader read);
+/* Whether the machine's cores were found contended (the average of the readings). */
+gboolean rdma_spin_contended (void);
+
 /* The waits now counted, and those of them spinning. */
 guint rdma_spin_waiters (void);
 guint rdma_spin_spinners (void);

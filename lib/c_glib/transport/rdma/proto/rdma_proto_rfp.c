@@ -388,8 +388,8 @@ controls_posted (RdmaConn *conn, gpointer data)
 }
 
 /* Whether this client's next wait may block in the kernel: an event-polled one does, a
- * hybrid one when the process's waits already take its cores (it would not be let spin,
- * rdma_spin.h), a busy-polled one never. */
+ * hybrid one when the process's waits already take its cores or the machine's are contended
+ * (it would not be let spin, rdma_spin.h), a busy-polled one never. */
 static gboolean
 wait_may_block (RdmaConn *conn)
 {
@@ -398,7 +398,7 @@ wait_may_block (RdmaConn *conn)
   case THRIFT_RDMA_POLLING_BUSY:
     return FALSE;
   case THRIFT_RDMA_POLLING_HYBRID:
-    return rdma_spin_waiters () >= rdma_spin_cores ();
+    return rdma_spin_waiters () >= rdma_spin_cores () || rdma_spin_contended ();
   default:
     return TRUE;
   }
