@@ -17,6 +17,7 @@
 
 #include <numa.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rdma_machine.h"
 
@@ -141,6 +142,7 @@ rdma_machine_get (void)
     rdma_machine_read_cores ("/sys/devices/system/node", (guint) MAX (g_get_num_processors (), 1),
                              &machine);
     read_nodes (&machine);
+    machine.online = (guint) MAX (sysconf (_SC_NPROCESSORS_ONLN), 1);
     g_once_init_leave (&done, 1);
   }
   return &machine;

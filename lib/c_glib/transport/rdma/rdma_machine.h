@@ -40,6 +40,7 @@ typedef struct
   guint cores;          /* cores this process may run on (>= 1) */
   guint cores_per_node; /* cores of one NUMA node (>= 1, <= cores) */
   guint nodes;          /* NUMA nodes with cores (>= 1) */
+  guint online;         /* cores the machine has online, the process's or not (>= 1) */
   /* libnuma: where memory and threads can be bound */
   gboolean numa_available;                     /* numa_available () >= 0 */
   gint max_node;                               /* numa_max_node (); 0 if !numa_available */

@@ -88,16 +88,12 @@ static gboolean
 read_loadavg (guint *runnable, guint *online)
 {
   static gint fd = -2;
-  static guint cpus;
   gchar buf[128], *slash, *p;
   ssize_t n;
   gint f = g_atomic_int_get (&fd);
 
   if (f == -2)
   {
-    long c = sysconf (_SC_NPROCESSORS_ONLN);
-
-    cpus = c > 0 ? (guint) c : 1;
     f = open ("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     /* (two first readers: the loser closes its own) */
     if (!g_atomic_int_compare_and_exchange (&fd, -2, f))
@@ -119,7 +115,7 @@ read_loadavg (guint *runnable, guint *online)
   for (p = slash; p > buf && p[-1] != ' '; p--)
     ;
   *runnable = (guint) strtoul (p, NULL, 10);
-  *online = cpus;
+  *online = rdma_machine_get ()->online;
   return TRUE;
 }
 
