@@ -6,7 +6,8 @@
 # goes by Direct-WriteIMM; the bulk part's copy columns are measured, a bulk mode this build
 # refuses is marked skipped, perftest's raw figures sit beside them; the rsocket column of
 # latency, throughput and mixed is measured and its calls moved RDMA packets, not TCP
-# segments; the figures are plotted when gnuplot is installed). It measures nothing: it keeps
+# segments; qperf's ping-pongs over TCP and RDMA, each on its own fabric; the figures are
+# plotted when gnuplot is installed). It measures nothing: it keeps
 # run-all working.
 # Environment: top_builddir (default: the source tree).
 set -u
@@ -17,7 +18,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-rdma-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 n=0
 
-echo "1..30"
+echo "1..32"
 start=$SECONDS
 "$srcdir/bench/run-all" --quick --out "$work/csv" > "$work/out" 2> "$work/err"
 rc=$?
@@ -32,7 +33,8 @@ check "run-all --quick exits 0" test $rc -eq 0
 for heading in "Latency: one call at a time" "Throughput: 512 B payload" \
                "Mixed (HatRPC Sec. 5.3): 512 B payload" "Hybrid mix (issue 9)" \
                "Bulk transfer (issue 10)" "Bulk transfer against raw RDMA" \
-               "System calls per RPC" "YCSB on HatKV" "Scale: one client process"; do
+               "System calls per RPC" "YCSB on HatKV" "Scale: one client process" \
+               "The fabric without Thrift"; do
   check "table: $heading" grep -qF "== $heading" "$work/out"
 done
 check "latency.csv: 12 columns x 2 sizes, and rsocket" \
@@ -75,6 +77,8 @@ check "rsocket.csv: its calls moved RDMA packets and next to no TCP segments" \
 check "scale.csv holds together (rdma and tcp at 4 and 16 connections, the server measured)" \
   bash -c "'$srcdir/bench/check-suite-csv' scale '$work/csv/scale.csv' &&
            test \$(grep -cE '^(rdma,rdma|tcp,tcp),(4|16),([^,]*,){11}[0-9]' '$work/csv/scale.csv') -eq 4"
+check "floor.csv holds together (qperf over TCP and RDMA, 1 and 2 pairs, each on its fabric)" \
+  "$srcdir/bench/check-suite-csv" floor "$work/csv/floor.csv"
 check "machine.txt says where it ran" grep -q '^rdma: ' "$work/csv/machine.txt"
 if [ "$failures" -gt 0 ]; then
   sed 's/^/# /' "$work/err" "$work/out"
