@@ -325,7 +325,7 @@ explain_parse (const gchar *line, Explained *x)
     g_autofree gchar *polling = g_match_info_fetch (m, 8);
     g_autofree gchar *measured = g_match_info_fetch (m, 12);
     g_autofree gchar *by = g_match_info_fetch (m, 13);
-    gboolean wall = strstr (polling, "(event until a spin measures the shorter call)") != NULL;
+    gboolean wall = strstr (polling, "(spins until blocking measures the shorter call)") != NULL;
     gboolean cpu = strstr (polling, "(event until a spin measures less CPU per call)") != NULL;
 
     if (measured != NULL && *measured != '\0'
@@ -793,7 +793,7 @@ test_function (gconstpointer data)
   if (strcmp (fn->name, "throughput_under_small") == 0)
   {
     assert_contains (client_line, cx.polling_reason,
-                     "(event until a spin measures the shorter call)");
+                     "(spins until blocking measures the shorter call)");
     steady_workload (client, t, fn);
   }
 

@@ -3640,7 +3640,7 @@ test_thrift_measured (void)
   g_test_message ("%s", line);
   g_assert_nonnull (strstr (line, "small (<= 4096 B) direct_write_imm/event, large "
                                   "direct_write_imm/busy"));
-  g_assert_nonnull (strstr (line, "(event until a spin measures the shorter call)"));
+  g_assert_nonnull (strstr (line, "(spins until blocking measures the shorter call)"));
   g_assert_nonnull (strstr (line, "(measured on this connection: a spun call "));
   g_assert_nonnull (strstr (line, " (by call time, over "));
 

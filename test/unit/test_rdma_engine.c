@@ -777,8 +777,9 @@ simulate_cost (RdmaPollCost *c, RdmaMeasure m, const Fabric *f, guint n)
 /* The same plan (event polling left to measurement) spins where a wake-up costs more than it
  * saves and blocks where it costs less: a slow wake-up (soft-RoCE under emulation: a blocked
  * call 3.5x a spun one) against a cheap one (a NIC's host: a few us of CPU for a wake-up, a
- * handler that takes a while).  Before anything is measured it blocks, the table's prior, but
- * for a first run of calls that spins to measure that way. */
+ * handler that takes a while).  Before anything is measured it takes the measure's prior
+ * (spinning by call time, the default's way; blocking by CPU, the table's), but for a first
+ * run of calls that takes the other way to measure it. */
 static void
 test_poll_cost_fabrics (void)
 {
@@ -787,28 +788,42 @@ test_poll_cost_fabrics (void)
   RdmaPollCost c = { 0 };
   guint budget;
 
-  for (guint i = 0; i < RDMA_POLL_COST_RUN; i++)
-  {
-    g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==, SPIN);
-    g_assert_cmpuint (budget, ==, RDMA_POLL_COST_SPIN_FIRST_US);
-    /* the first half of the run settles: not learnt from */
-    g_assert_cmpint (c.choice.settling, ==, i < RDMA_POLL_COST_RUN / 2);
-  }
-  g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_WALL, &budget), ==, BLOCK);
-
-  /* slow wake-ups: spinning wins by either measure; all calls spin but the first until the
-   * persistence is met, and the runs that try blocking */
+  g_assert_cmpint (rdma_poll_cost_prior (RDMA_MEASURE_WALL), ==, SPIN);
+  g_assert_cmpint (rdma_poll_cost_prior (RDMA_MEASURE_CPU), ==, BLOCK);
   for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++)
   {
+    RdmaPollCostWay prior = rdma_poll_cost_prior (m);
+
+    c = (RdmaPollCost){ 0 };
+    for (guint i = 0; i < RDMA_POLL_COST_RUN; i++)
+    {
+      g_assert_cmpint (rdma_poll_cost_choose (&c, m, &budget), !=, prior);
+      g_assert_cmpuint (budget, ==, prior == BLOCK ? RDMA_POLL_COST_SPIN_FIRST_US : 0);
+      /* the first half of the run settles: not learnt from */
+      g_assert_cmpint (c.choice.settling, ==, i < RDMA_POLL_COST_RUN / 2);
+    }
+    g_assert_cmpint (rdma_poll_cost_choose (&c, m, &budget), ==, prior);
+    g_assert_cmpint (rdma_poll_cost_spins (&c), ==, prior == SPIN);
+    /* nothing measured yet: a spin has the first budget */
+    g_assert_cmpuint (budget, ==, prior == SPIN ? RDMA_POLL_COST_SPIN_FIRST_US : 0);
+  }
+
+  /* slow wake-ups: spinning wins by either measure; all calls spin but the runs that try
+   * blocking, and by CPU the first until the persistence is met (one change) */
+  for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++)
+  {
+    gboolean changes = rdma_poll_cost_prior (m) == BLOCK;
+
     c = (RdmaPollCost){ 0 };
     g_assert_cmpuint (simulate_cost (&c, m, &slow_wake, n), >=,
-                      n - RDMA_POLL_COST_RUN - RDMA_POLL_COST_PERSIST - runs * RDMA_POLL_COST_RUN
-                          - 4);
+                      n - RDMA_POLL_COST_RUN - (changes ? RDMA_POLL_COST_PERSIST : 0)
+                          - runs * RDMA_POLL_COST_RUN - 4);
     g_assert_true (rdma_poll_cost_spins (&c));
-    g_assert_cmpuint (c.choice.switches, ==, 1);
+    g_assert_cmpuint (c.choice.switches, ==, changes ? 1 : 0);
   }
   /* cheap wake-ups: a blocked call is about as long as a spun one (time does not tell them
-   * apart: the prior stays), and costs its thread 6 us of CPU against 400 */
+   * apart: its prior, spinning, stays), and costs its thread 6 us of CPU against 400 (by
+   * CPU, its prior, blocking, stays) */
   c = (RdmaPollCost){ 0 };
   g_assert_cmpuint (simulate_cost (&c, RDMA_MEASURE_CPU, &cheap_wake, n), <=,
                     runs * RDMA_POLL_COST_RUN);
@@ -821,9 +836,24 @@ test_poll_cost_fabrics (void)
   g_assert_cmpint (rdma_poll_cost_choose (&c, RDMA_MEASURE_CPU, &budget), ==, SPIN);
   g_assert_cmpuint (budget, ==, 2 * c.cpu_us[BLOCK]);
   c = (RdmaPollCost){ 0 };
-  simulate_cost (&c, RDMA_MEASURE_WALL, &cheap_wake, n);
-  g_assert_false (rdma_poll_cost_spins (&c));
+  g_assert_cmpuint (simulate_cost (&c, RDMA_MEASURE_WALL, &cheap_wake, n), >=,
+                    n - runs * RDMA_POLL_COST_RUN);
+  g_assert_true (rdma_poll_cost_spins (&c));
   g_assert_cmpuint (c.choice.switches, ==, 0);
+  /* by time, a spin lasts four times a spun call, or twice a blocked one if longer */
+  g_assert_cmpint (rdma_poll_cost_current (&c, RDMA_MEASURE_WALL, &budget), ==, SPIN);
+  g_assert_cmpuint (budget, ==, MAX (4 * c.wall_us[SPIN], 2 * c.wall_us[BLOCK]));
+
+  /* blocking measured a fifth shorter by time (a fabric whose wake-up is cheap and whose
+   * spinning thread slows its peer): the way changes to it, once */
+  {
+    const Fabric block_shorter = { 500, 400, 6 };
+
+    c = (RdmaPollCost){ 0 };
+    simulate_cost (&c, RDMA_MEASURE_WALL, &block_shorter, n);
+    g_assert_false (rdma_poll_cost_spins (&c));
+    g_assert_cmpuint (c.choice.switches, ==, 1);
+  }
 }
 
 /* A steady workload whose two ways cost about the same, with noise, changes its way at most
@@ -878,37 +908,40 @@ test_poll_cost_steady (void)
     RdmaPollCost s = { 0 };
 
     /* (the load begins a little after a run tried blocking) */
+    guint before;
+
     simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 2 * RDMA_POLL_COST_TRY_EVERY + 20);
     g_assert_true (rdma_poll_cost_spins (&s));
-    g_assert_cmpuint (s.choice.switches, ==, 1);
+    before = s.choice.switches;
     simulate_cost (&s, RDMA_MEASURE_WALL, &loaded, 600);
     simulate_cost (&s, RDMA_MEASURE_WALL, &usual, 2000);
     g_assert_true (rdma_poll_cost_spins (&s));
-    g_assert_cmpuint (s.choice.switches, ==, 1);
+    g_assert_cmpuint (s.choice.switches, ==, before);
   }
 
   /* a way that stays the cheaper is checked less and less often: over 20,000 calls, fewer
    * than a quarter of the calls that runs every RDMA_POLL_COST_TRY_EVERY calls would take
    * the other way */
   {
-    const Fabric block_cheaper = { 400, 300, 60 };
+    const Fabric spin_cheaper = { 300, 400, 60 };
     RdmaPollCost t = { 0 };
-    guint spun = simulate_cost (&t, RDMA_MEASURE_WALL, &block_cheaper, 20000);
+    guint blocked = 20000 - simulate_cost (&t, RDMA_MEASURE_WALL, &spin_cheaper, 20000);
 
-    g_test_message ("a way the cheaper throughout: %u of 20000 calls took the other", spun);
-    g_assert_false (rdma_poll_cost_spins (&t));
-    g_assert_cmpuint (spun, <, 20000 / RDMA_POLL_COST_TRY_EVERY * RDMA_POLL_COST_RUN / 4);
-    g_assert_cmpuint (spun, >, 0);
+    g_test_message ("a way the cheaper throughout: %u of 20000 calls took the other", blocked);
+    g_assert_true (rdma_poll_cost_spins (&t));
+    g_assert_cmpuint (t.choice.switches, ==, 0);
+    g_assert_cmpuint (blocked, <, 20000 / RDMA_POLL_COST_TRY_EVERY * RDMA_POLL_COST_RUN / 4);
+    g_assert_cmpuint (blocked, >, 0);
   }
 
   /* a way an eighth cheaper than the prior's is taken, within two runs of trying it (the
    * guest measured 285 against 373 us) */
   {
-    const Fabric spin_eighth = { 350, 400, 60 };
+    const Fabric block_eighth = { 400, 350, 60 };
     RdmaPollCost t = { 0 };
 
-    simulate_cost (&t, RDMA_MEASURE_WALL, &spin_eighth, 2 * RDMA_POLL_COST_TRY_EVERY);
-    g_assert_true (rdma_poll_cost_spins (&t));
+    simulate_cost (&t, RDMA_MEASURE_WALL, &block_eighth, 2 * RDMA_POLL_COST_TRY_EVERY);
+    g_assert_false (rdma_poll_cost_spins (&t));
     g_assert_cmpuint (t.choice.switches, ==, 1);
   }
 
@@ -918,11 +951,11 @@ test_poll_cost_steady (void)
     const Fabric spin_cheaper = { 300, 400, 60 }, block_cheaper = { 400, 300, 60 };
     RdmaPollCost t = { 0 };
 
-    simulate_cost (&t, RDMA_MEASURE_WALL, &spin_cheaper, 2 * RDMA_POLL_COST_TRY_EVERY);
-    g_assert_true (rdma_poll_cost_spins (&t));
+    simulate_cost (&t, RDMA_MEASURE_WALL, &block_cheaper, 2 * RDMA_POLL_COST_TRY_EVERY);
+    g_assert_false (rdma_poll_cost_spins (&t));
     g_assert_cmpuint (t.choice.switches, ==, 1);
-    simulate_cost (&t, RDMA_MEASURE_WALL, &block_cheaper, 8 * RDMA_POLL_COST_TRY_EVERY);
-    g_assert_true (rdma_poll_cost_spins (&t));
+    simulate_cost (&t, RDMA_MEASURE_WALL, &spin_cheaper, 8 * RDMA_POLL_COST_TRY_EVERY);
+    g_assert_false (rdma_poll_cost_spins (&t));
     g_assert_cmpuint (t.choice.switches, ==, 1);
   }
 

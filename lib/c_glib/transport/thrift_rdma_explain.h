@@ -32,10 +32,10 @@
  *            "proto=eager_rndv hint: eager up to 4 KiB, read_rndv above",
  *            "no perf_goal (the fast path)", "no perf_goal (the transport's polling)",
  *            "no hint set (...)"; a protocol the peer lacks adds
- *            ", peer cannot receive P: eager"; event polling that the waits may replace by
- *            a spin measured cheaper (a throughput or res_util cell) adds " (event until a
- *            spin measures the shorter call)" or " (event until a spin measures less CPU per
- *            wait)"
+ *            ", peer cannot receive P: eager"; event polling left to what the waits measure
+ *            (a throughput or res_util cell) adds " (spins until blocking measures the
+ *            shorter call)" (by call time, cores to spare) or " (event until a spin measures
+ *            less CPU per call)"
  *   SUB      "under (no concurrency hint)", "under (concurrency=N <= C cores per NUMA node)",
  *            "full (concurrency=N > C cores per NUMA node, <= T cores)",
  *            "over (concurrency=N > T cores)"

@@ -79,7 +79,7 @@ static const gchar *const goal_reasons[][3] = {
 
 /* The polling reason of a cell whose event polling is left to measurement (RdmaMeasure):
  * [goal][subscription]. */
-#define WALL_NOTE " (event until a spin measures the shorter call)"
+#define WALL_NOTE " (spins until blocking measures the shorter call)"
 #define CPU_NOTE " (event until a spin measures less CPU per call)"
 static const gchar *const measured_reasons[][3] = {
   [THRIFT_HINT_PERF_GOAL_THROUGHPUT] = { "perf_goal=throughput, under" WALL_NOTE,
@@ -173,8 +173,9 @@ plan_goal (ThriftHintPerfGoal goal, const ThriftHintSet *h, RdmaPlan *out)
   /* The table's event polling is a prior measured on one cluster (paper Fig. 6): what a
    * wake-up costs against a spin differs by an order of magnitude between fabrics.  The
    * connection measures both ways and keeps the cheaper (rdma_poll_cost.h): by a call's time
-   * while there are cores to spare (a thread's throughput is one over it), by its CPU once
-   * the cores are all taken, and for resource utilisation. */
+   * while there are cores to spare (a thread's throughput is one over it; spinning until
+   * blocking measures shorter), by its CPU once the cores are all taken, and for resource
+   * utilisation (blocking until a spin measures less). */
   if (goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT || goal == THRIFT_HINT_PERF_GOAL_RES_UTIL)
   {
     RdmaMeasure m = goal == THRIFT_HINT_PERF_GOAL_THROUGHPUT && out->subscription == RDMA_PLAN_UNDER

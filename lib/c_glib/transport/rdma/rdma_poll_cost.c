@@ -48,13 +48,25 @@ spin_budget (const RdmaPollCost *c, RdmaMeasure m)
 }
 
 RdmaPollCostWay
+rdma_poll_cost_prior (RdmaMeasure m)
+{
+  return m == RDMA_MEASURE_WALL ? RDMA_POLL_COST_SPIN : RDMA_POLL_COST_BLOCK;
+}
+
+RdmaPollCostWay
 rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
 {
-  RdmaPollCostWay way = rdma_choice_next (&c->choice, cost_of (c, RDMA_POLL_COST_BLOCK, m),
-                                          cost_of (c, RDMA_POLL_COST_SPIN, m))
-                            ? RDMA_POLL_COST_SPIN
-                            : RDMA_POLL_COST_BLOCK;
+  RdmaPollCostWay other, way;
 
+  /* (a connection's functions may measure differently: the first to choose sets the prior) */
+  if (!c->prior_set)
+  {
+    c->prior = rdma_poll_cost_prior (m);
+    c->prior_set = TRUE;
+  }
+  other = c->prior == RDMA_POLL_COST_SPIN ? RDMA_POLL_COST_BLOCK : RDMA_POLL_COST_SPIN;
+  way = rdma_choice_next (&c->choice, cost_of (c, c->prior, m), cost_of (c, other, m)) ? other
+                                                                                       : c->prior;
   *budget_us = way == RDMA_POLL_COST_SPIN ? spin_budget (c, m) : 0;
   return way;
 }

@@ -32,11 +32,16 @@
  * (or twice a blocked one), since blocking late only adds the wake-up to the time spun.
  *
  * Each way's cost is an average over the calls that took it; runs of the other way, and
- * when the way in use changes, are rdma_choice.h's, blocking the prior.  (A run of blocked
- * calls costs each a wake-up: 8 calls of every 256 at 270 us more in the guest, 3% of a
- * connection's time on each side; hence the runs that come more seldom while the way in use
- * stays the cheaper.)  Until both are measured, calls block (the table's prior), but for the
- * first run, which spins.
+ * when the way in use changes, are rdma_choice.h's.  The prior, the way before both are
+ * measured, depends on the measure: by CPU, blocking (the table's event polling: a blocked
+ * wait leaves its core to others); by call time, spinning, the default's hybrid way, since a
+ * measure by call time is chosen while there are cores to spare and a spin then takes no core
+ * another thread needs (with blocking the prior, the plan ran at 0.91-0.98x of no hints at one
+ * client in the guest, its first and later runs of blocked calls and a spin that had to
+ * measure a tenth shorter before it was taken).  The first run takes the other way.  (A run
+ * of blocked calls costs each a wake-up: 8 calls of every 256 at 270 us more in the guest, 3%
+ * of a connection's time on each side; hence the runs that come more seldom while the way in
+ * use stays the cheaper.)
  * CPU is read from the thread's clock on a sample of calls (it is a system call).
  *
  * Counted per poller (a connection's waits), without locks: one thread waits at a time.
@@ -75,9 +80,14 @@ typedef struct
   guint wall_us[RDMA_POLL_COST_WAYS]; /* a call by each way: its time; 0: none yet */
   guint cpu_us[RDMA_POLL_COST_WAYS];  /* ... and its thread's CPU; 0: none yet */
   guint wall_n[RDMA_POLL_COST_WAYS], cpu_n[RDMA_POLL_COST_WAYS]; /* samples (up to 8) */
-  guint sampled;     /* calls asked whether to read the CPU (the sampling's turn) */
-  RdmaChoice choice; /* blocking the prior, spinning the alternative */
+  guint sampled;         /* calls asked whether to read the CPU (the sampling's turn) */
+  RdmaChoice choice;     /* the prior way, and the other its alternative */
+  RdmaPollCostWay prior; /* set by the measure of the first choice (rdma_poll_cost_prior) */
+  gboolean prior_set;
 } RdmaPollCost;
+
+/* The way taken by @m before both are measured: spinning by call time, blocking by CPU. */
+RdmaPollCostWay rdma_poll_cost_prior (RdmaMeasure m);
 
 /* The way of the next call measured by @m (not RDMA_MEASURE_NONE), and for a spin its budget
  * (*@budget_us); c->choice.settling says whether the call is to be learnt from. */
@@ -98,7 +108,7 @@ gchar *rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m);
 static inline gboolean
 rdma_poll_cost_spins (const RdmaPollCost *c)
 {
-  return c->choice.alt;
+  return (c->choice.alt != (c->prior == RDMA_POLL_COST_SPIN));
 }
 
 /* The calling thread's CPU time (user and system), us; -1 if it cannot be read. */
