@@ -42,7 +42,7 @@ stop_server() {
   test $src -eq 0 && grep -q 'servers stopped' "$work/server.out"
 }
 
-echo "1..43"
+echo "1..45"
 # --- thrift-rdma-bench ---
 start_server "$bench"
 check "server listens" grep -q 'listening on' "$work/server.out"
@@ -184,3 +184,21 @@ if command -v gnuplot > /dev/null; then
 else
   for _ in $(seq 1 11); do n=$((n + 1)); echo "ok $n # SKIP gnuplot is not installed"; done
 fi
+
+# floor.csv (qperf, measured in the guest): the control connection of qperf is TCP, some 20
+# segments a pair whatever the test; a point of few round trips (two polling pairs collapsing
+# on two cores) must not read as RDMA traffic gone over TCP, and real TCP traffic must
+cat > "$work/floor.csv" << 'CSV'
+test,pairs,size,duration_s,round_trips,round_trips_per_s,one_way_us,cpu_user_us_per_rt,cpu_kernel_us_per_rt,rdma_pkts_per_rt,tcp_segs_per_rt,error
+tcp_lat,1,512,1,2278,2278.0,220.0,13.2,338.0,0.000,2.011,
+rc_lat,1,512,1,1939,1939.0,258.0,51.6,562.1,4.003,0.011,
+rc_lat_poll,1,512,1,5278,5278.0,94.7,206.5,170.5,4.001,0.004,
+tcp_lat,2,512,1,3481,3481.0,288.0,43.1,514.2,0.000,2.014,
+rc_lat,2,512,1,1618,1618.0,800.0,148.3,920.9,4.005,0.025,
+rc_lat_poll,2,512,1,126,126.0,8030.0,15793.7,238.1,4.063,0.333,
+CSV
+check "floor.csv: the control connection's segments on a point of 126 round trips pass" \
+  "$checker" floor "$work/floor.csv"
+sed 's/,4.063,0.333,$/,4.063,2.000,/' "$work/floor.csv" > "$work/floor-tcp.csv"
+check "floor.csv: two TCP segments a round trip of an RDMA test are refused" \
+  bash -c "! '$checker' floor '$work/floor-tcp.csv' > /dev/null 2>&1"
