@@ -790,6 +790,14 @@ test_poll_cost_fabrics (void)
 
   g_assert_cmpint (rdma_poll_cost_prior (RDMA_MEASURE_WALL), ==, SPIN);
   g_assert_cmpint (rdma_poll_cost_prior (RDMA_MEASURE_CPU), ==, BLOCK);
+  /* explain, before a call: the way the first will take after its run */
+  {
+    g_autofree gchar *wall = rdma_poll_cost_describe (&c, RDMA_MEASURE_WALL);
+    g_autofree gchar *cpu = rdma_poll_cost_describe (&c, RDMA_MEASURE_CPU);
+
+    g_assert_true (g_str_has_suffix (wall, "(by call time, over 0 calls): spins, 0 changes"));
+    g_assert_true (g_str_has_suffix (cpu, "(by CPU per call, over 0 calls): blocks, 0 changes"));
+  }
   for (RdmaMeasure m = RDMA_MEASURE_WALL; m <= RDMA_MEASURE_CPU; m++)
   {
     RdmaPollCostWay prior = rdma_poll_cost_prior (m);

@@ -126,12 +126,15 @@ gchar *
 rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m)
 {
   GString *s = g_string_new (NULL);
+  gboolean spins;
 
   append_way (s, "a spun call", c, RDMA_POLL_COST_SPIN, m);
   append_way (s, ", a blocked one", c, RDMA_POLL_COST_BLOCK, m);
+  /* (before its first choice, the way it will take: the measure's prior) */
+  spins = c->prior_set ? rdma_poll_cost_spins (c) : rdma_poll_cost_prior (m) == RDMA_POLL_COST_SPIN;
   g_string_append_printf (s, " (%s, over %u calls): %s, %u change%s",
                           m == RDMA_MEASURE_CPU ? "by CPU per call" : "by call time",
-                          c->choice.calls, rdma_poll_cost_spins (c) ? "spins" : "blocks",
-                          c->choice.switches, c->choice.switches == 1 ? "" : "s");
+                          c->choice.calls, spins ? "spins" : "blocks", c->choice.switches,
+                          c->choice.switches == 1 ? "" : "s");
   return g_string_free (s, FALSE);
 }
