@@ -59,11 +59,8 @@ rdma_poll_cost_choose (RdmaPollCost *c, RdmaMeasure m, guint *budget_us)
   RdmaPollCostWay other, way;
 
   /* (a connection's functions may measure differently: the first to choose sets the prior) */
-  if (!c->prior_set)
-  {
+  if (c->choice.calls == 0)
     c->prior = rdma_poll_cost_prior (m);
-    c->prior_set = TRUE;
-  }
   other = c->prior == RDMA_POLL_COST_SPIN ? RDMA_POLL_COST_BLOCK : RDMA_POLL_COST_SPIN;
   way = rdma_choice_next (&c->choice, cost_of (c, c->prior, m), cost_of (c, other, m)) ? other
                                                                                        : c->prior;
@@ -131,7 +128,8 @@ rdma_poll_cost_describe (const RdmaPollCost *c, RdmaMeasure m)
   append_way (s, "a spun call", c, RDMA_POLL_COST_SPIN, m);
   append_way (s, ", a blocked one", c, RDMA_POLL_COST_BLOCK, m);
   /* (before its first choice, the way it will take: the measure's prior) */
-  spins = c->prior_set ? rdma_poll_cost_spins (c) : rdma_poll_cost_prior (m) == RDMA_POLL_COST_SPIN;
+  spins = c->choice.calls > 0 ? rdma_poll_cost_spins (c)
+                              : rdma_poll_cost_prior (m) == RDMA_POLL_COST_SPIN;
   g_string_append_printf (s, " (%s, over %u calls): %s, %u change%s",
                           m == RDMA_MEASURE_CPU ? "by CPU per call" : "by call time",
                           c->choice.calls, spins ? "spins" : "blocks", c->choice.switches,

@@ -83,7 +83,6 @@ typedef struct
   guint sampled;         /* calls asked whether to read the CPU (the sampling's turn) */
   RdmaChoice choice;     /* the prior way, and the other its alternative */
   RdmaPollCostWay prior; /* set by the measure of the first choice (rdma_poll_cost_prior) */
-  gboolean prior_set;
 } RdmaPollCost;
 
 /* The way taken by @m before both are measured: spinning by call time, blocking by CPU. */
