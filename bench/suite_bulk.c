@@ -55,6 +55,10 @@ static const BulkMode modes[] = {
   { "bulk-unpipelined", "bulk=16384&bulk_depth=1",
     "the same with one READ in flight: the field registered whole, then read a chunk at a "
     "time" },
+  { "default", "",
+    "no options on either side: the client lends its fields or copies them, the server stages "
+    "its replies' (one copy, pulled by the client) or copies them, each by which measures "
+    "cheaper on the device (rdma_lend_cost.h, rdma_bulk_stage.h)" },
 };
 
 guint
@@ -128,7 +132,10 @@ suite_bulk_mode_uri (const gchar *base, guint mode, gboolean for_server, const g
   prefix = g_strdup_printf ("rdma://%s:%u?%s%s", host, u->port + mode,
                             query != NULL ? query + 1 : "",
                             query != NULL && query[1] != '\0' ? "&" : "");
-  uri = g_strconcat (prefix, modes[mode].options, NULL);
+  /* (no options of the mode's and none of the base's: the prefix's '?' goes) */
+  uri = modes[mode].options[0] != '\0' || query != NULL
+            ? g_strconcat (prefix, modes[mode].options, NULL)
+            : g_strndup (prefix, strlen (prefix) - 1);
   if (uri_valid (uri, for_server, &refused))
     return uri;
   g_free (uri);

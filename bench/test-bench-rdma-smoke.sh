@@ -60,6 +60,8 @@ check "bulk.csv holds together (every mode and buffer, skipped or measured)" \
   "$srcdir/bench/check-suite-csv" bulk "$work/csv/bulk.csv"
 check "bulk.csv: copy measured with both buffers at 1 MB" \
   bash -c "test \$(grep -cE '^copy,(repeat|fresh),.*,1048576,ok,' '$work/csv/bulk.csv') -eq 2"
+check "bulk.csv: default (no options) measured with both buffers at 1 MB" \
+  bash -c "test \$(grep -cE '^default,(repeat|fresh),.*,1048576,ok,' '$work/csv/bulk.csv') -eq 2"
 check "bulk-raw.csv holds together (ib_read_bw and ib_write_bw)" \
   "$srcdir/bench/check-suite-csv" bulk-raw "$work/csv/bulk-raw.csv"
 check "the side-by-side table: perftest and copy figures at 1 MB" \

@@ -92,7 +92,7 @@ check "bulk: a tcp:// server URI is refused (exit 2)" test $? -eq 2
   --csv "$work/bulk.csv" > "$work/bulk" 2> "$work/progress"
 rc=$?
 check "bulk without a server: exit 1, a row per mode and buffer, each failed or skipped" \
-  bash -c "test $rc -eq 1 && test \$(tail -n +2 '$work/bulk.csv' | cut -d, -f7 | grep -cxE 'failed|skipped') -eq 6"
+  bash -c "test $rc -eq 1 && test \$(tail -n +2 '$work/bulk.csv' | cut -d, -f7 | grep -cxE 'failed|skipped') -eq 8"
 start_server "$suite"
 check "suite server listens" grep -q 'listening on' "$work/server.out"
 uri=tcp://127.0.0.1:$port

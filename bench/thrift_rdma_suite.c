@@ -185,7 +185,7 @@ main (int argc, char **argv)
     { "bulk", 0, 0, G_OPTION_ARG_STRING, &bulk,
       "bulk: the rdma:// URI given to the server's --bulk-server", "URI" },
     { "bulk-modes", 0, 0, G_OPTION_ARG_STRING, &bulk_modes,
-      "bulk: the modes measured (default copy,bulk,bulk-unpipelined)", "M,M,..." },
+      "bulk: the modes measured (default copy,bulk,bulk-unpipelined,default)", "M,M,..." },
     { "columns", 0, 0, G_OPTION_ARG_STRING, &columns,
       "throughput: only these columns (plan, plain, e+r_rndv, tcp, rsocket; default every one "
       "whose server is given)",
@@ -282,11 +282,11 @@ main (int argc, char **argv)
         "threads (HatRPC Sec. 5.3); hybrid: units of --mix-small small calls hinted transport =\n"
         "rdma and one bulk call hinted transport = tcp (sizes: small,bulk; default 64,1M) over\n"
         "--hybrid, --rdma and --tcp in turns; bulk: one client echoes large binaries in each\n"
-        "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, served by --bulk-server\n"
-        "on consecutive ports) with the same buffer every call or a new one; scale: one process\n"
-        "opens --connections connections, with connect time, memory per connection (and the\n"
-        "server's, given --server-pid) and the time of a call on each in turn; calls: --calls\n"
-        "calls and one CSV row of counters (for strace).\n"
+        "mode of bulk transfer (issue 10: copy, bulk, bulk-unpipelined, default, served by\n"
+        "--bulk-server on consecutive ports) with the same buffer every call or a new one;\n"
+        "scale: one process opens --connections connections, with connect time, memory per\n"
+        "connection (and the server's, given --server-pid) and the time of a call on each in\n"
+        "turn; calls: --calls calls and one CSV row of counters (for strace).\n"
         "tcp:// is stock ThriftSocket with framed transports; --rsocket measures one as the\n"
         "rsocket column, this process and its server under LD_PRELOAD of librspreload. Called as\n"
         "atb_lat, atb_thr or atb_mix, it is --run latency, throughput or mixed. Tables go to\n"

@@ -85,6 +85,29 @@ test_rdma_test_echo_generated_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS
 test_rdma_test_echo_generated_LDFLAGS = $(test_link)
 test/rdma/test_echo_generated-test_echo_generated.$(OBJEXT): test/rdma/gen/stamp
 
+# What a user who only swaps the transport gets for large fields: stock_echo.thrift (no hints,
+# so stock Thrift's code), ThriftSimpleServer, default properties, 16 KiB to 64 MiB.
+stock_echo_gen = test/rdma/gen-stock/stock_echo.c test/rdma/gen-stock/stock_echo.h \
+	test/rdma/gen-stock/stock_echo_types.c test/rdma/gen-stock/stock_echo_types.h
+test/rdma/gen-stock/stamp: $(srcdir)/test/rdma/stock_echo.thrift thrift-compiler-patch/thrift-hatrpc
+	$(AM_V_GEN)rm -f $(stock_echo_gen) && $(MKDIR_P) test/rdma/gen-stock && \
+	  thrift-compiler-patch/thrift-hatrpc --gen c_glib -out test/rdma/gen-stock \
+	    $(srcdir)/test/rdma/stock_echo.thrift && touch $@
+$(stock_echo_gen): test/rdma/gen-stock/stamp
+	@test -f $@ || { rm -f test/rdma/gen-stock/stamp; $(MAKE) $(AM_MAKEFLAGS) test/rdma/gen-stock/stamp; }
+CLEANFILES += $(stock_echo_gen) test/rdma/gen-stock/stamp
+EXTRA_DIST += test/rdma/stock_echo.thrift
+
+rdma_tests += test/rdma/test_stock_echo
+check_PROGRAMS += test/rdma/test_stock_echo
+test_rdma_test_stock_echo_SOURCES = test/rdma/test_stock_echo.c $(rdma_test_util)
+nodist_test_rdma_test_stock_echo_SOURCES = $(stock_echo_gen)
+test_rdma_test_stock_echo_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -I$(builddir)/test/rdma/gen-stock
+test_rdma_test_stock_echo_CFLAGS = $(gen_cflags)
+test_rdma_test_stock_echo_LDADD = $(test_libs) $(RDMACM_LIBS) $(IBVERBS_LIBS)
+test_rdma_test_stock_echo_LDFLAGS = $(test_link)
+test/rdma/test_stock_echo-test_stock_echo.$(OBJEXT): test/rdma/gen-stock/stamp
+
 # ASan/UBSan: the engine and test_thrift_rdma compiled with sanitizers into one program (no
 # libtool library), a short run: echo up to 1 MiB, 500 calls, polling modes, faults of the
 # client.  Any invalid access, undefined behaviour or leak fails it.

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
+#include <thrift/c_glib/server/thrift_simple_server.h>
 #include <thrift/c_glib/thrift_configuration.h>
 
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
@@ -338,4 +340,50 @@ rt_rdma_sent_packets (void)
       sum += g_ascii_strtoull (text, NULL, 10);
   }
   return sum;
+}
+
+static gpointer
+simple_serve (gpointer data)
+{
+  GError *error = NULL;
+
+  thrift_server_serve (data, &error);
+  g_clear_error (&error); /* serve only returns on stop: the interrupt's error */
+  return NULL;
+}
+
+void
+rt_simple_server_start (RtSimpleServer *s, GObject *processor, GObject *transport_factory)
+{
+  GObject *pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
+  gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  s->transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port", 0,
+                               NULL);
+  /* ThriftServer's factory properties are construct properties: give them explicitly */
+  s->server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor, "server_transport",
+                            s->transport, "input_transport_factory", transport_factory,
+                            "output_transport_factory", transport_factory, "input_protocol_factory",
+                            pf, "output_protocol_factory", pf, NULL);
+  g_object_unref (pf);
+  s->thread = g_thread_new ("simple-server", simple_serve, s->server);
+  while (rt_simple_server_port (s) == 0 && g_get_monotonic_time () < until)
+    g_usleep (5000);
+  g_assert_cmpuint (rt_simple_server_port (s), >, 0);
+}
+
+guint
+rt_simple_server_port (RtSimpleServer *s)
+{
+  return thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (s->transport));
+}
+
+void
+rt_simple_server_stop (RtSimpleServer *s)
+{
+  thrift_server_stop (s->server);
+  thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (s->transport));
+  g_thread_join (s->thread);
+  g_clear_object (&s->server);
+  g_clear_object (&s->transport);
 }

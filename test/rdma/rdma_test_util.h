@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
+#include <thrift/c_glib/server/thrift_server.h>
 #include <thrift/c_glib/transport/thrift_server_rdma.h>
 
 const gchar *rt_server_addr (void);
@@ -69,6 +70,19 @@ void rt_bulk_off (void);
 /* The threshold they get: 0 after rt_bulk_off, else a client's default (the echo servers'
  * handlers keep a reply's bytes until its flush returns, so they may lend it too). */
 guint rt_bulk_threshold (void);
+
+/* Stock ThriftSimpleServer serving @processor on a ThriftServerRdma of default properties
+ * (port 0: the CM's), in a thread, with @transport_factory and the binary protocol; started,
+ * it listens. */
+typedef struct
+{
+  ThriftServer *server;
+  ThriftServerTransport *transport;
+  GThread *thread;
+} RtSimpleServer;
+void rt_simple_server_start (RtSimpleServer *s, GObject *processor, GObject *transport_factory);
+guint rt_simple_server_port (RtSimpleServer *s);
+void rt_simple_server_stop (RtSimpleServer *s);
 
 /* A client transport to the server. */
 ThriftTransport *rt_client_new (guint port, ThriftRdmaPolling polling);

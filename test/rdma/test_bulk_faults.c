@@ -395,7 +395,7 @@ raw_lend (RdmaConn *c, const guint8 *mem, BadDesc bad)
 
   g_assert_nonnull (rdma_conn_tx_begin (c, deadline, &error));
   g_assert_true (rdma_bulk_writer_begin (&w, c, &error));
-  g_assert_true (rdma_bulk_writer_write (&w, c, &be, 4, 0, FALSE, &error));
+  g_assert_true (rdma_bulk_writer_write (&w, c, &be, 4, 0, RDMA_BULK_LEND, deadline, &error));
   g_assert_true (rdma_bulk_lend (c, mem, FIELD, &d, deadline, &error));
   g_assert_no_error (error);
   d.at = 4;

@@ -23,9 +23,7 @@
 #include <string.h>
 
 #include <thrift/c_glib/protocol/thrift_binary_protocol.h>
-#include <thrift/c_glib/protocol/thrift_binary_protocol_factory.h>
 #include <thrift/c_glib/transport/thrift_buffered_transport_factory.h>
-#include <thrift/c_glib/server/thrift_simple_server.h>
 
 #include "echo.h"
 #include "rdma_test_util.h"
@@ -76,57 +74,27 @@ test_echo_handler_init (TestEchoHandler *self)
 
 /* ---- the server ---- */
 
-static ThriftServer *simple_server;
-static ThriftServerTransport *server_transport;
-static GThread *server_thread;
-
-static gpointer
-serve (gpointer data)
-{
-  GError *error = NULL;
-  thrift_server_serve (simple_server, &error);
-  g_clear_error (&error); /* serve only returns on stop: the interrupt's error */
-  return NULL;
-}
+static RtSimpleServer simple;
 
 static void
 start_server (void)
 {
   GObject *handler = g_object_new (test_echo_handler_get_type (), NULL);
   GObject *processor = g_object_new (TYPE_ECHO_PROCESSOR, "handler", handler, NULL);
-  gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-
-  server_transport = g_object_new (THRIFT_TYPE_SERVER_RDMA, "hostname", rt_server_addr (), "port",
-                                   0, NULL);
   /* the server unrefs what the factories return: the plain factory returns the accepted
    * transport itself (unref twice), so wrap it, as with ThriftServerSocket */
   GObject *tf = g_object_new (THRIFT_TYPE_BUFFERED_TRANSPORT_FACTORY, NULL);
-  GObject *pf = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL_FACTORY, NULL);
 
-  /* ThriftServer's factory properties are construct properties: give them explicitly */
-  simple_server = g_object_new (THRIFT_TYPE_SIMPLE_SERVER, "processor", processor,
-                                "server_transport", server_transport, "input_transport_factory", tf,
-                                "output_transport_factory", tf, "input_protocol_factory", pf,
-                                "output_protocol_factory", pf, NULL);
+  rt_simple_server_start (&simple, processor, tf);
   g_object_unref (tf);
-  g_object_unref (pf);
   g_object_unref (processor);
   g_object_unref (handler);
-  server_thread = g_thread_new ("simple-server", serve, NULL);
-  while (thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (server_transport)) == 0
-         && g_get_monotonic_time () < until)
-    g_usleep (5000);
-  g_assert_cmpuint (thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (server_transport)), >, 0);
 }
 
 static void
 stop_server (void)
 {
-  thrift_server_stop (simple_server);
-  thrift_server_rdma_interrupt (THRIFT_SERVER_RDMA (server_transport));
-  g_thread_join (server_thread);
-  g_object_unref (simple_server);
-  g_object_unref (server_transport);
+  rt_simple_server_stop (&simple);
 }
 
 /* ---- the client ---- */
@@ -143,8 +111,7 @@ client_open (Client *c)
 {
   GError *error = NULL;
 
-  c->transport = rt_client_new (thrift_server_rdma_get_port (THRIFT_SERVER_RDMA (server_transport)),
-                                THRIFT_RDMA_POLLING_EVENT);
+  c->transport = rt_client_new (rt_simple_server_port (&simple), THRIFT_RDMA_POLLING_EVENT);
   c->protocol = g_object_new (THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->transport, NULL);
   c->client = g_object_new (TYPE_ECHO_CLIENT, "input_protocol", c->protocol, "output_protocol",
                             c->protocol, NULL);

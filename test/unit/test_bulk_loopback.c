@@ -27,8 +27,10 @@
 
 #include <string.h>
 
+#include "lib/c_glib/transport/rdma/rdma_budget.h"
 #include "lib/c_glib/transport/rdma/rdma_bulk_msg.h"
 #include "lib/c_glib/transport/rdma/rdma_conn_private.h"
+#include "lib/c_glib/transport/rdma/rdma_helper.h"
 #include "lib/c_glib/transport/rdma/rdma_rcache.h"
 #include "lib/c_glib/transport/rdma/rdma_resources.h"
 #include "lib/c_glib/transport/rdma/rdma_status.h"
@@ -50,11 +52,12 @@ pattern (guint seed, gsize i)
   return (guint8) (i * 131u + seed * 17u + (i >> 9));
 }
 
-/* Sends HEAD inline bytes and @len bytes of @field (lent if large enough) by @ops; returns
- * once the reader has the field (the windows are dead then). */
+/* Sends HEAD inline bytes and @len bytes of @field (lent or staged by @way if large enough)
+ * by @ops; a lent field's message returns once the reader has the field (the windows are dead
+ * then), a staged one's at once. */
 static gboolean
-lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len, gint64 deadline,
-              GError **error)
+send_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len, RdmaBulkWay way,
+              gint64 deadline, GError **error)
 {
   RdmaBulkWriter w = { 0 };
   guint8 head[HEAD] = { 'b', 'u', 'l', 'k' };
@@ -63,12 +66,19 @@ lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize l
   memcpy (head + 4, &len, 4);
   rdma_conn_set_tx_proto (c, ops);
   if (rdma_conn_tx_begin (c, deadline, error) == NULL || !rdma_bulk_writer_begin (&w, c, error)
-      || !rdma_bulk_writer_write (&w, c, head, HEAD, THRESHOLD, FALSE, error)
-      || !rdma_bulk_writer_write (&w, c, field, len, THRESHOLD, FALSE, error)
+      || !rdma_bulk_writer_write (&w, c, head, HEAD, THRESHOLD, way, deadline, error)
+      || !rdma_bulk_writer_write (&w, c, field, len, THRESHOLD, way, deadline, error)
       || !rdma_bulk_writer_seal (&w, c, deadline, error))
     return FALSE;
   sent = rdma_conn_tx_send (c, deadline, error);
   return rdma_bulk_writer_finish (&w, c, sent, deadline, sent ? error : NULL) && sent;
+}
+
+static gboolean
+lend_message (RdmaConn *c, const RdmaProtoOps *ops, const guint8 *field, gsize len, gint64 deadline,
+              GError **error)
+{
+  return send_message (c, ops, field, len, RDMA_BULK_LEND, deadline, error);
 }
 
 /* Receives a message as lend_message sent it: the field into @into if not NULL, else into a
@@ -117,6 +127,7 @@ typedef struct
   struct rdma_cm_id *cid, *sid;
   GThread *thread;
   guint answered;
+  RdmaBulkWay way; /* the server's replies' (RDMA_BULK_LEND: 0) */
   GError *error;
 } Pair;
 
@@ -138,7 +149,7 @@ echo_main (gpointer data)
       break;
     }
     ops = p->s->tx_proto; /* set by the test to the request's */
-    if (!lend_message (p->s, ops, field, len, deadline_s (30), &p->error))
+    if (!send_message (p->s, ops, field, len, p->way, deadline_s (30), &p->error))
     {
       g_free (field);
       break;
@@ -401,10 +412,10 @@ test_no_windows (void)
     memcpy (head + 4, &sizes[i], 4);
     g_assert_nonnull (rdma_conn_tx_begin (p.c, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_begin (&w, p.c, &error));
-    g_assert_true (
-        rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD, FALSE, &error));
+    g_assert_true (rdma_bulk_writer_write (&w, p.c, head, HEAD, RDMA_BULK_DEFAULT_THRESHOLD,
+                                           RDMA_BULK_LEND, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_write (&w, p.c, field, sizes[i], RDMA_BULK_DEFAULT_THRESHOLD,
-                                           FALSE, &error));
+                                           RDMA_BULK_LEND, deadline_s (30), &error));
     g_assert_cmpuint (w.n, ==, 0);
     g_assert_true (rdma_bulk_writer_seal (&w, p.c, deadline_s (30), &error));
     g_assert_true (rdma_bulk_writer_finish (
@@ -959,6 +970,176 @@ test_retransmit_echo (gconstpointer data)
   g_assert_cmpuint (retransmissions, >, 0);
 }
 
+/* A server's replies at its default threshold: staged (rdma_bulk_stage.h).  The field is
+ * copied once, into the stage, and the reader pulls it from there (no copy on its side); the
+ * stage's window is bound once per size it grows to, never invalidated; a field under the
+ * threshold is copied as before. */
+static void
+test_stage_echo (void)
+{
+  static const gsize sizes[] = { THRESHOLD, 100000, (1u << 20) + 3, (4u << 20) + 1 };
+  guint64 staged = 0;
+  Pair p;
+
+  pair_open (&p);
+  p.way = RDMA_BULK_STAGE_MEASURED;
+  p.s->tx_proto = &rdma_proto_eager_ops;
+  p.thread = g_thread_new ("echo", echo_main, &p);
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+  {
+    guint64 copied = p.c->stats.bytes_copied;
+
+    echo_one (&p, &rdma_proto_eager_ops, sizes[i], i);
+    /* the client lent its request and pulled the reply: neither field went through its CPU */
+    g_assert_cmpuint (p.c->stats.bytes_copied - copied, <=, 2 * (HEAD + RDMA_BULK_FRAMING_MAX));
+    staged += sizes[i];
+  }
+  /* a small one after: copied, and the stage is left as it is */
+  echo_one (&p, &rdma_proto_eager_ops, 3000, 9);
+  g_assert_cmpuint (p.c->stats.bulk_received, ==, staged);
+  g_assert_cmpuint (p.c->stats.bulk_sent, ==, staged);
+  rdma_conn_free (p.c);
+  p.c = NULL;
+  g_thread_join (p.thread);
+  p.thread = NULL;
+  g_assert_cmpuint (p.answered, ==, G_N_ELEMENTS (sizes) + 1);
+  /* the server: each field copied once (into the stage, the last reply's into the message) */
+  g_assert_cmpuint (p.s->stats.bytes_copied, >=, staged + 3000);
+  g_assert_cmpuint (p.s->stats.bytes_copied, <=,
+                    staged + 3000
+                        + 2 * (G_N_ELEMENTS (sizes) + 1) * (HEAD + RDMA_BULK_FRAMING_MAX));
+  g_assert_cmpuint (p.s->stats.bulk_copied, ==, 0);
+  /* its own lends none: the stage grew to 64 KiB, 128 KiB, 2 MiB and 8 MiB, a bind each */
+  g_assert_cmpuint (p.s->stats.window_invalidations, ==, 0);
+  g_assert_cmpuint (p.s->stats.window_binds, ==, 4);
+  /* every staged reply came back (the DONEs); the 8 MiB stage stays for the next reply until
+   * it was unused for ring_idle_ms, then goes */
+  g_assert_cmpuint (p.s->stats.bulk_sent, ==, staged);
+  g_assert_nonnull (rdma_bulk_stage_of (p.s)->base);
+  g_assert_cmpuint (rdma_bulk_stage_of (p.s)->size, ==, 8u << 20);
+  {
+    gint64 due = rdma_helpers_due (p.s), now = g_get_monotonic_time ();
+    GError *error = NULL;
+
+    g_assert_cmpint (due, >, now);
+    g_assert_cmpint (due, <=, now + (gint64) p.s->settings.ring_idle_ms * 1000);
+    g_assert_true (rdma_helpers_tick (p.s, due - 1, &error));
+    g_assert_nonnull (rdma_bulk_stage_of (p.s)->base);
+    g_assert_true (rdma_helpers_tick (p.s, due, &error));
+    g_assert_no_error (error);
+    g_assert_null (rdma_bulk_stage_of (p.s)->base);
+    g_assert_cmpint (p.s->stats.pinned_bytes, <, 8 << 20);
+  }
+  rdma_conn_free (p.s);
+  p.s = NULL;
+  pair_close (&p);
+}
+
+typedef struct
+{
+  RdmaConn *conn;
+  guint8 *got;
+  gsize len;
+  GError *error;
+} LateReader;
+
+static gpointer
+late_reader_main (gpointer data)
+{
+  LateReader *r = data;
+
+  g_usleep (200 * 1000);
+  take_message (r->conn, &r->got, &r->len, deadline_s (30), &r->error);
+  return NULL;
+}
+
+/* The stage is not written again before the reader's DONE: a second staged message waits
+ * until the first was pulled, which comes back as it was sent. */
+static void
+test_stage_waits_for_done (void)
+{
+  const gsize len = 200000;
+  guint8 *a = g_malloc (len), *b = g_malloc (len), *got = NULL;
+  LateReader r = { 0 };
+  GError *error = NULL;
+  GThread *reader;
+  gint64 t0;
+  gsize got_len = 0;
+  Pair p;
+
+  for (gsize k = 0; k < len; k++)
+  {
+    a[k] = pattern (1, k);
+    b[k] = pattern (2, k);
+  }
+  pair_open (&p);
+  g_assert_true (send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED,
+                               deadline_s (30), &error));
+  g_assert_no_error (error);
+  r.conn = p.s;
+  reader = g_thread_new ("late reader", late_reader_main, &r);
+  t0 = g_get_monotonic_time ();
+  g_assert_true (send_message (p.c, &rdma_proto_eager_ops, b, len, RDMA_BULK_STAGE_MEASURED,
+                               deadline_s (30), &error));
+  g_assert_no_error (error);
+  /* it waited for the reader (200 ms before it started) */
+  g_assert_cmpint (g_get_monotonic_time () - t0, >=, 150 * 1000);
+  g_thread_join (reader);
+  g_assert_no_error (r.error);
+  g_assert_cmpuint (r.len, ==, len);
+  g_assert_true (memcmp (r.got, a, len) == 0);
+  g_assert_true (take_message (p.s, &got, &got_len, deadline_s (30), &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (got_len, ==, len);
+  g_assert_true (memcmp (got, b, len) == 0);
+  g_assert_cmpuint (p.c->stats.window_binds, ==, 1);
+  g_free (r.got);
+  g_free (got);
+  g_free (a);
+  g_free (b);
+  pair_close (&p);
+}
+
+/* A stage the budget refuses: the field is copied into the message, counted and said once. */
+static void
+test_stage_budget (void)
+{
+  const gsize len = 300000;
+  guint8 *a = g_malloc (len);
+  LateReader r = { 0 };
+  GError *error = NULL;
+  RdmaResCounts counts;
+  GThread *reader;
+  Pair p;
+
+  for (gsize k = 0; k < len; k++)
+    a[k] = pattern (3, k);
+  pair_open (&p);
+  rdma_res_counts (&counts);
+  rdma_budget_request ((guint64) counts.pinned_bytes + 4096, "the test");
+  g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*a stage for large reply fields*");
+  r.conn = p.s; /* (a message copied whole goes by fragments: the reader takes them) */
+  reader = g_thread_new ("reader", late_reader_main, &r);
+  send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED, deadline_s (30),
+                &error);
+  g_assert_no_error (error);
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  g_thread_join (reader);
+  g_assert_no_error (r.error);
+  g_assert_cmpuint (r.len, ==, len);
+  g_assert_true (memcmp (r.got, a, len) == 0);
+  g_assert_cmpuint (p.c->stats.budget_refusals, ==, 1);
+  g_assert_cmpuint (p.c->stats.window_binds, ==, 0);
+  g_assert_cmpuint (p.c->stats.bytes_copied, >=, len);
+  g_assert_cmpuint (p.s->stats.bulk_received, ==, 0);
+  g_assert_null (rdma_bulk_stage_of (p.c)->base);
+  rdma_budget_reset ();
+  g_free (r.got);
+  g_free (a);
+  pair_close (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -989,6 +1170,9 @@ main (int argc, char **argv)
   g_test_add_data_func ("/bulk-loopback/registrations/unpipelined", GUINT_TO_POINTER (1),
                         test_registrations);
   g_test_add_func ("/bulk-loopback/no-windows", test_no_windows);
+  g_test_add_func ("/bulk-loopback/stage/echo", test_stage_echo);
+  g_test_add_func ("/bulk-loopback/stage/waits-for-done", test_stage_waits_for_done);
+  g_test_add_func ("/bulk-loopback/stage/budget", test_stage_budget);
   g_test_add_func ("/bulk-loopback/late-bounds", test_late_bounds);
   g_test_add_func ("/bulk-loopback/cache/shared", test_shared_cache);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++)

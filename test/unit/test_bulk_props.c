@@ -239,7 +239,7 @@ test_threshold_by_hint (void)
 
   rdma_call_policy_init (&p);
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, RDMA_BULK_DEFAULT_THRESHOLD);
-  g_assert_true (rdma_call_policy_lends_by_measure (&p));
+  g_assert_cmpint (rdma_call_policy_bulk_way (&p), ==, RDMA_BULK_LEND_MEASURED);
   p.hints = &service;
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 65536);
   p.msg_hints = &function; /* as set_hints does */
@@ -256,13 +256,26 @@ test_threshold_by_hint (void)
   g_value_set_uint (&v, 20000);
   g_assert_true (rdma_bulk_props_set (1, 1, &p.bulk, &v));
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 20000);
-  g_assert_false (rdma_call_policy_lends_by_measure (&p));
+  g_assert_cmpint (rdma_call_policy_bulk_way (&p), ==, RDMA_BULK_LEND);
   p.msg_hints = &function;
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 8192);
   g_value_set_uint (&v, 0);
   g_assert_true (rdma_bulk_props_set (1, 1, &p.bulk, &v));
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 0);
   p.msg_hints = NULL;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 0);
+
+  /* a server's accepted connection at its default: never lends, stages from the client's
+   * default threshold or the hint; set (to 0 as well), lends by the threshold or never */
+  rdma_bulk_props_init (&p.bulk, TRUE);
+  g_assert_cmpint (rdma_call_policy_bulk_way (&p), ==, RDMA_BULK_STAGE_MEASURED);
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 65536);
+  p.hints = NULL;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, RDMA_BULK_DEFAULT_THRESHOLD);
+  p.msg_hints = &function;
+  g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 8192);
+  g_assert_true (rdma_bulk_props_set (1, 1, &p.bulk, &v));
+  g_assert_cmpint (rdma_call_policy_bulk_way (&p), ==, RDMA_BULK_LEND);
   g_assert_cmpuint (rdma_call_policy_bulk_threshold (&p), ==, 0);
   rdma_call_policy_clear (&p);
   g_assert_null (p.plans);

@@ -3721,7 +3721,7 @@ test_thrift_lend_measured (void)
     {
       /* the first run tries copying, and the way changes after RDMA_CHOICE_PERSIST calls
        * that find it the cheaper: most calls copy */
-      g_assert_true (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c), FIELD));
+      g_assert_true (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c, FALSE), FIELD));
       g_assert_cmpuint (st.bulk_copied, >, CALLS / 2);
       g_assert_cmpuint (st.bulk_copied, <, CALLS);
       g_assert_nonnull (strstr (line, "(measured on this device: large fields lent or copied "
@@ -3767,7 +3767,7 @@ test_thrift_lend_measured_slow_copies (void)
   line = thrift_rdma_explain_connection (THRIFT_RDMA (tp.t), &ch);
   g_test_message ("%" G_GUINT64_FORMAT " fields copied, %" G_GUINT64_FORMAT " bytes lent; %s",
                   st.bulk_copied, st.bulk_sent, line);
-  g_assert_false (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c), FIELD));
+  g_assert_false (rdma_lend_cost_copies (rdma_bulk_lend_cost (tp.p.c, FALSE), FIELD));
   g_assert_cmpuint (st.bulk_copied, >, 0); /* tried */
   g_assert_cmpuint (st.bulk_copied, <, CALLS / 8);
   measured = strstr (line, "by time per call: 64-128 KiB lent ");
@@ -3811,7 +3811,7 @@ test_thrift_lend_measured_ring (void)
   /* the device's first runs of copies (the first not learnt), and the lent calls between
    * them, are timed before this connection's first message (a copied call 100 us, a lent
    * one 3 ms); the way changes after RDMA_CHOICE_PERSIST more */
-  cost = rdma_bulk_lend_cost (tp.p.c);
+  cost = rdma_bulk_lend_cost (tp.p.c, FALSE);
   now = g_get_monotonic_time () - 2 * G_USEC_PER_SEC;
   for (guint i = 0; i <= RDMA_CHOICE_TRY_EVERY + RDMA_CHOICE_RUN; i++)
   {

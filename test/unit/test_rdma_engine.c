@@ -1240,8 +1240,34 @@ test_lend_cost (void)
   g_test_message ("%s", line);
   g_assert_nonnull (strstr (line, "128-256 KiB lent 3100 us, copied 2700 us (over 1024 calls): "
                                   "copies, 1 change"));
-  g_assert_nonnull (strstr (line, "1-2 MiB lent 26000 us, copied 29000 us (over 1024 calls): "
-                                  "lends, 0 changes"));
+  g_assert_nonnull (strstr (line, "1 MiB and more, per MiB, lent 26000 us, copied 29000 us (over "
+                                  "1024 calls): lends, 0 changes"));
+  rdma_lend_cost_free (c);
+}
+
+/* From 1 MiB a call costs by its bytes, and the sizes share one class timed per MiB: 16 MiB
+ * calls after 1 MiB ones that measured both ways take the way those chose from the first
+ * (no run of 8 copies at 16 x the cost), and a size that arrives alone still learns per MiB
+ * (64 MiB calls where copying costs less per MiB are copied after a run). */
+static void
+test_lend_cost_linear (void)
+{
+  RdmaLendCost *c = rdma_lend_cost_new ();
+  g_autofree gchar *line = NULL;
+
+  /* (past the run at 1,024 calls: the next comes at 2,048) */
+  simulate_lend (c, 1 << 20, 26000, 29000, 1, 4 * RDMA_CHOICE_TRY_EVERY + 100);
+  g_assert_false (rdma_lend_cost_copies (c, 16 << 20));
+  g_assert_cmpuint (simulate_lend (c, 16 << 20, 16 * 26000, 16 * 29000, 1, 24), ==, 0);
+  line = rdma_lend_cost_describe (c);
+  g_test_message ("%s", line);
+  g_assert_nonnull (strstr (line, "1 MiB and more, per MiB, lent 26000 us, copied 29000 us"));
+  rdma_lend_cost_free (c);
+
+  c = rdma_lend_cost_new ();
+  simulate_lend (c, 64 << 20, 64 * 3100, 64 * 2700, 1, 4 * RDMA_CHOICE_TRY_EVERY);
+  g_assert_true (rdma_lend_cost_copies (c, 64 << 20));
+  g_assert_true (rdma_lend_cost_copies (c, 2 << 20));
   rdma_lend_cost_free (c);
 }
 
@@ -1300,6 +1326,7 @@ main (int argc, char **argv)
   g_test_add_func ("/rdma_engine/poll/cost/fabrics", test_poll_cost_fabrics);
   g_test_add_func ("/rdma_engine/poll/cost/steady", test_poll_cost_steady);
   g_test_add_func ("/rdma_engine/lend/cost", test_lend_cost);
+  g_test_add_func ("/rdma_engine/lend/cost/linear", test_lend_cost_linear);
   g_test_add_func ("/rdma_engine/lend/cost/in-flight", test_lend_cost_in_flight);
   g_test_add_func ("/rdma_engine/lend/cost/pauses", test_lend_cost_pauses);
   g_test_add_func ("/rdma_engine/poll/spin_admission", test_spin_admission);

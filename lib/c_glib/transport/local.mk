@@ -55,6 +55,8 @@ rdma_engine_sources = \
 	lib/c_glib/transport/rdma/rdma_bulk.h \
 	lib/c_glib/transport/rdma/rdma_bulk_msg.c \
 	lib/c_glib/transport/rdma/rdma_bulk_msg.h \
+	lib/c_glib/transport/rdma/rdma_bulk_stage.c \
+	lib/c_glib/transport/rdma/rdma_bulk_stage.h \
 	lib/c_glib/transport/rdma/rdma_bulk_wire.c \
 	lib/c_glib/transport/rdma/rdma_bulk_wire.h \
 	lib/c_glib/transport/rdma/rdma_proto.c \

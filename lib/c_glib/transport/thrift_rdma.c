@@ -580,9 +580,10 @@ thrift_rdma_write (ThriftTransport *transport, const gpointer buf, const guint32
   }
   /* straight into registered memory, the only copy on the way out; a large field is not
    * copied at all but lent (rdma_bulk_msg.h) */
-  if (!rdma_bulk_writer_write (&priv->writer, priv->conn, buf, len,
-                               rdma_call_policy_bulk_threshold (&priv->policy),
-                               rdma_call_policy_lends_by_measure (&priv->policy), &e))
+  if (!rdma_bulk_writer_write (
+          &priv->writer, priv->conn, buf, len, rdma_call_policy_bulk_threshold (&priv->policy),
+          rdma_call_policy_bulk_way (&priv->policy),
+          len >= RDMA_BULK_MIN_THRESHOLD ? deadline_after (priv->call_timeout_ms) : 0, &e))
     return fail (priv, e, error);
   priv->wlen += len;
   return TRUE;
@@ -1063,6 +1064,13 @@ thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *configuration, gp
   attach_wake (priv, conn);
   rdma_signal_snapshot ();
   return self;
+}
+
+void
+thrift_rdma_serve_defaults (ThriftRdma *self)
+{
+  /* the threshold a server leaves unset: its replies' fields staged (rdma_bulk_stage.h) */
+  rdma_bulk_props_init (&PRIV (self)->policy.bulk, TRUE);
 }
 
 void

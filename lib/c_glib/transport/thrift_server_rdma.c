@@ -321,6 +321,7 @@ thrift_server_rdma_wrap_accepted (ThriftServerRdma *self, RdmaConn *conn)
                                             priv->hints, priv->polling, priv->call_timeout_ms,
                                             priv->idle_timeout_ms, priv->keepalive_ms);
 
+  thrift_rdma_serve_defaults (t);
   rdma_bulk_props_apply (&priv->bulk, t);
   return t;
 }

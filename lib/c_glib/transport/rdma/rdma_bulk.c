@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "rdma_bulk.h"
+#include "rdma_bulk_stage.h"
 #include "rdma_conn_private.h"
 #include "rdma_rcache.h"
 #include "rdma_domain.h"
@@ -35,10 +36,11 @@ struct _RdmaBulk
                                                   device's (rdma_domain_rcache), or its own
                                                   when the domain is not shared */
   gboolean own_cache;
-  RdmaLendCost *lend_cost; /* (unowned) (nullable): the device's
+  RdmaLendCost *lend_cost;  /* (unowned) (nullable): the device's
                                                   (rdma_domain_lend_cost) */
-  RdmaRcacheStats tally;   /* this connection's hits and misses */
-  RdmaRcacheStats seen;    /* counters already in conn->stats */
+  RdmaLendCost *stage_cost; /* (unowned) (nullable): the same, for staging */
+  RdmaRcacheStats tally;    /* this connection's hits and misses */
+  RdmaRcacheStats seen;     /* counters already in conn->stats */
 
   /* lending: the message being written or waiting for its DONE */
   RdmaWindow *win[RDMA_BULK_MAX_FIELDS];       /* (owned) (nullable): made on first use,
@@ -49,6 +51,9 @@ struct _RdmaBulk
   guint n_lent;
   guint32 tx_seq;
   gboolean returned; /* its DONE arrived */
+
+  /* staging: a server's reply fields, lent from a copy (rdma_bulk_stage.h) */
+  RdmaBulkStage stage;
 
   /* pulling */
   guint reads;        /* READs in flight */
@@ -67,7 +72,8 @@ bulk_get (RdmaConn *conn)
     b->cache = rdma_domain_rcache (conn->pd, conn->settings.rcache_entries,
                                    conn->settings.rcache_bytes);
     b->own_cache = b->cache == NULL;
-    b->lend_cost = rdma_domain_lend_cost (conn->pd);
+    b->lend_cost = rdma_domain_lend_cost (conn->pd, FALSE);
+    b->stage_cost = rdma_domain_lend_cost (conn->pd, TRUE);
     if (b->own_cache)
       b->cache = rdma_rcache_new (conn->pd, conn->settings.rcache_entries,
                                   conn->settings.rcache_bytes);
@@ -84,9 +90,27 @@ rdma_bulk_can_lend (RdmaConn *conn)
 }
 
 RdmaLendCost *
-rdma_bulk_lend_cost (RdmaConn *conn)
+rdma_bulk_lend_cost (RdmaConn *conn, gboolean staged)
 {
-  return bulk_get (conn)->lend_cost;
+  RdmaBulk *b = bulk_get (conn);
+
+  return staged ? b->stage_cost : b->lend_cost;
+}
+
+RdmaBulkStage *
+rdma_bulk_stage_of (RdmaConn *conn)
+{
+  return &bulk_get (conn)->stage;
+}
+
+void
+rdma_bulk_stage_sent (RdmaConn *conn, gboolean sent)
+{
+  RdmaBulk *b = bulk_get (conn);
+
+  rdma_bulk_stage_finish (conn, &b->stage, sent, b->tx_seq);
+  if (sent)
+    b->tx_seq++;
 }
 
 /* What a registration of ours allows: a region read into may be lent later (an echo lends
@@ -416,6 +440,8 @@ rdma_bulk_control (RdmaConn *conn, guint8 kind, const guint8 *payload, guint32 l
   }
   memcpy (&seq, payload, sizeof seq);
   seq = GUINT32_FROM_LE (seq);
+  if (b != NULL && rdma_bulk_stage_returned (conn, &b->stage, seq))
+    return TRUE;
   if (b == NULL || b->n_lent == 0 || b->returned || seq != b->tx_seq)
   {
     rdma_status_set_error (error, RDMA_ERR_PROTOCOL, "receive", 0, -1,
@@ -458,6 +484,7 @@ rdma_bulk_free (RdmaConn *conn)
   if (b == NULL)
     return;
   free_windows (conn, b);
+  rdma_bulk_stage_free (conn, &b->stage);
   for (guint i = 0; i < b->n_lent; i++)
     rdma_rcache_release (b->cache, b->lent[i]);
   release_windows (b, 0);
@@ -476,9 +503,25 @@ bulk_owns_control (guint8 kind)
   return kind == RDMA_BULK_DONE;
 }
 
+static gint64
+bulk_due (RdmaConn *conn)
+{
+  return conn->bulk != NULL ? rdma_bulk_stage_due (&conn->bulk->stage) : 0;
+}
+
+static gboolean
+bulk_tick (RdmaConn *conn, gint64 now, GError **error)
+{
+  if (conn->bulk != NULL)
+    rdma_bulk_stage_tick (conn, &conn->bulk->stage, now);
+  return TRUE;
+}
+
 const RdmaHelperOps rdma_bulk_helper = {
   .name = "bulk",
   .owns_control = bulk_owns_control,
   .control = rdma_bulk_control,
+  .due = bulk_due,
+  .tick = bulk_tick,
   .free = rdma_bulk_free,
 };

@@ -37,6 +37,7 @@
 #ifndef _RDMA_BULK_H
 #define _RDMA_BULK_H
 
+#include "rdma_bulk_stage.h"
 #include "rdma_bulk_wire.h"
 #include "rdma_conn.h"
 #include "rdma_lend_cost.h"
@@ -73,9 +74,13 @@ gboolean rdma_bulk_lend (RdmaConn *conn, gconstpointer ptr, gsize len, RdmaBulkD
                          gint64 deadline_us, GError **error);
 /* Whether this connection's device can lend (type-2 memory windows); asks it once. */
 gboolean rdma_bulk_can_lend (RdmaConn *conn);
-/* What lending and copying cost on the connection's device (rdma_lend_cost.h); NULL where
- * the connection cannot lend. */
-RdmaLendCost *rdma_bulk_lend_cost (RdmaConn *conn);
+/* What lending (@staged: staging, rdma_bulk_stage.h) and copying cost on the connection's
+ * device (rdma_lend_cost.h); NULL where the connection cannot lend. */
+RdmaLendCost *rdma_bulk_lend_cost (RdmaConn *conn, gboolean staged);
+/* The connection's stage (rdma_bulk_stage.h). */
+RdmaBulkStage *rdma_bulk_stage_of (RdmaConn *conn);
+/* The message that staged fields was sent (@sent) or not: numbered, it waits for its DONE. */
+void rdma_bulk_stage_sent (RdmaConn *conn, gboolean sent);
 /* The number the table of the message being written carries. */
 guint32 rdma_bulk_seq (RdmaConn *conn);
 /* Lender, once the message went out: waits for the reader's DONE, invalidates the windows and

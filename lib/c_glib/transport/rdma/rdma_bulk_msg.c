@@ -22,6 +22,9 @@ rdma_bulk_writer_begin (RdmaBulkWriter *w, RdmaConn *conn, GError **error)
 {
   static const guint8 plain = RDMA_BULK_PLAIN;
 
+  /* a message that staged fields and was never sent (its write failed) leaves the stage */
+  if (w->n > 0 && w->staged)
+    rdma_bulk_stage_sent (conn, FALSE);
   w->n = 0;
   w->inline_len = 0;
   w->decided = FALSE;
@@ -33,7 +36,8 @@ void
 rdma_bulk_writer_call_over (RdmaBulkWriter *w, RdmaConn *conn)
 {
   if (w->ticket.open)
-    rdma_lend_cost_end (rdma_bulk_lend_cost (conn), &w->ticket, g_get_monotonic_time ());
+    rdma_lend_cost_end (rdma_bulk_lend_cost (conn, w->ticket_staged), &w->ticket,
+                        g_get_monotonic_time ());
 }
 
 void
@@ -47,15 +51,19 @@ rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn)
 
 /* Whether the message's large fields are lent: decided at its first (@len bytes). */
 static gboolean
-lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
+lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, RdmaBulkWay way)
 {
   if (!w->decided)
   {
-    RdmaLendCost *cost = rdma_bulk_lend_cost (conn);
+    gboolean staged = way == RDMA_BULK_STAGE_MEASURED;
+    RdmaLendCost *cost = rdma_bulk_lend_cost (conn, staged);
 
     w->decided = TRUE;
     w->lends = TRUE;
-    w->measured = measured && cost != NULL;
+    w->staged = staged;
+    w->measured = way != RDMA_BULK_LEND && cost != NULL;
+    if (w->measured && !w->ticket.open)
+      w->ticket_staged = staged; /* (an open ticket is ended, with its book, before) */
     /* a connection's first calls make its ring and registrations, not its typical ones: they
      * take the way in use and are not learnt (at 16 clients the device's first run of copies
      * fell on them, and copying measured dear for the next runs) */
@@ -67,10 +75,27 @@ lends (RdmaBulkWriter *w, RdmaConn *conn, gsize len, gboolean measured)
   return w->lends;
 }
 
+/* Stages the field; FALSE with @error unset: the stage cannot hold it, copy it. */
+static gboolean
+stage (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len, gint64 deadline_us,
+       GError **error)
+{
+  RdmaBulkDesc d = { .at = (guint32) w->inline_len };
+
+  if (!rdma_bulk_stage_copy (conn, rdma_bulk_stage_of (conn), buf, len, &d, deadline_us, error))
+    return FALSE;
+  w->ptr[w->n] = NULL; /* (the stage has the bytes) */
+  w->desc[w->n] = d;
+  w->n++;
+  return TRUE;
+}
+
 gboolean
 rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len,
-                        gsize threshold, gboolean measured, GError **error)
+                        gsize threshold, RdmaBulkWay way, gint64 deadline_us, GError **error)
 {
+  GError *e = NULL;
+
   if (threshold > 0 && len >= MAX (threshold, RDMA_BULK_MIN_THRESHOLD) && len <= G_MAXUINT32
       && w->n < RDMA_BULK_MAX_FIELDS && w->inline_len <= G_MAXUINT32)
   {
@@ -80,9 +105,20 @@ rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gs
        * call does not notice; the counter tells */
       rdma_conn_stats (conn)->bulk_not_lent++;
     }
-    else if (!lends (w, conn, len, measured))
+    else if (!lends (w, conn, len, way))
     {
       rdma_conn_stats (conn)->bulk_copied++;
+    }
+    else if (w->staged)
+    {
+      if (stage (w, conn, buf, len, deadline_us, &e))
+        return TRUE;
+      if (e != NULL)
+      {
+        g_propagate_error (error, e);
+        return FALSE;
+      }
+      /* refused by the budget (counted): copied */
     }
     else
     {
@@ -109,7 +145,10 @@ rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us, GE
   rdma_conn_tx_may_copy (conn, may_copy);
   if (w->n == 0)
     return TRUE;
-  for (guint i = 0; i < w->n; i++)
+  if (w->staged
+      && !rdma_bulk_stage_seal (conn, rdma_bulk_stage_of (conn), w->desc, w->n, deadline_us, error))
+    return FALSE;
+  for (guint i = 0; i < w->n && !w->staged; i++)
   {
     guint32 at = w->desc[i].at;
     if (!rdma_bulk_lend (conn, w->ptr[i], w->desc[i].len, &w->desc[i], deadline_us, error))
@@ -129,7 +168,12 @@ rdma_bulk_writer_finish (RdmaBulkWriter *w, RdmaConn *conn, gboolean sent, gint6
 {
   gboolean ok = TRUE;
 
-  if (w->n > 0)
+  if (w->n > 0 && w->staged)
+  {
+    /* the stage is this connection's own: the flush need not wait for the DONE */
+    rdma_bulk_stage_sent (conn, sent);
+  }
+  else if (w->n > 0)
   {
     if (sent)
       ok = rdma_bulk_settle (conn, deadline_us, error);

@@ -42,13 +42,24 @@ G_BEGIN_DECLS
 /* The "bulk-threshold" default of clients: fields of 16 KiB and more are lent (issue 10); the
  * tests of how each protocol carries whole large messages set it to 0. */
 #define RDMA_BULK_DEFAULT_THRESHOLD (16u << 10)
-/* Servers' (ThriftServerRdma, ThriftServerHybrid: their accepted connections'): 0, never.  A
- * lent field must stay valid until the flush that ends its message, and the processors c_glib's
- * generator writes (stock Thrift's and thrift-hatrpc's alike) unref the result, and so a
- * reply's binary and string fields, before they call write_end and flush: lent, the reader
- * would pull freed memory.  A server whose handlers' reply buffers outlive the flush may set
- * it. */
+/* Servers' (ThriftServerRdma, ThriftServerHybrid: their accepted connections'): 0, never
+ * lend.  A lent field must stay valid until the flush that ends its message, and the
+ * processors c_glib's generator writes (stock Thrift's and thrift-hatrpc's alike) unref the
+ * result, and so a reply's binary and string fields, before they call write_end and flush:
+ * lent, the reader would pull freed memory.  Left at this default, a server stages its
+ * replies' fields from RDMA_BULK_DEFAULT_THRESHOLD instead (rdma_bulk_stage.h): one copy,
+ * where copying into the message makes two.  A server whose handlers' reply buffers outlive
+ * the flush may set it. */
 #define RDMA_BULK_SERVER_DEFAULT_THRESHOLD 0u
+
+/* How the fields of a message from the threshold leave. */
+typedef enum
+{
+  RDMA_BULK_LEND,           /* lent (the user set the threshold) */
+  RDMA_BULK_LEND_MEASURED,  /* lent or copied, by which measures cheaper (rdma_lend_cost.h):
+                               a client's default */
+  RDMA_BULK_STAGE_MEASURED, /* staged or copied, likewise: a server's default */
+} RdmaBulkWay;
 /* Framing a message may add to what Thrift wrote: the envelope byte and a full table. */
 #define RDMA_BULK_FRAMING_MAX \
   (1 + RDMA_BULK_MAX_FIELDS * sizeof (RdmaBulkWireDesc) + sizeof (RdmaBulkWireTrailer))
@@ -62,9 +73,11 @@ typedef struct
   gsize inline_len; /* inline bytes written (envelope byte not counted) */
   gboolean decided; /* this message's large fields are lent (lends) or copied */
   gboolean lends;
-  gboolean measured;     /* ... by measurement (another message may copy what this lends) */
-  RdmaLendTicket ticket; /* the last message that chose by measurement, until the next */
-} RdmaBulkWriter;        /* zeroed before its first message */
+  gboolean staged;        /* ... lent from the stage (rdma_bulk_stage.h), not where they are */
+  gboolean measured;      /* ... by measurement (another message may copy what this lends) */
+  gboolean ticket_staged; /* the ticket is of the staging book */
+  RdmaLendTicket ticket;  /* the last message that chose by measurement, until the next */
+} RdmaBulkWriter;         /* zeroed before its first message */
 
 /* Starts a message: the envelope byte into the (begun) transmit buffer; the call of the one
  * before, if it chose by measurement and no reply ended it (a oneway call), is learnt as
@@ -76,12 +89,14 @@ void rdma_bulk_writer_call_over (RdmaBulkWriter *w, RdmaConn *conn);
 /* Its call failed, or the connection @conn (nullable: gone) goes: over, and the next message
  * decides again. */
 void rdma_bulk_writer_forget (RdmaBulkWriter *w, RdmaConn *conn);
-/* Writes @len bytes at @buf: lent if @len is at least @threshold (0: never) and the message
- * can lend one more field, else copied into the transmit buffer.  @measured: lent only if
- * lending measures cheaper than copying for the size of the message's first such field
- * (rdma_lend_cost.h). */
+/* Writes @len bytes at @buf: lent (or staged) by @way if @len is at least @threshold (0:
+ * never) and the message can lend one more field, else copied into the transmit buffer.  A
+ * measured way lends only if lending measures cheaper than copying for the size of the
+ * message's first such field (rdma_lend_cost.h).  Staging may wait for the peer's DONE of
+ * the message staged before, until @deadline_us. */
 gboolean rdma_bulk_writer_write (RdmaBulkWriter *w, RdmaConn *conn, gconstpointer buf, gsize len,
-                                 gsize threshold, gboolean measured, GError **error);
+                                 gsize threshold, RdmaBulkWay way, gint64 deadline_us,
+                                 GError **error);
 /* Before the message is sent: lends its fields and appends their table (nothing if none). */
 gboolean rdma_bulk_writer_seal (RdmaBulkWriter *w, RdmaConn *conn, gint64 deadline_us,
                                 GError **error);

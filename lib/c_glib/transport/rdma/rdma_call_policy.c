@@ -171,11 +171,13 @@ rdma_call_policy_explain (RdmaCallPolicy *p, RdmaConn *conn, const ThriftHintSet
     g_free (line);
     line = full;
   }
-  if (rdma_call_policy_lends_by_measure (p)
+  if (rdma_call_policy_bulk_way (p) != RDMA_BULK_LEND
       && (rdma_conn_stats (conn)->bulk_sent > 0 || rdma_conn_stats (conn)->bulk_copied > 0))
   {
-    /* what the device's calls measured, which decides between lending and copying */
-    RdmaLendCost *lc = rdma_bulk_lend_cost (conn);
+    /* what the device's calls measured, which decides between lending (or staging) and
+     * copying */
+    RdmaLendCost *lc = rdma_bulk_lend_cost (conn, rdma_call_policy_bulk_way (p)
+                                                      == RDMA_BULK_STAGE_MEASURED);
     g_autofree gchar *cost = lc != NULL ? rdma_lend_cost_describe (lc) : NULL;
 
     if (cost != NULL)

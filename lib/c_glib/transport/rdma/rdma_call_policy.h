@@ -30,6 +30,7 @@
 #include <thrift/c_glib/transport/thrift_hints.h>
 #include <thrift/c_glib/transport/thrift_rdma.h>
 
+#include "rdma_bulk_msg.h"
 #include "rdma_conn.h"
 #include "rdma_gobject.h"
 #include "rdma_numa.h"
@@ -147,13 +148,30 @@ rdma_call_policy_wait (RdmaCallPolicy *p, RdmaConn *conn)
   return p->effective;
 }
 
-/* The size from which a field of the message being written is lent: the function's
- * payload_size hint, else the "bulk-threshold" property; 0: never. */
+/* Whether the fields of the messages written are staged (a server left at its default) or
+ * lent, and whether by measurement (rdma_bulk_msg.h). */
+static inline RdmaBulkWay
+rdma_call_policy_bulk_way (const RdmaCallPolicy *p)
+{
+  if (p->bulk.threshold_set)
+    return RDMA_BULK_LEND;
+  return p->bulk.server ? RDMA_BULK_STAGE_MEASURED : RDMA_BULK_LEND_MEASURED;
+}
+
+/* The size from which a field of the message being written is lent (or staged): the
+ * function's payload_size hint, else the "bulk-threshold" property (a server's default,
+ * 0, stages from the client's default); 0: never. */
 static inline gsize
 rdma_call_policy_bulk_threshold (const RdmaCallPolicy *p)
 {
   const ThriftHintSet *h = rdma_call_policy_message_set (p);
 
+  if (rdma_call_policy_bulk_way (p) == RDMA_BULK_STAGE_MEASURED)
+  {
+    if (h != NULL && (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE))
+      return (gsize) MIN (h->payload_size, (guint64) G_MAXSIZE);
+    return RDMA_BULK_DEFAULT_THRESHOLD;
+  }
   if (p->bulk.threshold == 0)
     return 0;
   if (h != NULL && (h->set & THRIFT_HINT_HAS_PAYLOAD_SIZE))
@@ -161,13 +179,6 @@ rdma_call_policy_bulk_threshold (const RdmaCallPolicy *p)
   return p->bulk.threshold;
 }
 
-/* Whether a field from the threshold is lent only where lending measures cheaper
- * (rdma_lend_cost.h): unless the user set the threshold. */
-static inline gboolean
-rdma_call_policy_lends_by_measure (const RdmaCallPolicy *p)
-{
-  return !p->bulk.threshold_set;
-}
 
 G_END_DECLS
 

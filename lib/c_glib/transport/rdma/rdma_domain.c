@@ -35,14 +35,14 @@ typedef struct
   RdmaSrq *srq; /* (owned) (nullable): made by the first connection that asks */
   guint32 srq_slot_size;
   gboolean srq_tried;
-  GThread *events;     /* (owned) (nullable): reads the device's async events */
-  int wake_fd;         /* tells it to stop */
-  GHashTable *watched; /* (owned): struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
-  RdmaRcache *rcache;  /* (owned) (nullable): made by the first connection that asks */
-  RdmaLendCost *lend;  /* (owned) if @lend_owned (the device has no name), else
-                              * (unowned): the process's book of the device
-                              * (rdma_lend_cost_for_device); (nullable): made by the first
-                              * connection that asks */
+  GThread *events;       /* (owned) (nullable): reads the device's async events */
+  int wake_fd;           /* tells it to stop */
+  GHashTable *watched;   /* (owned): struct ibv_qp * -> Watch * (owned): QPs on the SRQ */
+  RdmaRcache *rcache;    /* (owned) (nullable): made by the first connection that asks */
+  RdmaLendCost *lend[2]; /* (owned) if @lend_owned (the device has no name), else
+                              * (unowned): the process's books of the device, for lending and
+                              * for staging (rdma_lend_cost_for_device); (nullable): made by
+                              * the first connection that asks */
   gboolean lend_owned;
 } Domain;
 
@@ -239,8 +239,8 @@ domain_free (Domain *d)
   rdma_srq_free (d->srq);
   if (d->rcache != NULL)
     rdma_rcache_free (d->rcache); /* (its users released what they held) */
-  if (d->lend_owned)
-    rdma_lend_cost_free (d->lend);
+  for (guint i = 0; d->lend_owned && i < G_N_ELEMENTS (d->lend); i++)
+    rdma_lend_cost_free (d->lend[i]);
   rdma_res_pd_destroy (&d->pd);
   g_hash_table_unref (d->watched);
   g_free (d);
@@ -311,7 +311,7 @@ rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes)
 }
 
 RdmaLendCost *
-rdma_domain_lend_cost (struct ibv_pd *pd)
+rdma_domain_lend_cost (struct ibv_pd *pd, gboolean staged)
 {
   RdmaLendCost *cost = NULL;
   Domain *d;
@@ -320,14 +320,16 @@ rdma_domain_lend_cost (struct ibv_pd *pd)
   d = find (NULL, pd);
   if (d != NULL)
   {
-    if (d->lend == NULL)
+    if (d->lend[staged] == NULL)
     {
       /* a test's in-memory provider has no device: a book of the domain's life */
       d->lend_owned = d->verbs->device == NULL;
-      d->lend = d->lend_owned ? rdma_lend_cost_new ()
-                              : rdma_lend_cost_for_device (d->verbs->device->name);
+      d->lend[staged] = d->lend_owned ? rdma_lend_cost_new ()
+                                      : rdma_lend_cost_for_device (d->verbs->device->name, staged);
+      if (staged)
+        rdma_lend_cost_set_staged (d->lend[staged]);
     }
-    cost = d->lend;
+    cost = d->lend[staged];
   }
   g_mutex_unlock (&lock);
   return cost;

@@ -64,10 +64,10 @@ void rdma_domain_unwatch (struct ibv_pd *pd, struct ibv_qp *qp);
  * any of them asked), made by the first that asks; NULL if the domain is not shared (the
  * connection keeps a cache of its own).  It goes with the domain. */
 RdmaRcache *rdma_domain_rcache (struct ibv_pd *pd, guint max_entries, guint64 max_bytes);
-/* What lending and copying large fields cost on @pd's device (rdma_lend_cost.h), made by the
- * first connection that asks; NULL if the domain is not shared (its device cannot lend).  It
- * goes with the domain. */
-RdmaLendCost *rdma_domain_lend_cost (struct ibv_pd *pd);
+/* What lending (@staged: staging, rdma_bulk_stage.h) and copying large fields cost on @pd's
+ * device (rdma_lend_cost.h), made by the first connection that asks; NULL if the domain is
+ * not shared (its device cannot lend).  It goes with the domain. */
+RdmaLendCost *rdma_domain_lend_cost (struct ibv_pd *pd, gboolean staged);
 /* The threads the domains run (one per device with a shared receive queue, while a
  * connection holds it). */
 guint rdma_domain_threads (void);

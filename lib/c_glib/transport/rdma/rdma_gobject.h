@@ -49,6 +49,8 @@ typedef struct
 {
   guint threshold;        /* fields this large are lent (0: never) */
   gboolean threshold_set; /* by the user: lend from it always, not by measurement */
+  gboolean server;        /* a server's (or its accepted connection's): at the default, its
+                             replies' fields are staged (rdma_bulk_stage.h), not lent */
   guint chunk;            /* bytes per READ of a lent field */
   guint depth;            /* READs of a field in flight (1: unpipelined) */
   guint rcache_entries;   /* registrations the cache keeps at most, in use or not */
@@ -58,8 +60,9 @@ typedef struct
 /* @server: a server's (for the connections it accepts): its "bulk-threshold" defaults to
  * RDMA_BULK_SERVER_DEFAULT_THRESHOLD. */
 void rdma_bulk_props_install (GObjectClass *cls, guint first, gboolean server);
-/* The threshold's default, from the instance's init: it is not a construct property, so that
- * a threshold the user set can be told from the default (rdma_lend_cost.h). */
+/* The threshold's default, from the instance's init (and an accepted connection's, @server):
+ * it is not a construct property, so that a threshold the user set can be told from the
+ * default (rdma_lend_cost.h). */
 void rdma_bulk_props_init (RdmaBulkProps *props, gboolean server);
 /* FALSE if @property_id is not one of them. */
 gboolean rdma_bulk_props_get (guint property_id, guint first, const RdmaBulkProps *props,

@@ -33,6 +33,8 @@ typedef struct
   gboolean win_open; /* a window of choices is being timed */
   gboolean win_copy; /* the way its calls took */
   guint win_calls;   /* the choices made when it began */
+  guint64 bytes;     /* the chosen calls' fields, in all (the linear class's) */
+  guint64 win_bytes; /* bytes when it began */
   gint64 win_since;  /* when it began (us) */
   gint64 win_idle;   /* idle when it began */
   RdmaChoice choice; /* lending the prior, copying the alternative */
@@ -42,6 +44,7 @@ struct _RdmaLendCost
 {
   GMutex lock;
   SizeClass cls[RDMA_LEND_COST_CLASSES];
+  gboolean staged; /* a book of staging (rdma_bulk_stage.h): says "staged" for "lent" */
 };
 
 static guint
@@ -50,6 +53,13 @@ class_of (gsize len)
   guint bits = g_bit_storage (len); /* 4 KiB: 13 */
 
   return bits <= 13 ? 0 : MIN (bits - 13, RDMA_LEND_COST_CLASSES - 1);
+}
+G_STATIC_ASSERT (RDMA_LEND_COST_LINEAR == 4096u << (RDMA_LEND_COST_CLASSES - 1));
+
+static gboolean
+is_linear (const RdmaLendCost *c, const SizeClass *s)
+{
+  return s == &c->cls[RDMA_LEND_COST_CLASSES - 1];
 }
 
 RdmaLendCost *
@@ -62,6 +72,12 @@ rdma_lend_cost_new (void)
 }
 
 void
+rdma_lend_cost_set_staged (RdmaLendCost *c)
+{
+  c->staged = TRUE;
+}
+
+void
 rdma_lend_cost_free (RdmaLendCost *c)
 {
   if (c == NULL)
@@ -71,39 +87,46 @@ rdma_lend_cost_free (RdmaLendCost *c)
 }
 
 RdmaLendCost *
-rdma_lend_cost_for_device (const gchar *name)
+rdma_lend_cost_for_device (const gchar *name, gboolean staged)
 {
   static GMutex lock;
-  static GHashTable *books; /* device name (owned) -> RdmaLendCost * (owned): never freed */
+  static GHashTable *books; /* device name, with " staged" for staging (owned) ->
+                               RdmaLendCost * (owned): never freed */
+  g_autofree gchar *key = g_strconcat (name, staged ? " staged" : NULL, NULL);
   RdmaLendCost *c;
 
   g_mutex_lock (&lock);
   if (books == NULL)
     books = g_hash_table_new (g_str_hash, g_str_equal);
-  c = g_hash_table_lookup (books, name);
+  c = g_hash_table_lookup (books, key);
   if (c == NULL)
   {
     c = rdma_lend_cost_new ();
-    g_hash_table_insert (books, g_strdup (name), c);
+    if (staged)
+      rdma_lend_cost_set_staged (c);
+    g_hash_table_insert (books, g_steal_pointer (&key), c);
   }
   g_mutex_unlock (&lock);
   return c;
 }
 
 /* A window's time per call is learnt for the way its calls took: its time with calls open
- * (a caller's pauses between calls are not the way's), over its calls. */
+ * (a caller's pauses between calls are not the way's), over its calls (@linear: over its
+ * MiB). */
 static void
-window_end (SizeClass *s, gint64 now)
+window_end (SizeClass *s, gboolean linear, gint64 now)
 {
   guint calls = s->choice.calls - s->win_calls;
+  guint64 mib16 = (s->bytes - s->win_bytes) * 16 / RDMA_LEND_COST_LINEAR;
 
-  if (s->win_open && calls > 0)
+  if (s->win_open && calls > 0 && (!linear || mib16 > 0))
   {
     guint way = s->win_copy ? COPY : LEND;
-    gint64 busy = now - s->win_since - (s->idle - s->win_idle);
+    gint64 busy = MAX (now - s->win_since - (s->idle - s->win_idle), 0);
 
-    rdma_choice_average (&s->us[way], &s->n[way], busy / calls, RDMA_LEND_COST_MAX_US,
-                         RDMA_LEND_COST_REACH);
+    rdma_choice_average (&s->us[way], &s->n[way],
+                         linear ? (gint64) ((guint64) busy * 16 / mib16) : busy / calls,
+                         RDMA_LEND_COST_MAX_US, RDMA_LEND_COST_REACH);
   }
   s->win_open = FALSE;
 }
@@ -114,6 +137,7 @@ window_begin (SizeClass *s, gint64 now, gboolean copy)
   s->win_open = TRUE;
   s->win_copy = copy;
   s->win_calls = s->choice.calls;
+  s->win_bytes = s->bytes;
   s->win_since = now;
   s->win_idle = s->idle;
 }
@@ -143,11 +167,12 @@ rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t
   else if (s->win_open
            && (phase == run || phase == 0
                || s->choice.calls - s->win_calls >= RDMA_LEND_COST_SPAN * run))
-    window_end (s, now);
+    window_end (s, is_linear (c, s), now);
   else if (!s->win_open && ((phase == run / 2 && s->choice.calls > run) || phase == run + run / 2))
     window_begin (s, now, t->copy); /* (not the first run: a process's first calls come in
                                        * a burst as its threads start, or slowly while their
                                        * connections are still made, 11 ms a call at 64) */
+  s->bytes += len; /* (after the window's bounds: a window holds the calls it began with) */
   t->calls_then = s->choice.calls;
   g_mutex_unlock (&c->lock);
   t->open = TRUE;
@@ -196,7 +221,7 @@ append_size (GString *s, guint k)
   guint lo = 12 + k;
 
   if (k == RDMA_LEND_COST_CLASSES - 1)
-    g_string_append_printf (s, "%u MiB and more", 1u << (lo - 20));
+    g_string_append_printf (s, "%u MiB and more, per MiB,", 1u << (lo - 20));
   else if (lo >= 20)
     g_string_append_printf (s, "%u-%u MiB", 1u << (lo - 20), 1u << (lo - 19));
   else if (lo == 19)
@@ -208,6 +233,7 @@ append_size (GString *s, guint k)
 gchar *
 rdma_lend_cost_describe (RdmaLendCost *c)
 {
+  const gchar *lent = c->staged ? "staged" : "lent";
   GString *s = g_string_new (NULL);
 
   g_mutex_lock (&c->lock);
@@ -217,19 +243,27 @@ rdma_lend_cost_describe (RdmaLendCost *c)
 
     if (z->choice.calls == 0)
       continue;
-    g_string_append (s, s->len == 0 ? "large fields lent or copied by time per call: " : "; ");
+    if (s->len == 0)
+      g_string_append_printf (s, "large fields %s or copied by time per call: ", lent);
+    else
+      g_string_append (s, "; ");
     append_size (s, k);
     for (guint way = LEND; way <= COPY; way++)
     {
-      g_string_append (s, way == LEND ? " lent " : ", copied ");
+      if (way == LEND)
+        g_string_append_printf (s, " %s ", lent);
+      else
+        g_string_append (s, ", copied ");
       if (z->us[way] == 0)
         g_string_append (s, "not measured yet");
       else
         g_string_append_printf (s, "%u us", z->us[way]);
     }
     g_string_append_printf (s, " (over %u calls): %s, %u change%s", z->choice.calls,
-                            z->choice.alt ? "copies" : "lends", z->choice.switches,
-                            z->choice.switches == 1 ? "" : "s");
+                            z->choice.alt ? "copies"
+                            : c->staged   ? "stages"
+                                          : "lends",
+                            z->choice.switches, z->choice.switches == 1 ? "" : "s");
   }
   g_mutex_unlock (&c->lock);
   if (s->len == 0)

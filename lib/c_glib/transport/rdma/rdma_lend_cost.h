@@ -51,8 +51,12 @@
 
 G_BEGIN_DECLS
 
-/* Sizes by power of two from 4 KiB (the least lent) to 128 MiB and over. */
-#define RDMA_LEND_COST_CLASSES 16
+/* Sizes by power of two from 4 KiB (the least lent) to 1 MiB, and one class from 1 MiB on,
+ * RDMA_LEND_COST_LINEAR: there a call's cost is its bytes' (a copy, a transfer), so its calls
+ * are timed per MiB and the sizes learn together (a 16 MiB call need not try copying 8 times,
+ * 3 s on soft-RoCE, when 1 MiB calls measured the ways). */
+#define RDMA_LEND_COST_CLASSES 9
+#define RDMA_LEND_COST_LINEAR (1u << 20)
 /* A connection's calls learnt from once it has sent this many messages. */
 #define RDMA_LEND_COST_WARM 4
 /* A window's time per call already averages many calls: each counts for half, so that the
@@ -76,10 +80,14 @@ typedef struct
 
 RdmaLendCost *rdma_lend_cost_new (void);
 void rdma_lend_cost_free (RdmaLendCost *c);
+/* @c is a book of staging a copy (rdma_bulk_stage.h): described as "staged", not "lent". */
+void rdma_lend_cost_set_staged (RdmaLendCost *c);
 /* The book of the device named @name for the rest of the process (not to be freed): a process
  * whose connections all close and that connects again (a client that reconnects, each round
- * of a benchmark) keeps what it learnt, where a book of the domain's life started again. */
-RdmaLendCost *rdma_lend_cost_for_device (const gchar *name);
+ * of a benchmark) keeps what it learnt, where a book of the domain's life started again.  One
+ * for lending the caller's bytes, another (@staged) for staging a copy (rdma_bulk_stage.h):
+ * a process that is client and server learns each way apart. */
+RdmaLendCost *rdma_lend_cost_for_device (const gchar *name, gboolean staged);
 /* Whether a message whose first large field has @len bytes lends its large fields (TRUE) or
  * copies them, chosen at @now (monotonic, us); the call is open on @t until its end. */
 gboolean rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t);

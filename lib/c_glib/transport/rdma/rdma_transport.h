@@ -33,6 +33,11 @@ ThriftRdma *thrift_rdma_new_accepted (RdmaConn *conn, ThriftConfiguration *confi
                                       guint call_timeout_ms, guint idle_timeout_ms,
                                       guint keepalive_ms);
 
+/* @self, just accepted, takes a server's defaults where its server's properties are unset
+ * (before rdma_bulk_props_apply): a reply's fields are staged, never lent in place. */
+G_GNUC_INTERNAL
+void thrift_rdma_serve_defaults (ThriftRdma *self);
+
 /* The settings a client's open gives the engine from @self's properties (all but its pairing
  * token and NUMA node, which open checks and chooses). */
 G_GNUC_INTERNAL
