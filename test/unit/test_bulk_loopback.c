@@ -1100,6 +1100,53 @@ test_stage_waits_for_done (void)
   pair_close (&p);
 }
 
+/* A peer that does not give a staged message back: the next staged message waits for its
+ * DONE until its deadline and fails, naming the wait; a DONE sent twice is a protocol error
+ * that names the message.  Neither crashes, and every resource goes at close. */
+static void
+test_stage_peer_faults (void)
+{
+  const gsize len = 200000;
+  guint8 *a = g_malloc (len), *got = NULL;
+  GError *error = NULL;
+  gsize got_len = 0;
+  gint64 t0;
+  Pair p;
+
+  for (gsize k = 0; k < len; k++)
+    a[k] = pattern (4, k);
+  pair_open (&p);
+  g_assert_true (send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED,
+                               deadline_s (30), &error));
+  g_assert_no_error (error);
+  /* never read: no DONE */
+  t0 = g_get_monotonic_time ();
+  g_assert_false (send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED,
+                                g_get_monotonic_time () + 300 * 1000, &error));
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_TIMED_OUT);
+  g_assert_cmpint (g_get_monotonic_time () - t0, >=, 250 * 1000);
+  g_clear_error (&error);
+  pair_close (&p);
+
+  pair_open (&p);
+  g_assert_true (send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED,
+                               deadline_s (30), &error));
+  g_assert_true (take_message (p.s, &got, &got_len, deadline_s (30), &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (got, got_len, a, len);
+  /* the same DONE again (the first staged message is number 0) */
+  g_assert_true (rdma_bulk_done (p.s, 0, &error));
+  g_assert_no_error (error);
+  g_assert_false (send_message (p.c, &rdma_proto_eager_ops, a, len, RDMA_BULK_STAGE_MEASURED,
+                                deadline_s (30), &error));
+  g_assert_error (error, RDMA_ENGINE_ERROR, RDMA_ERR_PROTOCOL);
+  g_assert_nonnull (strstr (error->message, "which it was not lent"));
+  g_clear_error (&error);
+  g_free (got);
+  g_free (a);
+  pair_close (&p);
+}
+
 /* A stage the budget refuses: the field is copied into the message, counted and said once. */
 static void
 test_stage_budget (void)
@@ -1173,6 +1220,7 @@ main (int argc, char **argv)
   g_test_add_func ("/bulk-loopback/stage/echo", test_stage_echo);
   g_test_add_func ("/bulk-loopback/stage/waits-for-done", test_stage_waits_for_done);
   g_test_add_func ("/bulk-loopback/stage/budget", test_stage_budget);
+  g_test_add_func ("/bulk-loopback/stage/peer-faults", test_stage_peer_faults);
   g_test_add_func ("/bulk-loopback/late-bounds", test_late_bounds);
   g_test_add_func ("/bulk-loopback/cache/shared", test_shared_cache);
   for (guint i = 0; i < G_N_ELEMENTS (faults); i++)
