@@ -48,6 +48,16 @@ every_first (const RdmaChoice *c)
   return MAX (RDMA_CHOICE_TRY_EVERY, RDMA_CHOICE_RUN_SPACING * c->run);
 }
 
+void
+rdma_choice_defer_first_run (RdmaChoice *c)
+{
+  if (c->calls > 0)
+    return;
+  /* as if the first run had just ended: the next comes a full interval on */
+  c->run = c->run_next > 0 ? c->run_next : RDMA_CHOICE_RUN;
+  c->since = c->run;
+}
+
 gboolean
 rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost)
 {

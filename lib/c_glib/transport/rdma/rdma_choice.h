@@ -83,6 +83,11 @@ typedef struct
 /* The next choice, given what the prior and the alternative cost now (0: not measured yet):
  * TRUE for the alternative.  c->settling says whether it is to be learnt from. */
 gboolean rdma_choice_next (RdmaChoice *c, guint prior_cost, guint alt_cost);
+/* Before the first choice: the first run of the other way waits for the regular schedule
+ * (RDMA_CHOICE_TRY_EVERY choices on), for an owner that knows the prior to be the cheaper
+ * from elsewhere (rdma_lend_cost.h: lending measured cheaper at a smaller size).  Nothing
+ * after the first choice. */
+void rdma_choice_defer_first_run (RdmaChoice *c);
 /* About @calls calls are in flight at once: the next run of the other way is twice as long
  * (RDMA_CHOICE_RUN to RDMA_CHOICE_RUN_MAX). */
 void rdma_choice_set_in_flight (RdmaChoice *c, guint calls);

@@ -152,6 +152,9 @@ rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t
   t->cls = class_of (len);
   s = &c->cls[t->cls];
   g_mutex_lock (&c->lock);
+  /* no run of the other way at the first calls (rdma_lend_cost.h): it would not be learnt */
+  if (s->choice.calls == 0)
+    rdma_choice_defer_first_run (&s->choice);
   if (s->open++ == 0 && s->idle_since > 0)
     s->idle += MAX (now - s->idle_since, 0);
   phase = s->choice.since;
@@ -169,9 +172,10 @@ rdma_lend_cost_choose (RdmaLendCost *c, gsize len, gint64 now, RdmaLendTicket *t
                || s->choice.calls - s->win_calls >= RDMA_LEND_COST_SPAN * run))
     window_end (s, is_linear (c, s), now);
   else if (!s->win_open && ((phase == run / 2 && s->choice.calls > run) || phase == run + run / 2))
-    window_begin (s, now, t->copy); /* (not the first run: a process's first calls come in
-                                       * a burst as its threads start, or slowly while their
-                                       * connections are still made, 11 ms a call at 64) */
+    window_begin (s, now, t->copy); /* (not in a run at the first calls: a process's first
+                                       * calls come in a burst as its threads start, or slowly
+                                       * while their connections are still made, 11 ms a call
+                                       * at 64) */
   s->bytes += len; /* (after the window's bounds: a window holds the calls it began with) */
   t->calls_then = s->choice.calls;
   g_mutex_unlock (&c->lock);

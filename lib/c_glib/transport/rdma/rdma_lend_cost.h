@@ -36,9 +36,11 @@
  * is its call time.  The other way is timed in the second half of its run (rdma_choice.h),
  * whose first half replaced the calls in flight, and a run is twice as long as the calls in
  * flight (the choices other calls make while one is open); the way in use from half a run
- * after the run, over up to RDMA_LEND_COST_SPAN runs' length.  The first run of a book is
- * not learnt: a process's first calls come in a burst as its threads start, or slowly while
- * their connections are still being made.  Per device, not per connection: at 64 clients a
+ * after the run, over up to RDMA_LEND_COST_SPAN runs' length.  A size's first run of the
+ * other way comes at the regular interval (RDMA_CHOICE_TRY_EVERY), not at its first calls:
+ * a process's first calls come in a burst as its threads start, or slowly while their
+ * connections are still being made, so such a run could not be learnt, and a short run of
+ * calls (a latency benchmark's 50 per size) paid for it and learnt nothing.  Per device, not per connection: at 64 clients a
  * connection makes a few 128 KB calls a second, and the device's cost is the same for all;
  * and for the process, not the device's domain, where the device has a name.  Thread-safe.
  */
